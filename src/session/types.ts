@@ -1,0 +1,153 @@
+/**
+ * The session layer's public types: what an application (or a runtime adapter) configures,
+ * commands and observes. The sans-IO `Endpoint` (src/session/endpoint.ts) implements
+ * `SansIoNode<EndpointEvent>` from ./sans-io.ts plus the commands below.
+ */
+import type { DeliveryKind } from "../engine/abi.js";
+import type { Address } from "./sans-io.js";
+
+export type { Address };
+
+/** Delivery modes by name, as applications write them. */
+export type DeliveryMode =
+  | "unreliable"
+  | "unreliable-sequenced"
+  | "reliable-unordered"
+  | "reliable-ordered"
+  | "reliable-sequenced"
+  | "latest-state";
+
+export interface ChannelConfig {
+  mode: DeliveryMode;
+  /** Largest message accepted by send() on this channel (bytes). Default 1 MiB for reliable
+   *  modes, 64 KiB for unreliable ones. */
+  maxMessageBytes?: number;
+  /** Higher goes first when a datagram has room for only some channels. Default 0. */
+  priority?: number;
+}
+
+/** Eight channels, one per common use, unless the application gives its own list. */
+export const DEFAULT_CHANNELS: readonly ChannelConfig[] = [
+  { mode: "reliable-ordered" }, // 0: chat, RPC, commands
+  { mode: "unreliable-sequenced" }, // 1: movement / input stream
+  { mode: "unreliable" }, // 2: fire-and-forget effects
+  { mode: "reliable-unordered" }, // 3: events whose order does not matter
+  { mode: "reliable-sequenced" }, // 4: newest-wins reliable (e.g. scoreboard)
+  { mode: "latest-state" }, // 5: keyed entity state
+  { mode: "reliable-ordered" }, // 6: bulk transfers (a second ordered stream)
+  { mode: "unreliable" }, // 7: voice or other app use
+];
+
+export interface EndpointConfig {
+  protocolId: number;
+  /** The application's own version; a mismatch is denied with VersionMismatch. Default 0. */
+  appVersion?: number;
+  channels?: readonly ChannelConfig[];
+  /** Path MTU: largest UDP payload sent. Default 1200. */
+  mtu?: number;
+  /** Server side: accept incoming connections. */
+  server?: boolean;
+  maxConnections?: number; // default 64
+  maxPendingHandshakes?: number; // default 256 (client attempts on this endpoint)
+  /** Handshake packets accepted per address per second. Default 10. */
+  handshakeRatePerAddress?: number;
+  /** No packet for this long -> timeout. Default 10_000 ms (seed 003). */
+  timeoutMs?: number;
+  /** No packet for this long -> "unresponsive" event. Default timeoutMs / 2. */
+  unresponsiveMs?: number;
+  /** Send a keepalive after this long without sending. Default timeoutMs / 4 (seed 000). */
+  keepaliveMs?: number;
+  /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
+  maxReceiveBufferBytes?: number;
+  /** Congestion controller: "default" | "binary" | "fixed" | "none". */
+  congestion?: string;
+  /** Accept hook (server): sees the client's user data; return true, false or a deny. */
+  accept?: (request: ConnectRequestInfo) => AcceptDecision;
+  /** Seed for everything random (initial sequences, salts, cookie secret). Tests fix it;
+   *  adapters pass crypto-random bytes. */
+  seed?: number;
+  /** Which engine: "wasm" (default) or "ts" (reference). */
+  engine?: "wasm" | "ts";
+}
+
+export interface ConnectRequestInfo {
+  address: Address;
+  userData: Uint8Array;
+  appVersion: number;
+}
+
+export type AcceptDecision =
+  | boolean
+  | { accept: true; userData?: Uint8Array }
+  | { accept: false; userData?: Uint8Array };
+
+/** A connection as the application sees it: a small integer handle, stable until it closes. */
+export type ConnectionId = number;
+
+export type DisconnectReason =
+  | "normal"
+  | "timeout"
+  | "protocol-violation"
+  | "receive-buffer-exceeded"
+  | "server-shutdown"
+  | "kicked"
+  | "no-connection"
+  | "denied"
+  | "connect-timeout"
+  | "aborted"
+  | { app: number };
+
+export type DenyReason = "server-full" | "version-mismatch" | "channel-mismatch" | "refused" | "rate-limited";
+
+export interface SendOptions {
+  channel: number;
+  /** Ask for a receipt event (delivered or lost) for this message. */
+  receipt?: boolean;
+  /** LatestState channels: the state key. */
+  key?: number;
+}
+
+export type EndpointEvent =
+  | { type: "connect"; connection: ConnectionId; address: Address; userData: Uint8Array }
+  | { type: "message"; connection: ConnectionId; channel: number; data: Uint8Array; key?: number }
+  | { type: "unresponsive"; connection: ConnectionId; silentMs: number }
+  | { type: "responsive"; connection: ConnectionId }
+  | {
+      type: "disconnect";
+      connection: ConnectionId;
+      reason: DisconnectReason;
+      deny?: DenyReason;
+      userData?: Uint8Array;
+    }
+  | { type: "receipt"; connection: ConnectionId; receipt: number; delivered: boolean }
+  | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number };
+
+export interface ConnectionStats {
+  rttMs: number;
+  rttVarMs: number;
+  minRttMs: number;
+  jitterMs: number;
+  lossRate: number;
+  linkPingMs: number;
+  transmissionPingMs: number;
+  bandwidthEstimateBps: number;
+  /** Estimated server clock minus local clock (client side), and its error bound. */
+  clockOffsetMs?: number;
+  clockErrorMs?: number;
+  packets: {
+    dispatched: number;
+    delivered: number;
+    dropped: number;
+    inFlight: number; // dispatched = delivered + dropped + inFlight
+    received: number;
+  };
+  bytesSent: number;
+  bytesReceived: number;
+  resends: number;
+  duplicates: number;
+  stale: number;
+  invalid: number;
+  crcFailures: number;
+  messagesSent: number[];
+  messagesReceived: number[];
+}
