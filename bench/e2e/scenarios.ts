@@ -1,0 +1,165 @@
+// One runtime's scenario process. Started by run.ts as
+//   node|bun|deno dist/bench/e2e/scenarios.js <group> [--quick]
+// with <group> one of: raw, tcp, peer:<npm name>. Both ends of every connection live in
+// this one process (as the DESIGN's runtime numbers were measured). Prints exactly one
+// line `E2E_RESULT {json}` on stdout, then exits.
+
+import {
+  RESULT_PREFIX,
+  runPing,
+  runThroughput,
+  scenarioSettings,
+  type ImplKind,
+  type MessagePair,
+  type PingResult,
+  type ThroughputResult,
+} from "./driver.js";
+import { g, runtimeName, runtimeVersion, scriptArgs, sleep } from "../lib/host.js";
+import { rawUdpApiName, rawUdpPair } from "./transports/raw-udp.js";
+import { tcpPair } from "./transports/tcp.js";
+import { PEERS } from "./peers/index.js";
+
+/** Flow control per traffic class (see bench/README.md). */
+const RAW_WINDOW = { window: 64, ackEvery: 16 };
+const RELIABLE_WINDOW = { window: 1024, ackEvery: 64 };
+
+export interface GroupResult {
+  impl: ImplKind;
+  api: string;
+  /** Messages per second at 100 B (for raw UDP one message is one datagram). */
+  pps100: number;
+  mbps100: number;
+  msgs1000: number;
+  mbps1000: number;
+  pingP50Us: number;
+  pingP99Us: number;
+  pingCdfUs: number[];
+  verified: boolean;
+  window: number;
+  ackEvery: number;
+  details: { t100?: ThroughputResult; t1000?: ThroughputResult; ping?: PingResult };
+  errors?: string[];
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = g.setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        g.clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        g.clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+async function onFreshPair<T>(make: () => Promise<MessagePair>, run: (p: MessagePair) => Promise<T>, budgetMs: number, what: string): Promise<T> {
+  const pair = await withTimeout(make(), 5000, `${what}: connect`);
+  try {
+    return await withTimeout(run(pair), budgetMs, what);
+  } finally {
+    await withTimeout(pair.close(), 1000, `${what}: close`).catch(() => {});
+    await sleep(20); // let the last datagrams of this pair drain before the next one
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+export async function measureGroup(make: () => Promise<MessagePair>, impl: ImplKind, api: string, reliable: boolean, quick: boolean): Promise<GroupResult> {
+  const s = scenarioSettings(quick);
+  const flow = reliable ? RELIABLE_WINDOW : RAW_WINDOW;
+  const budget = s.warmupMs + s.durationMs + 3000;
+  const errors: string[] = [];
+  const attempt = async <T>(what: string, f: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await f();
+    } catch (e) {
+      errors.push(`${what}: ${errorText(e)}`);
+      return undefined;
+    }
+  };
+  const t100 = await attempt("100 B throughput", () =>
+    onFreshPair(make, (p) => runThroughput(p, { size: 100, ...flow, durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "100 B throughput"),
+  );
+  const t1000 = await attempt("1000 B throughput", () =>
+    onFreshPair(make, (p) => runThroughput(p, { size: 1000, ...flow, durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "1000 B throughput"),
+  );
+  const ping = await attempt("100 B ping-pong", () =>
+    onFreshPair(
+      make,
+      (p) => runPing(p, { size: 100, count: s.pingCount, warmup: 200, maxMs: s.pingMaxMs, lossTimeoutMs: reliable ? 2000 : 50 }),
+      s.pingMaxMs + 5000,
+      "100 B ping-pong",
+    ),
+  );
+  const num = (v: number | undefined): number => (v === undefined || !Number.isFinite(v) ? 0 : v);
+  return {
+    impl,
+    api,
+    pps100: num(t100?.messagesPerSec),
+    mbps100: num(t100?.mbPerSec),
+    msgs1000: num(t1000?.messagesPerSec),
+    mbps1000: num(t1000?.mbPerSec),
+    pingP50Us: num(ping?.p50Us),
+    pingP99Us: num(ping?.p99Us),
+    pingCdfUs: ping?.cdfUs ?? [],
+    verified: (t100?.verified ?? false) && (t1000?.verified ?? false) && (ping !== undefined && ping.corrupt === 0),
+    window: flow.window,
+    ackEvery: flow.ackEvery,
+    details: { t100, t1000, ping },
+    ...(errors.length > 0 ? { errors } : {}),
+  };
+}
+
+async function runGroup(group: string, quick: boolean): Promise<unknown> {
+  if (group === "raw") return measureGroup(rawUdpPair, "kernel", rawUdpApiName(), false, quick);
+  if (group === "tcp") return measureGroup(tcpPair, "kernel", "node:net, noDelay, u32 length prefix", true, quick);
+  if (group.startsWith("peer:")) {
+    const name = group.slice(5);
+    const peer = PEERS.find((p) => p.name === name);
+    if (peer === undefined) throw new Error(`unknown peer ${name}`);
+    // Loading is tried once up front so that "does not load here" is reported as such.
+    const probe = await peer.pair();
+    await withTimeout(probe.close(), 1000, "close").catch(() => {});
+    const r = await measureGroup(() => peer.pair(), peer.impl, peer.mode, true, quick);
+    return { ...r, mode: peer.mode };
+  }
+  // HOOK(ackwire): add `ackwire` (reliable-ordered and unreliable channels over the public
+  // listen()/connect() API, same drivers) and `loss` (goodput and delivery latency through
+  // the src/sim UDP proxy) groups here, and list them in run.ts's GROUPS.
+  throw new Error(`unknown group ${group}`);
+}
+
+function exit(code: number): never {
+  if (g.Deno !== undefined) g.Deno.exit(code);
+  if (g.process !== undefined) g.process.exit(code);
+  throw new Error("no way to exit");
+}
+
+async function main(): Promise<void> {
+  const args = scriptArgs();
+  const quick = args.includes("--quick");
+  const group = args.find((a) => !a.startsWith("--")) ?? "raw";
+  let out: unknown;
+  try {
+    out = await runGroup(group, quick);
+  } catch (e) {
+    out = { error: errorText(e) };
+  }
+  const line = RESULT_PREFIX + JSON.stringify({ runtime: runtimeName(), version: runtimeVersion(), group, result: out }) + "\n";
+  if (g.process !== undefined && g.Deno === undefined) {
+    g.process.stdout.write(line);
+    await sleep(50); // let stdout drain to the pipe before exiting
+  } else {
+    g.console.log(line.trimEnd());
+  }
+  exit(0);
+}
+
+void main();
