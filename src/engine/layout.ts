@@ -1,0 +1,163 @@
+/**
+ * The engine's memory layout, computed once from the config and shared by both engines.
+ * The WASM engine receives these numbers at init (written into the config area) and never
+ * grows its memory, so JS views stay attached for the engine's lifetime.
+ *
+ *   0        reserved (64 KiB): AssemblyScript static data (CRC tables) and its stack
+ *   config   256 B   prefix, sizes, offsets, channel kinds (CONFIG_* below)
+ *   counters 64 B    u32 per DropReason
+ *   scratch  1 KiB   parity offsets table
+ *   rx arena         batchDatagrams * MAX_DATAGRAM_BYTES
+ *   descriptors      i32[batchDatagrams * 4]
+ *   records          i32[maxRecords * 8]
+ *   tx arena         sendDatagrams * MAX_DATAGRAM_BYTES
+ *   slots            maxSlots * slotStride (sub-layout SLOT_* below)
+ */
+import {
+  DeliveryKind,
+  MAX_DATAGRAM_BYTES,
+  MESSAGE_WINDOW,
+  PACKET_WINDOW,
+  RECORD_INTS,
+  DESCRIPTOR_INTS,
+  type EngineConfig,
+  type Layout,
+} from "./abi.js";
+
+export const RESERVED_LOW_BYTES = 65536;
+export const PAGE_BYTES = 65536;
+export const MAX_CHANNELS = 32;
+
+/** Config area fields (byte offsets from Layout.configOffset), all u32. */
+export const enum ConfigField {
+  Magic = 0, // first half of the CRC prefix
+  ProtocolId = 4, // second half of the CRC prefix
+  MaxSlots = 8,
+  ChannelCount = 12,
+  SlotStride = 16,
+  RxArenaOffset = 20,
+  DescriptorOffset = 24,
+  RecordOffset = 28,
+  MaxRecords = 32,
+  TxArenaOffset = 36,
+  SlotOffset = 40,
+  CounterOffset = 44,
+  Consumed = 48, // output of processBatch
+  ScratchOffset = 52,
+  OrderedChannelCount = 56,
+  /** u8[MAX_CHANNELS]: DeliveryKind per channel. */
+  ChannelKinds = 64,
+}
+export const CONFIG_BYTES = 256;
+export const COUNTER_BYTES = 64;
+export const SCRATCH_BYTES = 1024;
+
+/**
+ * Per-slot sub-layout (byte offsets from the slot base).
+ * Sequence-window entries are u32: 0 = empty, otherwise 0x10000 | sequence, so an entry names
+ * exactly which 16-bit sequence occupies it (seed 002's sequence buffer, "index = seq % N").
+ */
+export const enum SlotField {
+  Flags = 0, // bit 0: has received a packet
+  NextSendSequence = 4,
+  MostRecentReceived = 8,
+  ReceivedWindow = 16, // u32[PACKET_WINDOW]
+  SentWindow = 16 + PACKET_WINDOW * 4, // u32[PACKET_WINDOW]
+  Channels = 16 + PACKET_WINDOW * 8,
+}
+export const SLOT_FLAG_RECEIVED = 1;
+export const WINDOW_ENTRY_PRESENT = 0x10000;
+
+/**
+ * Per-channel receive state (byte offsets from the channel base):
+ *  Base: ReliableOrdered = next expected messageSeq; ReliableUnordered/LatestState = highest
+ *        seen; sequenced kinds = newest delivered message id. Stored as u32 (16-bit value).
+ *  Flags bit 0: something delivered (sequenced kinds).
+ *  Bitmap: MESSAGE_WINDOW bits, bit (seq % MESSAGE_WINDOW): held (ordered) or seen (dedup).
+ */
+export const enum ChannelField {
+  Base = 0,
+  Flags = 4,
+  Bitmap = 16,
+}
+export const CHANNEL_STRIDE = 16 + MESSAGE_WINDOW / 8;
+
+const align16 = (n: number): number => (n + 15) & ~15;
+
+export function isOrdered(kind: DeliveryKind): boolean {
+  return kind === DeliveryKind.ReliableOrdered;
+}
+
+/** Records one datagram may need at most, so processBatch can stop before overflowing. */
+export function maxRecordsPerDatagram(orderedChannelCount: number): number {
+  const maxFrames = Math.floor((MAX_DATAGRAM_BYTES - 13) / 6);
+  return 34 + maxFrames + (MESSAGE_WINDOW - 1) * Math.min(maxFrames, orderedChannelCount);
+}
+
+export function computeLayout(config: EngineConfig): Layout {
+  const batch = config.batchDatagrams ?? 64;
+  const sendDatagrams = config.sendDatagrams ?? 64;
+  const ordered = config.channels.filter(isOrdered).length;
+  const maxRecords = Math.max(config.maxRecords ?? 8192, maxRecordsPerDatagram(ordered) * 2);
+  const configOffset = RESERVED_LOW_BYTES;
+  const counterOffset = configOffset + CONFIG_BYTES;
+  const scratchOffset = counterOffset + COUNTER_BYTES;
+  const rxArenaOffset = scratchOffset + SCRATCH_BYTES;
+  const rxArenaBytes = align16(batch * MAX_DATAGRAM_BYTES);
+  const descriptorOffset = rxArenaOffset + rxArenaBytes;
+  const recordOffset = descriptorOffset + align16(batch * DESCRIPTOR_INTS * 4);
+  const txArenaOffset = recordOffset + maxRecords * RECORD_INTS * 4;
+  const txArenaBytes = align16(sendDatagrams * MAX_DATAGRAM_BYTES);
+  const slotOffset = txArenaOffset + txArenaBytes;
+  const slotStride = align16(SlotField.Channels + config.channels.length * CHANNEL_STRIDE);
+  const totalBytes = slotOffset + config.maxSlots * slotStride;
+  return {
+    configOffset,
+    counterOffset,
+    rxArenaOffset,
+    rxArenaBytes,
+    descriptorOffset,
+    recordOffset,
+    maxRecords,
+    txArenaOffset,
+    txArenaBytes,
+    slotOffset,
+    slotStride,
+    totalBytes,
+  };
+}
+
+export function scratchOffsetOf(layout: Layout): number {
+  return layout.counterOffset + COUNTER_BYTES;
+}
+
+export function memoryPages(layout: Layout): number {
+  return Math.ceil(layout.totalBytes / PAGE_BYTES);
+}
+
+/** Validate a config: a typed error for anything the engine cannot hold. */
+export function checkEngineConfig(config: EngineConfig): void {
+  const fail = (msg: string): never => {
+    throw new EngineConfigError(msg);
+  };
+  if (!Number.isInteger(config.protocolId) || config.protocolId < 0 || config.protocolId > 0xffffffff)
+    fail(`protocolId must be a u32 integer (0..4294967295), got ${config.protocolId}`);
+  if (!Number.isInteger(config.maxSlots) || config.maxSlots < 1 || config.maxSlots > 65536)
+    fail(`maxSlots must be an integer in 1..65536, got ${config.maxSlots}`);
+  if (config.channels.length < 1 || config.channels.length > MAX_CHANNELS)
+    fail(`between 1 and ${MAX_CHANNELS} channels are supported, got ${config.channels.length}`);
+  for (const k of config.channels)
+    if (!Number.isInteger(k) || k < 0 || k > DeliveryKind.LatestState) fail(`unknown delivery kind ${k}`);
+  const batch = config.batchDatagrams ?? 64;
+  if (!Number.isInteger(batch) || batch < 1 || batch > 4096) fail(`batchDatagrams must be in 1..4096`);
+  const send = config.sendDatagrams ?? 64;
+  if (!Number.isInteger(send) || send < 1 || send > 4096) fail(`sendDatagrams must be in 1..4096`);
+}
+
+export class EngineConfigError extends Error {
+  readonly code = "ENGINE_CONFIG";
+  constructor(message: string) {
+    super(message);
+    this.name = "EngineConfigError";
+  }
+}

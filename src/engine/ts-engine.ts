@@ -1,0 +1,488 @@
+/**
+ * The TypeScript reference engine: the same `Engine` as the WASM one, over an ArrayBuffer with
+ * the identical layout (./layout.ts). It is the oracle of the differential tests and the
+ * baseline the WASM engine is measured against, so it is written as plain, fast TypeScript
+ * (typed arrays, slicing-by-8 CRC), not as a strawman.
+ *
+ * Wire format: docs/PROTOCOL.md. Record meanings: ./abi.ts.
+ */
+import {
+  CRC_BYTES,
+  DATA_HEADER_BYTES,
+  DeliveryKind,
+  DESCRIPTOR_INTS,
+  DropReason,
+  FRAME_FLAG_FRAGMENT,
+  MESSAGE_WINDOW,
+  PACKET_WINDOW,
+  PacketType,
+  PROTOCOL_MAGIC,
+  RECORD_INTS,
+  RecordType,
+  SYSTEM_CHANNEL,
+  type Engine,
+  type EngineConfig,
+  type Layout,
+} from "./abi.js";
+import {
+  CHANNEL_STRIDE,
+  ChannelField,
+  ConfigField,
+  SLOT_FLAG_RECEIVED,
+  SlotField,
+  WINDOW_ENTRY_PRESENT,
+  checkEngineConfig,
+  computeLayout,
+  isOrdered,
+  memoryPages,
+  PAGE_BYTES,
+  scratchOffsetOf,
+} from "./layout.js";
+import { CRC32C_TABLES } from "./crc32c-table.js";
+import { sequenceGreaterThan } from "./sequence.js";
+
+/** Packet-type bit 4: the ack fields are meaningful (PROTOCOL §2). */
+export const ACKS_VALID = 0x10;
+const MAX_FRAGMENT_COUNT = MESSAGE_WINDOW;
+const WINDOW_MASK = PACKET_WINDOW - 1;
+const MESSAGE_MASK = MESSAGE_WINDOW - 1;
+
+export class TsEngine implements Engine {
+  readonly kind = "ts" as const;
+  readonly layout: Layout;
+  readonly bytes: Uint8Array;
+  readonly descriptors: Int32Array;
+  readonly records: Int32Array;
+  private readonly view: DataView;
+  private readonly kinds: Uint8Array;
+  private readonly channelCount: number;
+  private readonly orderedChannelCount: number;
+  private readonly counters: Uint32Array;
+  /** CRC state after the 8-byte prefix, so each datagram continues from it. */
+  private readonly prefixCrc: number;
+  private recordCount = 0;
+  private consumedCount = 0;
+
+  constructor(config: EngineConfig) {
+    checkEngineConfig(config);
+    this.layout = computeLayout(config);
+    const buffer = new ArrayBuffer(memoryPages(this.layout) * PAGE_BYTES);
+    this.bytes = new Uint8Array(buffer);
+    this.view = new DataView(buffer);
+    const L = this.layout;
+    this.descriptors = new Int32Array(buffer, L.descriptorOffset, (L.recordOffset - L.descriptorOffset) >> 2);
+    this.records = new Int32Array(buffer, L.recordOffset, L.maxRecords * RECORD_INTS);
+    this.counters = new Uint32Array(buffer, L.counterOffset, 16);
+    this.channelCount = config.channels.length;
+    this.kinds = new Uint8Array(buffer, L.configOffset + ConfigField.ChannelKinds, this.channelCount);
+    this.kinds.set(config.channels);
+    this.orderedChannelCount = config.channels.filter(isOrdered).length;
+    writeConfigArea(this.view, L, config, this.orderedChannelCount);
+    this.prefixCrc = crcUpdate(0xffffffff, this.bytes, L.configOffset, 8);
+  }
+
+  consumed(): number {
+    return this.consumedCount;
+  }
+
+  dropCount(reason: DropReason): number {
+    return this.counters[reason];
+  }
+
+  crc32c(offset: number, length: number): number {
+    return (crcUpdate(0xffffffff, this.bytes, offset, length) ^ 0xffffffff) >>> 0;
+  }
+
+  parity(dest: number, offsets: readonly number[], length: number): void {
+    const b = this.bytes;
+    b.fill(0, dest, dest + length);
+    for (const src of offsets) for (let i = 0; i < length; i++) b[dest + i] ^= b[src + i];
+  }
+
+  resetSlot(slot: number, initialSequence: number): void {
+    const base = this.slotBase(slot);
+    this.bytes.fill(0, base, base + this.layout.slotStride);
+    this.view.setUint32(base + SlotField.NextSendSequence, initialSequence & 0xffff, true);
+    for (let ch = 0; ch < this.channelCount; ch++) {
+      const kind = this.kinds[ch];
+      // Dedup windows start "just before 0" so messageSeq 0 is the first new one.
+      if (kind === DeliveryKind.ReliableUnordered || kind === DeliveryKind.LatestState)
+        this.view.setUint32(base + SlotField.Channels + ch * CHANNEL_STRIDE + ChannelField.Base, 0xffff, true);
+    }
+  }
+
+  sealControl(offset: number, length: number): number {
+    const crc = (crcUpdate(this.prefixCrc, this.bytes, offset, length) ^ 0xffffffff) >>> 0;
+    this.view.setUint32(offset + length, crc, true);
+    return length + CRC_BYTES;
+  }
+
+  sealData(slot: number, offset: number, framesLength: number, type: PacketType): number {
+    const v = this.view;
+    const base = this.slotBase(slot);
+    const seq = v.getUint32(base + SlotField.NextSendSequence, true);
+    v.setUint32(base + SlotField.NextSendSequence, (seq + 1) & 0xffff, true);
+    v.setUint32(base + SlotField.SentWindow + (seq & WINDOW_MASK) * 4, WINDOW_ENTRY_PRESENT | seq, true);
+    const received = (v.getUint32(base + SlotField.Flags, true) & SLOT_FLAG_RECEIVED) !== 0;
+    let ack = 0;
+    let bits = 0;
+    if (received) {
+      ack = v.getUint32(base + SlotField.MostRecentReceived, true);
+      for (let i = 0; i < 32; i++) {
+        const s = (ack - 1 - i) & 0xffff;
+        if (v.getUint32(base + SlotField.ReceivedWindow + (s & WINDOW_MASK) * 4, true) === (WINDOW_ENTRY_PRESENT | s))
+          bits |= 1 << i;
+      }
+    }
+    this.bytes[offset] = type | (received ? ACKS_VALID : 0);
+    v.setUint16(offset + 1, seq, true);
+    v.setUint16(offset + 3, ack, true);
+    v.setUint32(offset + 5, bits >>> 0, true);
+    this.sealControl(offset, DATA_HEADER_BYTES + framesLength);
+    return seq;
+  }
+
+  processBatch(count: number): number {
+    this.recordCount = 0;
+    const need = recordsNeededBound(this.orderedChannelCount);
+    let i = 0;
+    for (; i < count; i++) {
+      // Stop before a datagram whose records might not fit; the host calls again.
+      if (this.recordCount + need > this.layout.maxRecords && i > 0) break;
+      const d = i * DESCRIPTOR_INTS;
+      this.processDatagram(i, this.descriptors[d], this.descriptors[d + 1], this.descriptors[d + 2]);
+    }
+    this.consumedCount = i;
+    this.view.setUint32(this.layout.configOffset + ConfigField.Consumed, i, true);
+    return this.recordCount;
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private slotBase(slot: number): number {
+    return this.layout.slotOffset + slot * this.layout.slotStride;
+  }
+
+  private emit(type: RecordType, slot: number, a: number, b: number, c: number, d: number, off: number, len: number): void {
+    const r = this.records;
+    const p = this.recordCount * RECORD_INTS;
+    r[p] = type;
+    r[p + 1] = slot;
+    r[p + 2] = a;
+    r[p + 3] = b;
+    r[p + 4] = c;
+    r[p + 5] = d;
+    r[p + 6] = off;
+    r[p + 7] = len;
+    this.recordCount++;
+  }
+
+  private drop(index: number, slot: number, reason: DropReason): void {
+    this.counters[reason]++;
+    this.emit(RecordType.DatagramDropped, slot, reason, index, 0, 0, 0, 0);
+  }
+
+  private processDatagram(index: number, off: number, len: number, slot: number): void {
+    const b = this.bytes;
+    const v = this.view;
+    if (len < 1 + CRC_BYTES) return this.drop(index, slot, DropReason.TooShort);
+    const bodyEnd = off + len - CRC_BYTES;
+    const crc = (crcUpdate(this.prefixCrc, b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
+    if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
+    const typeByte = b[off];
+    const type = typeByte & 0x0f;
+    const acksValid = (typeByte & ACKS_VALID) !== 0;
+    const sequenced = type === PacketType.Data || type === PacketType.Keepalive;
+    if ((typeByte & 0xe0) !== 0 || type > PacketType.Keepalive || (acksValid && !sequenced))
+      return this.drop(index, slot, DropReason.UnknownType);
+    const bodyLength = len - 1 - CRC_BYTES;
+    if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
+    if (!sequenced) {
+      this.emit(RecordType.Control, slot, type, index, 0, 0, off + 1, bodyLength);
+      return;
+    }
+    if (slot < 0) {
+      this.counters[DropReason.UnknownPeer]++;
+      this.emit(RecordType.UnknownPeer, slot, 0, index, 0, 0, 0, 0);
+      return;
+    }
+    const base = this.slotBase(slot);
+    const seq = v.getUint16(off + 1, true);
+    const hasReceived = (v.getUint32(base + SlotField.Flags, true) & SLOT_FLAG_RECEIVED) !== 0;
+    const mostRecent = v.getUint32(base + SlotField.MostRecentReceived, true);
+    if (hasReceived && !sequenceGreaterThan(seq, mostRecent)) {
+      const age = (mostRecent - seq) & 0xffff;
+      if (age >= PACKET_WINDOW) return this.drop(index, slot, DropReason.StalePacket);
+      if (v.getUint32(base + SlotField.ReceivedWindow + (seq & WINDOW_MASK) * 4, true) === (WINDOW_ENTRY_PRESENT | seq))
+        return this.drop(index, slot, DropReason.DuplicatePacket);
+    }
+    const framesStart = off + DATA_HEADER_BYTES;
+    // Pass 1: validate every frame before any state changes (PROTOCOL §3: all or nothing).
+    const counts = this.validateFrames(framesStart, bodyEnd);
+    if (counts < 0) return this.drop(index, slot, DropReason.MalformedFrame);
+
+    // Commit the packet to the receive window.
+    if (!hasReceived) {
+      v.setUint32(base + SlotField.Flags, SLOT_FLAG_RECEIVED, true);
+      v.setUint32(base + SlotField.MostRecentReceived, seq, true);
+    } else if (sequenceGreaterThan(seq, mostRecent)) {
+      const gap = (seq - mostRecent) & 0xffff;
+      // Entries between the old newest and this one now describe sequences not received.
+      if (gap >= PACKET_WINDOW) b.fill(0, base + SlotField.ReceivedWindow, base + SlotField.ReceivedWindow + PACKET_WINDOW * 4);
+      else
+        for (let k = 1; k < gap; k++)
+          v.setUint32(base + SlotField.ReceivedWindow + ((mostRecent + k) & WINDOW_MASK) * 4, 0, true);
+      v.setUint32(base + SlotField.MostRecentReceived, seq, true);
+    }
+    v.setUint32(base + SlotField.ReceivedWindow + (seq & WINDOW_MASK) * 4, WINDOW_ENTRY_PRESENT | seq, true);
+    this.emit(RecordType.PacketReceived, slot, seq, index, type, 0, 0, 0);
+
+    if (acksValid) this.scanAcks(slot, base, v.getUint16(off + 3, true), v.getUint32(off + 5, true));
+    if (framesStart < bodyEnd) this.applyFrames(slot, base, framesStart, bodyEnd);
+  }
+
+  /** Each newly acknowledged sequence exactly once: clearing the sent entry makes it so. */
+  private scanAcks(slot: number, base: number, ack: number, bits: number): void {
+    const v = this.view;
+    for (let i = 31; i >= -1; i--) {
+      if (i >= 0 && ((bits >>> i) & 1) === 0) continue;
+      const s = (ack - 1 - i) & 0xffff; // i = -1 is `ack` itself
+      const at = base + SlotField.SentWindow + (s & WINDOW_MASK) * 4;
+      if (v.getUint32(at, true) === (WINDOW_ENTRY_PRESENT | s)) {
+        v.setUint32(at, 0, true);
+        this.emit(RecordType.PacketAcked, slot, s, 0, 0, 0, 0, 0);
+      }
+    }
+  }
+
+  /** Returns the number of frames, or -1 if any frame is malformed. */
+  private validateFrames(pos: number, end: number): number {
+    const b = this.bytes;
+    const v = this.view;
+    let frames = 0;
+    while (pos < end) {
+      if (end - pos < 6) return -1;
+      const channel = b[pos];
+      const flags = b[pos + 1];
+      const kind = flags & 7;
+      if ((flags & 0xf0) !== 0 || kind > DeliveryKind.LatestState) return -1;
+      const fragment = (flags & FRAME_FLAG_FRAGMENT) !== 0;
+      if (channel === SYSTEM_CHANNEL) {
+        if (kind !== DeliveryKind.Unreliable || fragment) return -1;
+      } else if (channel >= this.channelCount || this.kinds[channel] !== kind) return -1;
+      let p = pos + 4;
+      if (fragment) {
+        if (end - p < 4) return -1;
+        const fragIndex = v.getUint16(p, true);
+        const fragCount = v.getUint16(p + 2, true);
+        if (fragCount < 2 || fragCount > MAX_FRAGMENT_COUNT || fragIndex >= fragCount) return -1;
+        p += 4;
+      }
+      if (kind === DeliveryKind.LatestState) p += 4;
+      if (end - p < 2) return -1;
+      const length = v.getUint16(p, true);
+      p += 2;
+      if (end - p < length) return -1;
+      pos = p + length;
+      frames++;
+    }
+    return frames;
+  }
+
+  private applyFrames(slot: number, base: number, pos: number, end: number): void {
+    const b = this.bytes;
+    const v = this.view;
+    while (pos < end) {
+      const channel = b[pos];
+      const flags = b[pos + 1];
+      const kind = flags & 7;
+      const seq = v.getUint16(pos + 2, true);
+      let p = pos + 4;
+      let fragIndex = 0;
+      let fragInfo = 0;
+      if (flags & FRAME_FLAG_FRAGMENT) {
+        fragIndex = v.getUint16(p, true);
+        fragInfo = (fragIndex << 16) | v.getUint16(p + 2, true);
+        p += 4;
+      }
+      let key = 0;
+      if (kind === DeliveryKind.LatestState) {
+        key = v.getInt32(p, true);
+        p += 4;
+      }
+      const length = v.getUint16(p, true);
+      p += 2;
+      pos = p + length;
+      if (channel === SYSTEM_CHANNEL || kind === DeliveryKind.Unreliable) {
+        this.emit(RecordType.Message, slot, channel, seq, fragInfo, key, p, length);
+        continue;
+      }
+      const ch = base + SlotField.Channels + channel * CHANNEL_STRIDE;
+      switch (kind) {
+        case DeliveryKind.ReliableOrdered:
+          this.applyOrdered(slot, ch, channel, seq, fragInfo, p, length);
+          break;
+        case DeliveryKind.ReliableUnordered:
+        case DeliveryKind.LatestState:
+          this.applyDedup(slot, ch, channel, seq, fragInfo, key, p, length);
+          break;
+        default:
+          this.applySequenced(slot, ch, channel, seq, fragIndex, fragInfo, p, length);
+      }
+    }
+  }
+
+  /** Reorder window: deliver the next expected, hold what is ahead, release as gaps close. */
+  private applyOrdered(slot: number, ch: number, channel: number, seq: number, fragInfo: number, p: number, length: number): void {
+    const v = this.view;
+    const b = this.bytes;
+    let expected = v.getUint32(ch + ChannelField.Base, true);
+    const ahead = (seq - expected) & 0xffff;
+    if (ahead >= 0x8000) return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq); // already delivered
+    if (ahead >= MESSAGE_WINDOW) return this.frameDrop(slot, DropReason.TooFarAhead, channel, seq);
+    if (ahead > 0) {
+      const bit = seq & MESSAGE_MASK;
+      const at = ch + ChannelField.Bitmap + (bit >> 3);
+      if (b[at] & (1 << (bit & 7))) return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq);
+      b[at] |= 1 << (bit & 7);
+      this.emit(RecordType.Hold, slot, channel, seq, fragInfo, 0, p, length);
+      return;
+    }
+    this.emit(RecordType.Message, slot, channel, seq, fragInfo, 0, p, length);
+    expected = (expected + 1) & 0xffff;
+    for (;;) {
+      const bit = expected & MESSAGE_MASK;
+      const at = ch + ChannelField.Bitmap + (bit >> 3);
+      const mask = 1 << (bit & 7);
+      if ((b[at] & mask) === 0) break;
+      b[at] &= ~mask;
+      this.emit(RecordType.Release, slot, channel, expected, 0, 0, 0, 0);
+      expected = (expected + 1) & 0xffff;
+    }
+    v.setUint32(ch + ChannelField.Base, expected, true);
+  }
+
+  /** Exactly-once window (like an anti-replay window): highest seen + bitmap of the last 1024. */
+  private applyDedup(slot: number, ch: number, channel: number, seq: number, fragInfo: number, key: number, p: number, length: number): void {
+    const v = this.view;
+    const b = this.bytes;
+    const highest = v.getUint32(ch + ChannelField.Base, true);
+    const bit = seq & MESSAGE_MASK;
+    if (sequenceGreaterThan(seq, highest)) {
+      const advance = (seq - highest) & 0xffff;
+      if (advance >= MESSAGE_WINDOW) b.fill(0, ch + ChannelField.Bitmap, ch + ChannelField.Bitmap + MESSAGE_WINDOW / 8);
+      else
+        for (let k = 1; k < advance; k++) {
+          const c = (highest + k) & MESSAGE_MASK;
+          b[ch + ChannelField.Bitmap + (c >> 3)] &= ~(1 << (c & 7));
+        }
+      v.setUint32(ch + ChannelField.Base, seq, true);
+    } else {
+      const age = (highest - seq) & 0xffff;
+      if (age >= MESSAGE_WINDOW) return this.frameDrop(slot, DropReason.StaleMessage, channel, seq);
+      if (b[ch + ChannelField.Bitmap + (bit >> 3)] & (1 << (bit & 7)))
+        return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq);
+    }
+    b[ch + ChannelField.Bitmap + (bit >> 3)] |= 1 << (bit & 7);
+    this.emit(RecordType.Message, slot, channel, seq, fragInfo, key, p, length);
+  }
+
+  /** Newest-wins: a message id older than the newest delivered is stale. Fragments of the
+   *  newest message (same id) pass; the host reassembles them. */
+  private applySequenced(slot: number, ch: number, channel: number, seq: number, fragIndex: number, fragInfo: number, p: number, length: number): void {
+    const v = this.view;
+    const id = (seq - fragIndex) & 0xffff;
+    const started = (v.getUint32(ch + ChannelField.Flags, true) & 1) !== 0;
+    const newest = v.getUint32(ch + ChannelField.Base, true);
+    if (started && !sequenceGreaterThan(id, newest)) {
+      if (id !== newest) return this.frameDrop(slot, DropReason.StaleMessage, channel, seq);
+      if (fragInfo === 0) return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq);
+    }
+    v.setUint32(ch + ChannelField.Base, id, true);
+    v.setUint32(ch + ChannelField.Flags, 1, true);
+    this.emit(RecordType.Message, slot, channel, seq, fragInfo, 0, p, length);
+  }
+
+  private frameDrop(slot: number, reason: DropReason, channel: number, seq: number): void {
+    this.counters[reason]++;
+    this.emit(RecordType.FrameDropped, slot, reason, channel, seq, 0, 0, 0);
+  }
+}
+
+/** Upper bound on the records one datagram can produce (see layout.maxRecordsPerDatagram). */
+function recordsNeededBound(orderedChannels: number): number {
+  // 1 PacketReceived + 33 acks + one record per frame + release cascades.
+  const maxFrames = Math.floor((1500 - 13) / 6);
+  return 34 + maxFrames + (MESSAGE_WINDOW - 1) * Math.min(maxFrames, orderedChannels);
+}
+
+/** PROTOCOL §1 table: the body-length rule per packet type. */
+export function bodyLengthValid(v: DataView, type: number, off: number, body: number): boolean {
+  switch (type) {
+    case PacketType.Data:
+      return body >= 8;
+    case PacketType.Keepalive:
+      return body === 8;
+    case PacketType.ConnectRequest:
+      return body === 251;
+    case PacketType.Challenge:
+      return body === 20;
+    case PacketType.ConnectResponse:
+      return body >= 36 && v.getUint16(off + 35, true) <= 512 && body === 36 + v.getUint16(off + 35, true);
+    case PacketType.Accept:
+      return body >= 10 && v.getUint16(off + 9, true) <= 512 && body === 10 + v.getUint16(off + 9, true);
+    case PacketType.Deny:
+      return body >= 7 && v.getUint16(off + 6, true) <= 200 && body === 7 + v.getUint16(off + 6, true);
+    case PacketType.Disconnect:
+      return body >= 7 && v.getUint16(off + 6, true) <= 512 && body === 7 + v.getUint16(off + 6, true);
+    case PacketType.DisconnectAck:
+      return body === 4;
+    case PacketType.NoConnection:
+      return body === 0;
+    default:
+      return false;
+  }
+}
+
+function writeConfigArea(v: DataView, L: Layout, config: EngineConfig, ordered: number): void {
+  const c = L.configOffset;
+  v.setUint32(c + ConfigField.Magic, PROTOCOL_MAGIC, true);
+  v.setUint32(c + ConfigField.ProtocolId, config.protocolId >>> 0, true);
+  v.setUint32(c + ConfigField.MaxSlots, config.maxSlots, true);
+  v.setUint32(c + ConfigField.ChannelCount, config.channels.length, true);
+  v.setUint32(c + ConfigField.SlotStride, L.slotStride, true);
+  v.setUint32(c + ConfigField.RxArenaOffset, L.rxArenaOffset, true);
+  v.setUint32(c + ConfigField.DescriptorOffset, L.descriptorOffset, true);
+  v.setUint32(c + ConfigField.RecordOffset, L.recordOffset, true);
+  v.setUint32(c + ConfigField.MaxRecords, L.maxRecords, true);
+  v.setUint32(c + ConfigField.TxArenaOffset, L.txArenaOffset, true);
+  v.setUint32(c + ConfigField.SlotOffset, L.slotOffset, true);
+  v.setUint32(c + ConfigField.CounterOffset, L.counterOffset, true);
+  v.setUint32(c + ConfigField.ScratchOffset, scratchOffsetOf(L), true);
+  v.setUint32(c + ConfigField.OrderedChannelCount, ordered, true);
+  for (let i = 0; i < config.channels.length; i++) v.setUint8(c + ConfigField.ChannelKinds + i, config.channels[i]);
+}
+
+export { writeConfigArea };
+
+/** CRC32C, slicing-by-8 (reflected, poly 0x82F63B78). `crc` is the running (non-final) state. */
+export function crcUpdate(crc: number, b: Uint8Array, off: number, len: number): number {
+  const t = CRC32C_TABLES;
+  let i = off;
+  const end = off + len;
+  while (end - i >= 8) {
+    const lo = (crc ^ (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24))) >>> 0;
+    crc =
+      t[1792 + (lo & 0xff)] ^
+      t[1536 + ((lo >>> 8) & 0xff)] ^
+      t[1280 + ((lo >>> 16) & 0xff)] ^
+      t[1024 + (lo >>> 24)] ^
+      t[768 + b[i + 4]] ^
+      t[512 + b[i + 5]] ^
+      t[256 + b[i + 6]] ^
+      t[b[i + 7]];
+    i += 8;
+  }
+  while (i < end) crc = t[(crc ^ b[i++]) & 0xff] ^ (crc >>> 8);
+  return crc >>> 0;
+}
