@@ -1,0 +1,115 @@
+/**
+ * The congestion-controller interface the session drives, and the factory.
+ *
+ * Contract (all times in ms on the caller's clock, `now` passed in, never read from a clock):
+ *
+ *   // before sending a datagram of `bytes`:
+ *   if (cc.canSend(inFlight, bytes) && cc.nextSendTime(now) <= now) {
+ *     const record = cc.onSent(now, bytes, inFlight);   // keep `record` with the packet
+ *     inFlight += bytes;
+ *   }
+ *   // when that packet is acked:             inFlight -= bytes; cc.onAck(now, record, inFlight);
+ *   // when that packet is declared lost:     inFlight -= bytes; cc.onLoss(now, record, inFlight);
+ *   // when the send queue ran empty while canSend() was true:  cc.onAppLimited(now, inFlight);
+ *
+ * - `inFlight` is always the session's count of bytes sent and neither acked nor declared lost,
+ *   EXCLUDING the packet the call is about (so: before adding it in onSent, after removing it in
+ *   onAck/onLoss). The controller does not keep its own copy; the session is the one owner.
+ * - Each packet gets exactly one of onAck / onLoss. A packet acked after it was declared lost
+ *   is reported by neither a second time (the session ignores the late ack for the controller).
+ * - `nextSendTime(now)` is the pacing gate: the earliest time the next datagram may leave.
+ *   A result <= now means "now". It is always finite. It must be consulted only when the session
+ *   actually has something to send; idle time is what lets light traffic pass undelayed.
+ * - RTT: onAck computes now - record.sentTime itself. Pass `rttSampleMs` only to override it
+ *   (e.g. after subtracting the peer's reported ack delay). Karn's rule is the caller's: never
+ *   feed a sample for a packet that was transmitted twice (ackwire never does: a sequence is
+ *   sent once, data is resent in new packets, seed 002).
+ * - Each call reflects `now`; time must not run backwards between calls (earlier values are
+ *   tolerated and treated as "no time passed").
+ */
+import { BinaryController, type BinaryConfig } from "./binary.js";
+import { DefaultController, type DefaultConfig } from "./default.js";
+import { CongestionConfigError } from "./errors.js";
+import { FixedRateController, NoController, type FixedConfig } from "./fixed.js";
+
+/**
+ * Per-packet state the controller fills in `onSent` and reads back in `onAck` / `onLoss`.
+ * The session stores it with its sent-packet record and must not modify it.
+ */
+export interface SentPacket {
+  /** `now` of onSent. */
+  sentTime: number;
+  /** Size in bytes as passed to onSent. */
+  bytes: number;
+  /** Bytes in flight when the packet was sent, this packet included. */
+  inFlightAtSend: number;
+  /** Controller's delivered-bytes counter when the packet was sent (delivery-rate estimation). */
+  delivered: number;
+  /** Time of the last delivery before this packet was sent. */
+  deliveredTime: number;
+  /** Send time of the first packet of the current send interval (delivery-rate estimation). */
+  firstSentTime: number;
+  /** True if the sender was application-limited when this packet was sent. */
+  appLimited: boolean;
+}
+
+export interface CongestionController {
+  /** Algorithm name, e.g. "bbr-lite", "binary", "fixed", "none". */
+  readonly name: string;
+  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket;
+  onAck(now: number, packet: SentPacket, inFlightBytes: number, rttSampleMs?: number): void;
+  onLoss(now: number, packet: SentPacket, inFlightBytes: number): void;
+  /** The session had nothing to send although it was allowed to: samples taken now are app-limited. */
+  onAppLimited(now: number, inFlightBytes: number): void;
+  /** Window check: may a datagram of `bytes` be sent with `inFlightBytes` already in flight? */
+  canSend(inFlightBytes: number, bytes: number): boolean;
+  /** Pacing: earliest time the next datagram may leave; <= now means now. Always finite. */
+  nextSendTime(now: number): number;
+  /** Congestion window in bytes (Infinity if the algorithm has none). */
+  windowBytes(): number;
+  /** Current pacing rate in bytes per second (Infinity if unpaced). */
+  pacingRateBytesPerSec(): number;
+  /** Estimated path bandwidth in bits per second (0 while unknown). */
+  bandwidthEstimateBps(): number;
+}
+
+export type CongestionAlgorithm = "default" | "binary" | "fixed" | "none";
+
+export interface CongestionConfig {
+  algorithm?: CongestionAlgorithm;
+  default?: DefaultConfig;
+  binary?: BinaryConfig;
+  fixed?: FixedConfig;
+}
+
+/** Builds the controller named by `config.algorithm` (default: "default"). */
+export function createController(config: CongestionConfig = {}): CongestionController {
+  const algorithm = config.algorithm ?? "default";
+  switch (algorithm) {
+    case "default":
+      return new DefaultController(config.default);
+    case "binary":
+      return new BinaryController(config.binary);
+    case "fixed":
+      return new FixedRateController(config.fixed);
+    case "none":
+      return new NoController();
+    default:
+      throw new CongestionConfigError(
+        `unknown congestion algorithm ${JSON.stringify(algorithm)}; use "default", "binary", "fixed" or "none"`,
+      );
+  }
+}
+
+/** Fills a SentPacket for controllers that do not estimate delivery rate. */
+export function plainSentPacket(now: number, bytes: number, inFlightBytes: number): SentPacket {
+  return {
+    sentTime: now,
+    bytes,
+    inFlightAtSend: inFlightBytes + bytes,
+    delivered: 0,
+    deliveredTime: now,
+    firstSentTime: now,
+    appLimited: false,
+  };
+}

@@ -1,0 +1,415 @@
+/**
+ * "bbr-lite": ackwire's default congestion controller.
+ *
+ * What it is, honestly: a model-based, rate-based controller with pacing that follows the
+ * structure of BBR version 1 (Cardwell et al., "BBR: Congestion-Based Congestion Control",
+ * ACM Queue 2016, and draft-cardwell-iccrg-bbr-congestion-control) plus one loss reaction in the
+ * spirit of BBRv2's in-flight bound. It is written from the published descriptions, simplified,
+ * and is NOT a conformant implementation of either BBR version.
+ *
+ * Model:
+ *   btlBw  = windowed max of delivery-rate samples over the last 10 round trips;
+ *   minRtt = windowed min RTT over 10 s;
+ *   BDP    = btlBw * minRtt.
+ *   pacing rate = pacingGain * btlBw, congestion window = cwndGain * BDP + 3 packets.
+ *
+ * States: Startup (gain 2/ln2 until the bandwidth stops growing by 25% for 3 rounds, or loss
+ * crosses the threshold), Drain (gain ln2/2 until in-flight <= BDP), ProbeBW (gain cycle
+ * 1.25, 0.75, 1 x6, one min-RTT per phase, start phase from the seed), ProbeRTT (window of 4
+ * packets for 200 ms and one round when min RTT was not refreshed for 10 s).
+ *
+ * Delivery rate (draft-cheng-iccrg-delivery-rate-estimation): every packet records, at send, the
+ * delivered-bytes counter, the time of the last delivery and the start of its send interval
+ * (the SentPacket returned by onSent). At ack, the sample is
+ *   (delivered now - delivered at send) / max(send interval, ack interval),
+ * discarded if the interval is shorter than min RTT. Samples taken while application-limited
+ * (see onAppLimited) only raise the estimate, never lower it.
+ *
+ * Loss reaction: when the fraction of bytes lost in the current round exceeds `lossThreshold`
+ * (default 2%), at most once per round and only for packets sent after the previous reaction
+ * (the recovery-epoch rule of RFC 9002 7.3.2): in-flight is capped at 0.7 x the in-flight when
+ * the lost packet was sent (floored at half the BDP and the minimum window, so random loss
+ * cannot collapse the window), Startup ends, and a 1.25 probe phase ends. The cap grows by 25%
+ * per round without excess loss and is removed once it no longer binds.
+ *
+ * Pacing: token bucket (pacer.ts). The first 10 packets may leave at once; after that a sender
+ * that was idle may burst max(4 packets, 1 ms at the pacing rate). Pacing never goes below
+ * minWindow / minRtt, the rate the minimum window allows anyway, so light application-limited
+ * traffic (e.g. 30 Hz x 200 B) is never delayed.
+ */
+import type { CongestionController, SentPacket } from "./controller.js";
+import { requireInRange } from "./errors.js";
+import { Pacer } from "./pacer.js";
+import { WindowedFilter } from "./windowed-filter.js";
+
+export interface DefaultConfig {
+  /** Datagram size the window is counted in (default 1200). */
+  mtu?: number;
+  /** Initial window and initial burst, in packets (default 10, as RFC 9002 7.2 suggests). */
+  initialWindowPackets?: number;
+  /** Minimum window in packets (default 4). */
+  minWindowPackets?: number;
+  /** RTT assumed for the initial pacing rate before any sample (default 100 ms). */
+  initialRttMs?: number;
+  /** Max-bandwidth filter window in round trips (default 10). */
+  bwWindowRounds?: number;
+  /** Min-RTT filter window (default 10 s). */
+  minRttWindowMs?: number;
+  /** Time spent at the minimum window in ProbeRTT (default 200 ms). */
+  probeRttDurationMs?: number;
+  /** Per-round lost fraction above which the controller reacts (default 0.02). */
+  lossThreshold?: number;
+  /** Minimum burst after idle, in packets (default 4). */
+  pacingBurstPackets?: number;
+  /** Seed choosing the first ProbeBW phase (flows sharing a link should differ). */
+  seed?: number;
+}
+
+export type DefaultState = "startup" | "drain" | "probe-bw" | "probe-rtt";
+
+const STARTUP_GAIN = 2 / Math.LN2;
+const DRAIN_GAIN = Math.LN2 / 2;
+const PROBE_BW_CWND_GAIN = 2;
+const PROBE_GAINS = [1.25, 0.75, 1, 1, 1, 1, 1, 1] as const;
+const FULL_BW_GROWTH = 1.25;
+const FULL_BW_ROUNDS = 3;
+const LOSS_BETA = 0.7;
+const INFLIGHT_CAP_GROWTH = 1.25;
+
+export class DefaultController implements CongestionController {
+  readonly name = "bbr-lite";
+  readonly mtu: number;
+  private readonly initialWindow: number;
+  private readonly minWindow: number;
+  private readonly initialRttMs: number;
+  private readonly minRttWindowMs: number;
+  private readonly probeRttDurationMs: number;
+  private readonly lossThreshold: number;
+  private readonly burstBytes: number;
+  private rngState: number;
+
+  state: DefaultState = "startup";
+  // delivery-rate estimation state (bytes, ms)
+  private delivered = 0;
+  private deliveredTime = 0;
+  private firstSentTime = 0;
+  private appLimitedUntil = 0;
+  // rounds
+  private roundCount = 0;
+  private nextRoundDelivered = 0;
+  private roundStart = false;
+  // model
+  private readonly btlBwFilter: WindowedFilter;
+  private minRtt = NaN;
+  private minRttStamp = 0;
+  private filledPipe = false;
+  private fullBw = 0;
+  private fullBwCount = 0;
+  private pacingGain = STARTUP_GAIN;
+  private cwndGain = STARTUP_GAIN;
+  private cwnd: number;
+  private pacingRate: number; // bytes per ms
+  // probe-bw
+  private cycleIndex = 0;
+  private cycleStamp = 0;
+  // probe-rtt
+  private probeRttDoneStamp = NaN;
+  private probeRttRoundDone = false;
+  private priorCwnd = 0;
+  // loss
+  private lostInRound = 0;
+  private deliveredInRound = 0;
+  private inflightCap = Infinity;
+  private lastLossReactionTime = -Infinity;
+  private lastLossReactionRound = -1;
+
+  private readonly pacer: Pacer;
+
+  constructor(config: DefaultConfig = {}) {
+    this.mtu = requireInRange("mtu", config.mtu ?? 1200, 64, 65_535);
+    const initialPackets = requireInRange("initialWindowPackets", config.initialWindowPackets ?? 10, 1, 1000);
+    const minPackets = requireInRange("minWindowPackets", config.minWindowPackets ?? 4, 1, 1000);
+    this.initialWindow = initialPackets * this.mtu;
+    this.minWindow = minPackets * this.mtu;
+    this.initialRttMs = requireInRange("initialRttMs", config.initialRttMs ?? 100, 0.01, 60_000);
+    const bwRounds = requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000);
+    this.minRttWindowMs = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
+    this.probeRttDurationMs = requireInRange("probeRttDurationMs", config.probeRttDurationMs ?? 200, 0, 60_000);
+    this.lossThreshold = requireInRange("lossThreshold", config.lossThreshold ?? 0.02, 0, 1);
+    this.burstBytes = requireInRange("pacingBurstPackets", config.pacingBurstPackets ?? 4, 1, 1000) * this.mtu;
+    this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
+    this.btlBwFilter = new WindowedFilter("max", bwRounds);
+    this.cwnd = this.initialWindow;
+    this.pacingRate = (STARTUP_GAIN * this.initialWindow) / this.initialRttMs;
+    this.pacer = new Pacer(this.initialWindow, this.pacingRate, this.burstBytes);
+  }
+
+  // ---- readouts ------------------------------------------------------------------------------
+
+  /** Windowed max delivery rate in bytes per ms (NaN before the first sample). */
+  btlBw(): number {
+    return this.btlBwFilter.best();
+  }
+
+  minRttMs(): number {
+    return this.minRtt;
+  }
+
+  /** Bandwidth-delay product in bytes, or the initial window while unknown. */
+  bdp(): number {
+    const bw = this.btlBw();
+    if (!(bw > 0) || !(this.minRtt >= 0)) return this.initialWindow;
+    return bw * this.minRtt;
+  }
+
+  windowBytes(): number {
+    let w = Math.max(this.cwnd, this.minWindow);
+    if (Number.isFinite(this.inflightCap)) w = Math.min(w, Math.max(this.inflightCap, this.minWindow));
+    if (this.state === "probe-rtt") w = Math.min(w, this.minWindow);
+    return w;
+  }
+
+  pacingRateBytesPerSec(): number {
+    return this.pacingRate * 1000;
+  }
+
+  bandwidthEstimateBps(): number {
+    const bw = this.btlBw();
+    return bw > 0 ? bw * 8000 : 0;
+  }
+
+  // ---- interface -----------------------------------------------------------------------------
+
+  canSend(inFlightBytes: number, bytes: number): boolean {
+    return inFlightBytes === 0 || inFlightBytes + bytes <= this.windowBytes();
+  }
+
+  nextSendTime(now: number): number {
+    return this.pacer.nextSendTime(now);
+  }
+
+  onAppLimited(_now: number, inFlightBytes: number): void {
+    // Samples are app-limited until everything in flight now has been delivered.
+    this.appLimitedUntil = Math.max(this.delivered + inFlightBytes, 1);
+  }
+
+  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket {
+    if (inFlightBytes === 0) {
+      // Start of a new send interval after idle: measure from here.
+      this.firstSentTime = now;
+      this.deliveredTime = now;
+    }
+    const packet: SentPacket = {
+      sentTime: now,
+      bytes,
+      inFlightAtSend: inFlightBytes + bytes,
+      delivered: this.delivered,
+      deliveredTime: this.deliveredTime,
+      firstSentTime: this.firstSentTime,
+      appLimited: this.appLimitedUntil !== 0,
+    };
+    this.pacer.onSend(now, bytes);
+    return packet;
+  }
+
+  onAck(now: number, p: SentPacket, inFlightBytes: number, rttSampleMs?: number): void {
+    const rtt = rttSampleMs ?? now - p.sentTime;
+    this.delivered += p.bytes;
+    this.deliveredTime = now;
+    this.deliveredInRound += p.bytes;
+    if (this.appLimitedUntil !== 0 && this.delivered > this.appLimitedUntil) this.appLimitedUntil = 0;
+
+    // Min RTT (10 s window). An expired estimate is replaced by the fresh sample, which also
+    // triggers ProbeRTT below.
+    const minRttExpired = !Number.isNaN(this.minRtt) && now - this.minRttStamp > this.minRttWindowMs;
+    if (Number.isFinite(rtt) && rtt >= 0 && (Number.isNaN(this.minRtt) || rtt <= this.minRtt || minRttExpired)) {
+      this.minRtt = rtt;
+      this.minRttStamp = now;
+    }
+
+    // Round trips: a round ends when a packet sent after the previous round's end is acked.
+    this.roundStart = false;
+    if (p.delivered >= this.nextRoundDelivered) {
+      this.endRound();
+      this.nextRoundDelivered = this.delivered;
+      this.roundCount++;
+      this.roundStart = true;
+    }
+
+    // Delivery-rate sample.
+    this.firstSentTime = Math.max(this.firstSentTime, p.sentTime);
+    const sendElapsed = p.sentTime - p.firstSentTime;
+    const ackElapsed = now - p.deliveredTime;
+    const interval = Math.max(sendElapsed, ackElapsed);
+    const deliveredDelta = this.delivered - p.delivered;
+    if (interval > 0 && !(interval < this.minRtt) && deliveredDelta > 0) {
+      const rate = deliveredDelta / interval;
+      const best = this.btlBw();
+      if (!p.appLimited || !(rate < best)) this.btlBwFilter.update(rate, this.roundCount);
+    }
+
+    const priorInFlight = inFlightBytes + p.bytes;
+    this.updateState(now, p, priorInFlight, inFlightBytes, minRttExpired);
+    this.updateWindow(p.bytes);
+    this.updatePacingRate();
+  }
+
+  onLoss(now: number, p: SentPacket, _inFlightBytes: number): void {
+    this.lostInRound += p.bytes;
+    const total = this.lostInRound + this.deliveredInRound;
+    const tooMuchLoss = this.lostInRound > this.lossThreshold * total;
+    // Recovery epoch (RFC 9002 7.3.2): losses of packets sent before the last reaction were
+    // caused by the situation already reacted to.
+    if (!tooMuchLoss || p.sentTime <= this.lastLossReactionTime || this.lastLossReactionRound === this.roundCount) {
+      return;
+    }
+    this.lastLossReactionTime = now;
+    this.lastLossReactionRound = this.roundCount;
+    const floor = Math.max(this.minWindow, 0.5 * this.bdp());
+    this.inflightCap = Math.max(floor, LOSS_BETA * p.inFlightAtSend);
+    if (this.state === "startup") {
+      this.filledPipe = true;
+      this.enterDrain();
+    } else if (this.state === "probe-bw" && this.pacingGain > 1) {
+      this.advanceCycle(now);
+    }
+    this.updatePacingRate();
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private endRound(): void {
+    const total = this.lostInRound + this.deliveredInRound;
+    if (total > 0 && this.lostInRound <= this.lossThreshold * total && Number.isFinite(this.inflightCap)) {
+      this.inflightCap *= INFLIGHT_CAP_GROWTH;
+      if (this.inflightCap > PROBE_BW_CWND_GAIN * this.bdp() + 3 * this.mtu) this.inflightCap = Infinity;
+    }
+    this.lostInRound = 0;
+    this.deliveredInRound = 0;
+  }
+
+  private random(): number {
+    // xorshift32: deterministic, seeded.
+    let x = this.rngState;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.rngState = x >>> 0 || 1;
+    return this.rngState / 2 ** 32;
+  }
+
+  private enterDrain(): void {
+    this.state = "drain";
+    this.pacingGain = DRAIN_GAIN;
+    this.cwndGain = STARTUP_GAIN;
+  }
+
+  private enterProbeBw(now: number): void {
+    this.state = "probe-bw";
+    this.cwndGain = PROBE_BW_CWND_GAIN;
+    // Start in any phase but the 0.75 one (index 1), chosen from the seed.
+    const r = Math.floor(this.random() * 7);
+    this.cycleIndex = r === 0 ? 0 : r + 1;
+    this.cycleStamp = now;
+    this.pacingGain = PROBE_GAINS[this.cycleIndex]!;
+  }
+
+  private advanceCycle(now: number): void {
+    this.cycleIndex = (this.cycleIndex + 1) % PROBE_GAINS.length;
+    this.cycleStamp = now;
+    this.pacingGain = PROBE_GAINS[this.cycleIndex]!;
+  }
+
+  private updateState(
+    now: number,
+    p: SentPacket,
+    priorInFlight: number,
+    inFlight: number,
+    minRttExpired: boolean,
+  ): void {
+    // Full-pipe detection (startup exit) once per round on non-app-limited rounds.
+    if (!this.filledPipe && this.roundStart && !p.appLimited) {
+      const bw = this.btlBw();
+      if (bw >= this.fullBw * FULL_BW_GROWTH) {
+        this.fullBw = bw;
+        this.fullBwCount = 0;
+      } else if (++this.fullBwCount >= FULL_BW_ROUNDS) {
+        this.filledPipe = true;
+      }
+    }
+    if (this.state === "startup" && this.filledPipe) this.enterDrain();
+    if (this.state === "drain" && inFlight <= this.bdp()) this.enterProbeBw(now);
+
+    if (this.state === "probe-bw") {
+      const fullLength = now - this.cycleStamp > this.minRtt;
+      const g = this.pacingGain;
+      const bdp = this.bdp();
+      const next =
+        g > 1
+          ? fullLength && (this.lostInRound > 0 || priorInFlight >= g * bdp)
+          : g < 1
+            ? // Unlike BBRv1 (which also ends this phase after one min RTT), stay until the
+              // queue is drained (in-flight <= BDP), bounded by 4 min RTTs: a standing queue
+              // left by a burst (e.g. after ProbeRTT) is otherwise never removed at gain 1.
+              priorInFlight <= bdp || now - this.cycleStamp > 4 * this.minRtt
+            : fullLength;
+      if (next) this.advanceCycle(now);
+    }
+
+    // ProbeRTT: min RTT not refreshed for a whole window.
+    if (this.state !== "probe-rtt" && minRttExpired) {
+      this.state = "probe-rtt";
+      this.pacingGain = 1;
+      this.priorCwnd = Math.max(this.cwnd, this.priorCwnd);
+      this.probeRttDoneStamp = NaN;
+    }
+    if (this.state === "probe-rtt") {
+      if (Number.isNaN(this.probeRttDoneStamp)) {
+        if (inFlight <= this.minWindow) {
+          this.probeRttDoneStamp = now + this.probeRttDurationMs;
+          this.probeRttRoundDone = false;
+          this.nextRoundDelivered = this.delivered;
+        }
+      } else {
+        if (this.roundStart) this.probeRttRoundDone = true;
+        if (this.probeRttRoundDone && now >= this.probeRttDoneStamp) {
+          this.minRttStamp = now;
+          this.cwnd = Math.max(this.cwnd, this.priorCwnd);
+          this.priorCwnd = 0;
+          if (this.filledPipe) this.enterProbeBw(now);
+          else {
+            this.state = "startup";
+            this.pacingGain = STARTUP_GAIN;
+            this.cwndGain = STARTUP_GAIN;
+          }
+        }
+      }
+    }
+  }
+
+  private updateWindow(acked: number): void {
+    const bw = this.btlBw();
+    const target = bw > 0 && this.minRtt >= 0 ? this.cwndGain * this.bdp() + 3 * this.mtu : this.initialWindow;
+    if (this.filledPipe) this.cwnd = Math.min(this.cwnd + acked, target);
+    else if (this.cwnd < target || this.delivered < this.initialWindow) this.cwnd += acked;
+    this.cwnd = Math.max(this.cwnd, this.minWindow);
+  }
+
+  private updatePacingRate(): void {
+    const bw = this.btlBw();
+    let rate: number;
+    if (bw > 0) {
+      rate = this.pacingGain * bw;
+      // In startup the rate only rises (a low early sample must not slow the ramp).
+      if (!this.filledPipe) rate = Math.max(rate, this.pacingRate);
+    } else {
+      rate = this.pacingRate;
+    }
+    // Floor: what the minimum window would allow per min RTT anyway.
+    const rttForFloor = this.minRtt > 0 ? this.minRtt : this.initialRttMs;
+    rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
+    this.pacingRate = rate;
+    this.pacer.rate = rate;
+    this.pacer.capacity = Math.max(this.burstBytes, rate * 1);
+  }
+}
