@@ -35,7 +35,9 @@ export interface GroupResult {
   pingP99Us: number;
   pingCdfUs: number[];
   verified: boolean;
+  /** Messages in flight at 1000 B and at 100 B, and the ack interval at 1000 B. */
   window: number;
+  window100: number;
   ackEvery: number;
   details: { t100?: ThroughputResult; t1000?: ThroughputResult; ping?: PingResult };
   errors?: string[];
@@ -71,9 +73,21 @@ function errorText(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
 
-export async function measureGroup(make: () => Promise<MessagePair>, impl: ImplKind, api: string, reliable: boolean, quick: boolean): Promise<GroupResult> {
+export async function measureGroup(
+  make: () => Promise<MessagePair>,
+  impl: ImplKind,
+  api: string,
+  reliable: boolean,
+  quick: boolean,
+  maxInFlightBytes = Infinity,
+  maxInFlightMessages = Infinity,
+): Promise<GroupResult> {
   const s = scenarioSettings(quick);
-  const flow = reliable ? RELIABLE_WINDOW : RAW_WINDOW;
+  const base = reliable ? RELIABLE_WINDOW : RAW_WINDOW;
+  const flowFor = (size: number): { window: number; ackEvery: number } => {
+    const window = Math.max(base.ackEvery * 2, Math.min(base.window, maxInFlightMessages, Math.floor(maxInFlightBytes / size)));
+    return { window, ackEvery: Math.min(base.ackEvery, window >> 2) };
+  };
   const budget = s.warmupMs + s.durationMs + 3000;
   const errors: string[] = [];
   const attempt = async <T>(what: string, f: () => Promise<T>): Promise<T | undefined> => {
@@ -85,10 +99,10 @@ export async function measureGroup(make: () => Promise<MessagePair>, impl: ImplK
     }
   };
   const t100 = await attempt("100 B throughput", () =>
-    onFreshPair(make, (p) => runThroughput(p, { size: 100, ...flow, durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "100 B throughput"),
+    onFreshPair(make, (p) => runThroughput(p, { size: 100, ...flowFor(100), durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "100 B throughput"),
   );
   const t1000 = await attempt("1000 B throughput", () =>
-    onFreshPair(make, (p) => runThroughput(p, { size: 1000, ...flow, durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "1000 B throughput"),
+    onFreshPair(make, (p) => runThroughput(p, { size: 1000, ...flowFor(1000), durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "1000 B throughput"),
   );
   const ping = await attempt("100 B ping-pong", () =>
     onFreshPair(
@@ -110,8 +124,9 @@ export async function measureGroup(make: () => Promise<MessagePair>, impl: ImplK
     pingP99Us: num(ping?.p99Us),
     pingCdfUs: ping?.cdfUs ?? [],
     verified: (t100?.verified ?? false) && (t1000?.verified ?? false) && (ping !== undefined && ping.corrupt === 0),
-    window: flow.window,
-    ackEvery: flow.ackEvery,
+    window: flowFor(1000).window,
+    window100: flowFor(100).window,
+    ackEvery: flowFor(1000).ackEvery,
     details: { t100, t1000, ping },
     ...(errors.length > 0 ? { errors } : {}),
   };
@@ -127,7 +142,7 @@ async function runGroup(group: string, quick: boolean): Promise<unknown> {
     // Loading is tried once up front so that "does not load here" is reported as such.
     const probe = await peer.pair();
     await withTimeout(probe.close(), 1000, "close").catch(() => {});
-    const r = await measureGroup(() => peer.pair(), peer.impl, peer.mode, true, quick);
+    const r = await measureGroup(() => peer.pair(), peer.impl, peer.mode, true, quick, peer.maxInFlightBytes, peer.maxInFlightMessages);
     return { ...r, mode: peer.mode };
   }
   // HOOK(ackwire): add `ackwire` (reliable-ordered and unreliable channels over the public

@@ -44,6 +44,7 @@ export const enet: PeerDriver = {
         err ? reject(err) : resolve(h),
       ),
     );
+    server.start(1); // a server host is not serviced until started
     const client = await new Promise<EnetHost>((resolve, reject) =>
       lib.createClient({ peers: 1, channels: 1, down: 0, up: 0 }, (err, h) => (err ? reject(err) : resolve(h))),
     );
@@ -51,7 +52,6 @@ export const enet: PeerDriver = {
     const clientPeer = await new Promise<EnetPeer>((resolve, reject) =>
       client.connect({ address: "127.0.0.1", port: server.address().port }, 1, 0, (err, p) => (err ? reject(err) : resolve(p))),
     );
-    server.start(1);
     client.start(1);
     const toServer = clientPeer;
     const toClient = await serverPeer;

@@ -5,20 +5,20 @@
 // The datagrams ride on this runtime's raw UDP pair.
 
 import type { MessagePair } from "../driver.js";
-import { g } from "../../lib/host.js";
-import { benchRequire } from "../../lib/paths.js";
+import { g, importDynamic } from "../../lib/host.js";
+import { benchDir } from "../../lib/paths.js";
 import { rawUdpPair } from "../transports/raw-udp.js";
 import type { PeerDriver } from "./peer.js";
 
+interface CursorLike {
+  writeOrThrow(bytes: Uint8Array): void;
+}
 interface Sized {
   sizeOrThrow(): number;
-  writeOrThrow(cursor: unknown): void;
-}
-interface OpaqueClass {
-  new (bytes: Uint8Array): Sized & { bytes: Uint8Array };
+  writeOrThrow(cursor: CursorLike): void;
 }
 interface Duplex {
-  inner: { readable: ReadableStreamLike<Sized>; writable: WritableStreamLike<Sized> };
+  inner: { readable: ReadableStreamLike<Sized>; writable: WritableStreamLike<{ bytes: Uint8Array }> };
   outer: { readable: ReadableStreamLike<{ bytes: Uint8Array }>; writable: WritableStreamLike<Sized> };
   close(): void;
 }
@@ -31,19 +31,49 @@ interface WritableStreamLike<T> {
 interface KcpModule {
   KcpDuplex: new (p: { conversation?: number }) => Duplex;
 }
-interface BinaryModule {
-  Opaque: OpaqueClass;
-  Writable: { writeToBytesOrThrow(w: Sized): Uint8Array };
+interface CursorModule {
+  Cursor: new (bytes: Uint8Array) => CursorLike;
+}
+
+/**
+ * The package is ESM (its CommonJS build requires an ESM-only dependency), so it is
+ * imported by file URL from bench/node_modules; its own imports resolve from there.
+ * Cursor is the @hazae41/cursor version KCP itself imports (the one next to it).
+ */
+async function load(): Promise<KcpModule & CursorModule> {
+  const root = "file://" + benchDir() + "node_modules/@hazae41/";
+  const kcp = await importDynamic<KcpModule>(root + "kcp/dist/esm/index.mjs");
+  const cursor = await importDynamic<CursorModule>(root + "cursor/dist/esm/index.mjs");
+  return { KcpDuplex: kcp.KcpDuplex, Cursor: cursor.Cursor };
+}
+
+/** A message as the library wants it: sized, writable into its cursor. */
+class Bytes implements Sized {
+  constructor(readonly bytes: Uint8Array) {}
+  sizeOrThrow(): number {
+    return this.bytes.length;
+  }
+  writeOrThrow(cursor: CursorLike): void {
+    cursor.writeOrThrow(this.bytes);
+  }
 }
 
 export const hazae41Kcp: PeerDriver = {
   name: "@hazae41/kcp",
   impl: "pure JS",
   mode: "reliable ordered messages",
+  // It has no send window and sends one datagram per message: a burst larger than the
+  // receiver's socket buffer (Bun and Deno cannot raise it) is dropped by the kernel and
+  // each lost segment waits for its 300 ms resend timer. The driver's window stands in for
+  // the missing one, at the raw-UDP setting (64 in flight).
+  maxInFlightMessages: 64,
   async pair(): Promise<MessagePair> {
-    const require = await benchRequire();
-    const { KcpDuplex } = require("@hazae41/kcp") as KcpModule;
-    const { Opaque, Writable } = require("@hazae41/binary") as BinaryModule;
+    const { KcpDuplex, Cursor } = await load();
+    const serialize = (seg: Sized): Uint8Array => {
+      const out = new Uint8Array(seg.sizeOrThrow());
+      seg.writeOrThrow(new Cursor(out));
+      return out;
+    };
     const carrier = await rawUdpPair();
     const ka = new KcpDuplex({ conversation: 12345 });
     const kb = new KcpDuplex({ conversation: 12345 });
@@ -69,7 +99,7 @@ export const hazae41Kcp: PeerDriver = {
     };
     // Segments out of each duplex -> bytes -> carrier.
     const toWire = (seg: Sized, send: (b: Uint8Array) => void): void => {
-      send(Writable.writeToBytesOrThrow(seg));
+      send(serialize(seg));
       queueFlush();
     };
     void pump(ka.inner.readable, (seg) => toWire(seg, carrier.sendAtoB)).catch(() => {});
@@ -78,8 +108,8 @@ export const hazae41Kcp: PeerDriver = {
     const innerA = ka.inner.writable.getWriter();
     const innerB = kb.inner.writable.getWriter();
     // Datagrams in: the carrier's view is only valid during the call, so copy it.
-    carrier.onA = (d) => void innerA.write(new Opaque(d.slice())).catch(() => {});
-    carrier.onB = (d) => void innerB.write(new Opaque(d.slice())).catch(() => {});
+    carrier.onA = (d) => void innerA.write(new Bytes(d.slice())).catch(() => {});
+    carrier.onB = (d) => void innerB.write(new Bytes(d.slice())).catch(() => {});
 
     const outA = ka.outer.writable.getWriter();
     const outB = kb.outer.writable.getWriter();
@@ -88,8 +118,8 @@ export const hazae41Kcp: PeerDriver = {
       copiesOnSend: false, // it keeps the message for its resend timer
       onA: () => {},
       onB: () => {},
-      sendAtoB: (m) => void outA.write(new Opaque(m)).then(queueFlush, () => {}),
-      sendBtoA: (m) => void outB.write(new Opaque(m)).then(queueFlush, () => {}),
+      sendAtoB: (m) => void outA.write(new Bytes(m)).then(queueFlush, () => {}),
+      sendBtoA: (m) => void outB.write(new Bytes(m)).then(queueFlush, () => {}),
       flush: queueFlush,
       close: async () => {
         closed = true;

@@ -31,7 +31,8 @@ export const nodeKcp: PeerDriver = {
   mode: "reliable ordered messages (KCP turbo mode)",
   async pair(): Promise<MessagePair> {
     const require = await benchRequire();
-    const kcp = require("node-kcp") as KcpModule;
+    // package.json "main" is include_dirs.js (for addon builders); index.js is the binding.
+    const kcp = require("node-kcp/index.js") as KcpModule;
     const carrier = await rawUdpPair();
     const ka = new kcp.KCP(CONVERSATION, {});
     const kb = new kcp.KCP(CONVERSATION, {});

@@ -8,5 +8,12 @@ export interface PeerDriver {
   readonly impl: ImplKind;
   /** What is measured: the delivery mode and the carrier. */
   readonly mode: string;
+  /**
+   * Cap on bytes the driver keeps unacknowledged, for a library that stalls past some
+   * amount in flight; the README of the bench says which and why.
+   */
+  readonly maxInFlightBytes?: number;
+  /** The same, counted in messages (for a library that sends one datagram per message). */
+  readonly maxInFlightMessages?: number;
   pair(): Promise<MessagePair>;
 }

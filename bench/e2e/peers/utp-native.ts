@@ -27,6 +27,9 @@ export const utpNative: PeerDriver = {
   name: "utp-native",
   impl: "native",
   mode: "reliable ordered stream (length-prefixed)",
+  // Observed here: with 256 KB or more written ahead of the app-level acks, delivery
+  // stops for good (1000 B x 256 in flight: 0 msg/s); 64 KB keeps it flowing.
+  maxInFlightBytes: 64 * 1024,
   async pair(): Promise<MessagePair> {
     const require = await benchRequire();
     const utp = require("utp-native") as Utp;

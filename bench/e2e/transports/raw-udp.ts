@@ -48,15 +48,21 @@ async function nodeUdpPair(): Promise<MessagePair> {
   const b = await bindOne();
   const portA = a.address().port;
   const portB = b.address().port;
+  let closed = false; // a transport layered on top may still flush from a queued callback
   const pair: MessagePair = {
     reliable: false,
     copiesOnSend: true, // the driver's buffer pool outlives any send in flight
     onA: () => {},
     onB: () => {},
-    sendAtoB: (m) => a.send(m, portB, HOST),
-    sendBtoA: (m) => b.send(m, portA, HOST),
+    sendAtoB: (m) => {
+      if (!closed) a.send(m, portB, HOST);
+    },
+    sendBtoA: (m) => {
+      if (!closed) b.send(m, portA, HOST);
+    },
     flush: () => {},
     close: async () => {
+      closed = true;
       await new Promise<void>((r) => a.close(() => r()));
       await new Promise<void>((r) => b.close(() => r()));
     },
@@ -93,12 +99,13 @@ class BunBatcher {
   constructor(
     private readonly sock: () => BunUdpSocket,
     private readonly port: () => number,
+    private readonly isClosed: () => boolean,
   ) {}
   push(m: Uint8Array): void {
     this.queue.push(m, this.port(), HOST);
   }
   flush(): void {
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 || this.isClosed()) return;
     const sent = this.sock().sendMany(this.queue);
     // Whatever did not fit waits for the drain callback (or is dropped on close).
     this.queue = sent * 3 >= this.queue.length ? [] : this.queue.slice(sent * 3);
@@ -109,8 +116,8 @@ async function bunUdpPair(): Promise<MessagePair> {
   const bun = (g as unknown as { Bun: BunGlobal }).Bun;
   let a!: BunUdpSocket;
   let b!: BunUdpSocket;
-  const toB = new BunBatcher(() => a, () => b.port);
-  const toA = new BunBatcher(() => b, () => a.port);
+  const toB = new BunBatcher(() => a, () => b.port, () => closed);
+  const toA = new BunBatcher(() => b, () => a.port, () => closed);
   const pair: MessagePair = {
     reliable: false,
     copiesOnSend: true, // sendMany copies into the kernel before it returns
@@ -123,10 +130,12 @@ async function bunUdpPair(): Promise<MessagePair> {
       toA.flush();
     },
     close: async () => {
+      closed = true;
       a.close();
       b.close();
     },
   };
+  let closed = false;
   a = await bun.udpSocket({
     hostname: HOST,
     port: 0,
@@ -176,8 +185,12 @@ async function denoUdpPair(): Promise<MessagePair> {
     copiesOnSend: true,
     onA: () => {},
     onB: () => {},
-    sendAtoB: (m) => void a.send(m, addrB).catch(ignoreClosed),
-    sendBtoA: (m) => void b.send(m, addrA).catch(ignoreClosed),
+    sendAtoB: (m) => {
+      if (!closed) void a.send(m, addrB).catch(ignoreClosed);
+    },
+    sendBtoA: (m) => {
+      if (!closed) void b.send(m, addrA).catch(ignoreClosed);
+    },
     flush: () => {},
     close: async () => {
       closed = true;
