@@ -1,0 +1,420 @@
+/**
+ * ChannelSet: all channels of one connection, both directions. The connection (session layer)
+ * owns the engine slot, the packet-level DeliveryNotificationManager, RTT and congestion; it
+ * calls this class to fill datagrams, to report which packets were delivered or lost, and to
+ * hand over the engine's per-message records. See index.ts for the contract, docs/CHANNELS.md
+ * for the behaviour.
+ */
+import {
+  DATA_OVERHEAD_BYTES,
+  DeliveryKind,
+  DropReason,
+  FRAGMENT_EXTRA_BYTES,
+  FRAME_HEADER_BYTES,
+  LATEST_STATE_EXTRA_BYTES,
+  MAX_DATAGRAM_BYTES,
+  MESSAGE_WINDOW,
+  RecordField,
+  RecordType,
+} from "../engine/abi.js";
+import type { ChannelConfig, DeliveryMode } from "../session/types.js";
+import {
+  ChannelConfigError,
+  InvalidKeyError,
+  MessageTooLargeError,
+  TooManyKeysError,
+  UnknownChannelError,
+} from "./errors.js";
+import { PacketContents } from "./packet-contents.js";
+import { Queue } from "./queue.js";
+import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
+import { type ReceiptSink, SendChannel } from "./send-channel.js";
+
+export interface ChannelOptions extends ChannelConfig {
+  /** LatestState: most keys tracked per direction. Default 4096. */
+  maxKeys?: number;
+}
+
+export interface ChannelSetConfig {
+  channels: readonly ChannelOptions[];
+  /** Path MTU (largest datagram). */
+  mtu: number;
+  /** Per-connection bound on held + partially reassembled received bytes. */
+  maxReceiveBufferBytes: number;
+}
+
+export interface ReceivedMessage {
+  channel: number;
+  data: Uint8Array;
+  key?: number;
+}
+
+export interface Receipt {
+  receipt: number;
+  delivered: boolean;
+}
+
+export interface ChannelStats {
+  messagesSent: number[];
+  messagesReceived: number[];
+  /** Frames written again after their packet was lost. */
+  resends: number;
+  /** Frames the engine dropped as DuplicateMessage, plus duplicate fragments seen here. */
+  duplicates: number;
+  /** Frames/messages dropped as older than what was delivered (engine StaleMessage and
+   *  TooFarAhead, sequenced and LatestState freshness here). */
+  stale: number;
+  /** Fragments/messages rejected here as inconsistent or over a bound. */
+  invalid: number;
+  /** Unreliable partial messages evicted to stay within the receive-buffer bound. */
+  evicted: number;
+}
+
+export const DEFAULT_MAX_KEYS = 4096;
+const MIB = 1024 * 1024;
+/** Most channels per connection (the engine's per-slot state is sized for this). */
+export const MAX_CHANNELS = 32;
+
+/** Delivery kind of a mode name (the engine and the wire use the numbers). */
+export function deliveryKindOf(mode: DeliveryMode): DeliveryKind {
+  switch (mode) {
+    case "unreliable":
+      return DeliveryKind.Unreliable;
+    case "unreliable-sequenced":
+      return DeliveryKind.UnreliableSequenced;
+    case "reliable-unordered":
+      return DeliveryKind.ReliableUnordered;
+    case "reliable-ordered":
+      return DeliveryKind.ReliableOrdered;
+    case "reliable-sequenced":
+      return DeliveryKind.ReliableSequenced;
+    case "latest-state":
+      return DeliveryKind.LatestState;
+    default:
+      throw new ChannelConfigError(
+        `unknown channel mode ${JSON.stringify(mode)}; use one of unreliable, unreliable-sequenced, ` +
+          `reliable-unordered, reliable-ordered, reliable-sequenced, latest-state`,
+      );
+  }
+}
+
+export class ChannelSet implements ReceiptSink, ReceiveHost {
+  private readonly senders: SendChannel[] = [];
+  private readonly receivers: ReceiveChannel[] = [];
+  /** Channel indexes grouped by priority, highest first. */
+  private readonly groups: number[][] = [];
+  private readonly roundRobin: number[] = [];
+  private readonly exhausted: Uint8Array;
+  private readonly pool: PacketContents[] = [];
+  private readonly messages = new Queue<ReceivedMessage>();
+  private readonly receipts = new Queue<Receipt>();
+  /** Receipt ids not yet reported: each reports exactly once. */
+  private readonly outstandingReceipts = new Set<number>();
+  private nextReceipt = 1;
+  private readonly unreliablePartials = new Set<Partial>();
+  private buffered = 0;
+  private readonly maxReceiveBufferBytes: number;
+  private readonly counters = { duplicates: 0, stale: 0, invalid: 0, evicted: 0 };
+  private readonly sent: number[];
+  private readonly received: number[];
+
+  constructor(config: ChannelSetConfig) {
+    const { channels, mtu, maxReceiveBufferBytes } = config;
+    if (!Array.isArray(channels) || channels.length < 1 || channels.length > MAX_CHANNELS) {
+      throw new ChannelConfigError(`channels must list 1..${MAX_CHANNELS} channel configs`);
+    }
+    const minMtu = DATA_OVERHEAD_BYTES + FRAME_HEADER_BYTES + FRAGMENT_EXTRA_BYTES + LATEST_STATE_EXTRA_BYTES + 16;
+    if (!Number.isInteger(mtu) || mtu < minMtu || mtu > MAX_DATAGRAM_BYTES) {
+      throw new ChannelConfigError(`mtu must be an integer in ${minMtu}..${MAX_DATAGRAM_BYTES}, got ${mtu}`);
+    }
+    if (!(maxReceiveBufferBytes > 0)) {
+      throw new ChannelConfigError(`maxReceiveBufferBytes must be positive, got ${maxReceiveBufferBytes}`);
+    }
+    this.maxReceiveBufferBytes = maxReceiveBufferBytes;
+    const room = mtu - DATA_OVERHEAD_BYTES;
+    channels.forEach((c, i) => {
+      const kind = deliveryKindOf(c.mode);
+      const reliable = kind >= DeliveryKind.ReliableUnordered;
+      const keyBytes = kind === DeliveryKind.LatestState ? LATEST_STATE_EXTRA_BYTES : 0;
+      const fragmentPayload = room - FRAME_HEADER_BYTES - FRAGMENT_EXTRA_BYTES - keyBytes;
+      // A message is at most MESSAGE_WINDOW fragments: the receiver's window must hold all of
+      // them at once (reliable kinds) and it bounds reassembly bookkeeping (all kinds).
+      const ceiling = MESSAGE_WINDOW * fragmentPayload;
+      const fallback = Math.min(reliable ? MIB : 64 * 1024, ceiling);
+      const maxMessageBytes = c.maxMessageBytes ?? fallback;
+      if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < 0 || maxMessageBytes > ceiling) {
+        throw new ChannelConfigError(
+          `channel ${i}: maxMessageBytes must be an integer in 0..${ceiling} ` +
+            `(${MESSAGE_WINDOW} fragments of ${fragmentPayload} bytes at mtu ${mtu}), got ${c.maxMessageBytes}`,
+        );
+      }
+      const maxKeys = c.maxKeys ?? DEFAULT_MAX_KEYS;
+      if (!Number.isInteger(maxKeys) || maxKeys < 1) {
+        throw new ChannelConfigError(`channel ${i}: maxKeys must be a positive integer, got ${c.maxKeys}`);
+      }
+      const priority = c.priority ?? 0;
+      if (!Number.isFinite(priority)) throw new ChannelConfigError(`channel ${i}: priority must be a finite number`);
+      this.senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this));
+      this.receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this));
+    });
+    const priorities = [...new Set(this.senders.map((s) => s.priority))].sort((a, b) => b - a);
+    for (const p of priorities) {
+      this.groups.push(this.senders.filter((s) => s.priority === p).map((s) => s.index));
+      this.roundRobin.push(0);
+    }
+    this.exhausted = new Uint8Array(channels.length);
+    this.sent = new Array<number>(channels.length).fill(0);
+    this.received = new Array<number>(channels.length).fill(0);
+  }
+
+  get channelCount(): number {
+    return this.senders.length;
+  }
+
+  /** Delivery kind per channel, for the engine config. */
+  kinds(): DeliveryKind[] {
+    return this.senders.map((s) => s.kind);
+  }
+
+  // ---- application commands ----------------------------------------------------------------
+
+  /**
+   * Queue `data` on `channel`. The bytes are copied. Returns a receipt id (> 0) when
+   * `opts.receipt` is set, else 0. Throws UnknownChannelError, MessageTooLargeError,
+   * InvalidKeyError, TooManyKeysError on misuse.
+   */
+  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number }): number {
+    void now;
+    const ch = this.senders[channel];
+    if (!Number.isInteger(channel) || ch === undefined) throw new UnknownChannelError(channel, this.senders.length);
+    if (!(data instanceof Uint8Array)) throw new TypeError("send(): data must be a Uint8Array");
+    if (data.length > ch.maxMessageBytes) throw new MessageTooLargeError(channel, data.length, ch.maxMessageBytes);
+    const key = opts?.key;
+    if (ch.kind === DeliveryKind.LatestState) {
+      if (key === undefined || !Number.isInteger(key) || key < 0 || key > 0xffffffff) {
+        throw new InvalidKeyError(channel, `latest-state sends need { key } as an integer in 0..4294967295, got ${key}`);
+      }
+      if (!ch.keys.has(key) && ch.keys.size >= ch.maxKeys) throw new TooManyKeysError(channel, ch.maxKeys);
+    } else if (key !== undefined) {
+      throw new InvalidKeyError(channel, `a key is only meaningful on latest-state channels; drop { key } or use a latest-state channel`);
+    }
+    const receipt = opts?.receipt === true ? this.nextReceipt++ : 0;
+    if (receipt !== 0) this.outstandingReceipts.add(receipt);
+    const copy = data.slice();
+    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, copy, receipt);
+    else ch.enqueue(copy, receipt);
+    this.sent[channel]++;
+    return receipt;
+  }
+
+  /** Connection closed: every outstanding receipt reports lost, all queues are emptied. */
+  failAll(now?: number): void {
+    void now;
+    for (const s of this.senders) s.failAll();
+    for (const id of this.outstandingReceipts) this.receipts.push({ receipt: id, delivered: false });
+    this.outstandingReceipts.clear();
+  }
+
+  /** Bytes of application data queued or awaiting acknowledgement (for back-pressure). */
+  queuedBytes(): number {
+    let total = 0;
+    for (const s of this.senders) total += s.heldBytes;
+    return total;
+  }
+
+  // ---- packet assembly ---------------------------------------------------------------------
+
+  acquireContents(): PacketContents {
+    return this.pool.pop() ?? new PacketContents();
+  }
+
+  releaseContents(contents: PacketContents): void {
+    contents.clear();
+    if (this.pool.length < 4096) this.pool.push(contents);
+  }
+
+  /** Anything to send now: a lost reliable frame, or new data the flow-control window allows. */
+  hasPending(now: number): boolean {
+    void now;
+    for (const s of this.senders) if (s.hasResend() || s.hasFresh()) return true;
+    return false;
+  }
+
+  /**
+   * Write frames (PROTOCOL.md §3) into bytes[offset .. offset + capacity) and record them in
+   * `into`. Order: resends before new data; within each, channels by priority (highest first),
+   * frame-by-frame round-robin among equal priorities so one busy channel cannot starve another.
+   * Fragments are sized for an empty packet (mtu - DATA_OVERHEAD_BYTES): pass the full room
+   * and append connection-level frames after the returned length.
+   */
+  writeFrames(now: number, bytes: Uint8Array, offset: number, capacity: number, into: PacketContents): number {
+    void now;
+    let pos = offset;
+    const end = Math.min(offset + capacity, bytes.length);
+    for (let pass = 0; pass < 2; pass++) {
+      for (let g = 0; g < this.groups.length; g++) {
+        const group = this.groups[g];
+        for (const c of group) this.exhausted[c] = 0;
+        let active = group.length;
+        let i = this.roundRobin[g] % group.length;
+        while (active > 0 && pos < end) {
+          const c = group[i];
+          if (this.exhausted[c] === 0) {
+            const s = this.senders[c];
+            const n =
+              pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
+            if (n === 0) {
+              this.exhausted[c] = 1;
+              active--;
+            } else {
+              pos += n;
+            }
+          }
+          i = i + 1 === group.length ? 0 : i + 1;
+        }
+      }
+    }
+    for (let g = 0; g < this.groups.length; g++) this.roundRobin[g] = (this.roundRobin[g] + 1) % this.groups[g].length;
+    into.bytes += pos - offset;
+    return pos - offset;
+  }
+
+  // ---- feedback from the packet layer ------------------------------------------------------
+
+  onDelivered(now: number, contents: PacketContents): void {
+    void now;
+    for (let i = 0; i < contents.count; i++) {
+      const m = contents.messages[i]!;
+      this.senders[m.channel].delivered(m, contents.fragments[i]);
+    }
+  }
+
+  onLost(now: number, contents: PacketContents): void {
+    void now;
+    for (let i = 0; i < contents.count; i++) {
+      const m = contents.messages[i]!;
+      this.senders[m.channel].lostFragment(m, contents.fragments[i]);
+    }
+  }
+
+  // ---- receive side ------------------------------------------------------------------------
+
+  /** One engine record (Message, Hold, Release or FrameDropped) for this connection. */
+  onRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
+    void now;
+    const type = records[index + RecordField.Type];
+    switch (type) {
+      case RecordType.Message:
+      case RecordType.Hold: {
+        const rc = this.receivers[records[index + RecordField.A]];
+        if (rc === undefined) {
+          this.counters.invalid++;
+          return;
+        }
+        const seq = records[index + RecordField.B] & 0xffff;
+        const fragInfo = records[index + RecordField.C] >>> 0;
+        const offset = records[index + RecordField.Offset];
+        const length = records[index + RecordField.Length];
+        if (offset < 0 || length < 0 || offset + length > arena.length) {
+          this.counters.invalid++;
+          return;
+        }
+        if (type === RecordType.Message) {
+          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length);
+        } else {
+          rc.onHold(seq, fragInfo, arena, offset, length);
+        }
+        return;
+      }
+      case RecordType.Release: {
+        const rc = this.receivers[records[index + RecordField.A]];
+        if (rc === undefined) this.counters.invalid++;
+        else rc.onRelease(records[index + RecordField.B] & 0xffff);
+        return;
+      }
+      case RecordType.FrameDropped: {
+        const reason = records[index + RecordField.A];
+        if (reason === DropReason.DuplicateMessage) this.counters.duplicates++;
+        else if (reason === DropReason.StaleMessage || reason === DropReason.TooFarAhead) this.counters.stale++;
+        else this.counters.invalid++;
+        return;
+      }
+      default:
+        return; // not a channel record: the connection handles it
+    }
+  }
+
+  pollMessage(): ReceivedMessage | undefined {
+    return this.messages.shift();
+  }
+
+  pollReceipt(): Receipt | undefined {
+    return this.receipts.shift();
+  }
+
+  /** Held + partially reassembled received bytes (with bookkeeping), for the connection's bound. */
+  receiveBufferedBytes(): number {
+    return this.buffered;
+  }
+
+  stats(): ChannelStats {
+    let resends = 0;
+    for (const s of this.senders) resends += s.resends;
+    return {
+      messagesSent: this.sent.slice(),
+      messagesReceived: this.received.slice(),
+      resends,
+      duplicates: this.counters.duplicates,
+      stale: this.counters.stale,
+      invalid: this.counters.invalid,
+      evicted: this.counters.evicted,
+    };
+  }
+
+  // ---- ReceiptSink / ReceiveHost (internal) ------------------------------------------------
+
+  /** @internal */
+  receiptSettled(receipt: number, delivered: boolean): void {
+    if (this.outstandingReceipts.delete(receipt)) this.receipts.push({ receipt, delivered });
+  }
+  /** @internal */
+  deliver(channel: number, data: Uint8Array, key: number | undefined): void {
+    this.received[channel]++;
+    this.messages.push(key === undefined ? { channel, data } : { channel, data, key });
+  }
+  /** @internal */
+  charge(bytes: number): void {
+    this.buffered += bytes;
+  }
+  /** @internal */
+  makeRoomForUnreliable(bytes: number): boolean {
+    while (this.buffered + bytes > this.maxReceiveBufferBytes) {
+      const oldest = this.unreliablePartials.values().next();
+      if (oldest.done) return false;
+      const p = oldest.value;
+      p.channel.dropPartial(p); // untracks it too
+      this.counters.evicted++;
+    }
+    return true;
+  }
+  /** @internal */
+  trackUnreliable(p: Partial): void {
+    this.unreliablePartials.add(p);
+  }
+  /** @internal */
+  untrackUnreliable(p: Partial): void {
+    this.unreliablePartials.delete(p);
+  }
+  /** @internal */
+  countInvalid(): void {
+    this.counters.invalid++;
+  }
+  /** @internal */
+  countStale(): void {
+    this.counters.stale++;
+  }
+  /** @internal */
+  countDuplicate(): void {
+    this.counters.duplicates++;
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * DeliveryNotificationManager (seed 001, after the Starsiege: Tribes connection manager):
+ * per outgoing packet sequence an in-flight record (time sent, size, and the application's own
+ * "transmission data" T: what it wrote into that packet). When the packet is acknowledged the
+ * record is reported delivered; when it is judged lost it is reported dropped. Each record is
+ * reported exactly once, so the sender module decides what (if anything) to resend — nothing is
+ * retransmitted at this level, and packet sequences are never reused (seed 002).
+ *
+ * Counters: dispatched == delivered + dropped + inFlight, always.
+ *
+ * Loss is declared by `detectLosses(now, timeoutMs)`:
+ *  - packet threshold: a packet sent at least `packetThreshold` (default 3) sequences before the
+ *    newest acknowledged one is lost (RFC 9002 §6.1.1, kPacketThreshold = 3: tolerates mild
+ *    reordering, yet reacts within one round trip);
+ *  - timeout: a packet in flight for `timeoutMs` or longer is lost (the caller passes its
+ *    retransmission timeout, e.g. RFC 6298 RTO with backoff; seed 001's ProcessTimedOutPackets).
+ * An ack that arrives after its packet was declared lost is counted in `lateAcks` and otherwise
+ * ignored (the record was already reported).
+ *
+ * Storage is a ring of `capacity` slots indexed by `sequence % capacity` (seed 002's sequence
+ * buffer): flat typed arrays plus one array of T. Packets must be dispatched in sequence order
+ * (each one the previous + 1, mod 65536), which is what a packet layer does. If more than
+ * `capacity` packets are in flight, the oldest is reported dropped to make room.
+ *
+ * Public so applications that build their own replication on raw packets can use it.
+ */
+
+export interface DeliveryHandler<T> {
+  /** The packet `sequence` carrying `data` was acknowledged at `now` (sent at `sentTime`). */
+  onDelivered(sequence: number, data: T, sentTime: number, now: number): void;
+  /** The packet `sequence` carrying `data` is considered lost. */
+  onDropped(sequence: number, data: T, sentTime: number, now: number): void;
+}
+
+export interface DeliveryNotificationOptions {
+  /** Ring size, power of two, >= 64. Default 1024. */
+  capacity?: number;
+  /** Sequences behind the newest ack at which a packet is lost. Default 3. */
+  packetThreshold?: number;
+}
+
+import { sequenceGreaterThan } from "../engine/sequence.js";
+
+const EMPTY = -1;
+
+export class DeliveryNotificationManager<T> {
+  dispatched = 0;
+  delivered = 0;
+  dropped = 0;
+  /** Acks for packets already reported dropped (spurious loss declarations). */
+  lateAcks = 0;
+  /** Bytes of the packets currently in flight. */
+  bytesInFlight = 0;
+
+  private readonly handler: DeliveryHandler<T>;
+  private readonly mask: number;
+  private readonly packetThreshold: number;
+  private readonly sequences: Int32Array;
+  private readonly sentTimes: Float64Array;
+  private readonly sizes: Int32Array;
+  private readonly data: (T | undefined)[];
+  /** Sequence of the oldest record that may still be in flight (scan start). */
+  private oldest = 0;
+  /** Sequence expected by the next dispatch, or -1 before the first. */
+  private next = -1;
+  private largestAcked = -1;
+  private inFlightCount = 0;
+
+  constructor(handler: DeliveryHandler<T>, options: DeliveryNotificationOptions = {}) {
+    const capacity = options.capacity ?? 1024;
+    if (!Number.isInteger(capacity) || capacity < 64 || (capacity & (capacity - 1)) !== 0 || capacity > 32768) {
+      throw new RangeError(`DeliveryNotificationManager capacity must be a power of two in 64..32768, got ${capacity}`);
+    }
+    this.handler = handler;
+    this.mask = capacity - 1;
+    this.packetThreshold = Math.max(1, options.packetThreshold ?? 3);
+    this.sequences = new Int32Array(capacity).fill(EMPTY);
+    this.sentTimes = new Float64Array(capacity);
+    this.sizes = new Int32Array(capacity);
+    this.data = new Array<T | undefined>(capacity).fill(undefined);
+  }
+
+  get inFlight(): number {
+    return this.inFlightCount;
+  }
+
+  /** Time the oldest in-flight packet was sent (to arm a loss timer), or undefined. */
+  oldestSentTime(): number | undefined {
+    this.skipSettled();
+    if (this.inFlightCount === 0) return undefined;
+    return this.sentTimes[this.oldest & this.mask];
+  }
+
+  /** Record that packet `sequence` (16-bit) of `bytes` bytes carrying `data` left at `now`. */
+  dispatch(sequence: number, now: number, bytes: number, data: T): void {
+    sequence &= 0xffff;
+    if (this.next !== -1 && sequence !== this.next) {
+      throw new RangeError(`DeliveryNotificationManager: dispatch out of order (expected ${this.next}, got ${sequence})`);
+    }
+    if (this.next === -1) this.oldest = sequence;
+    const slot = sequence & this.mask;
+    if (this.sequences[slot] !== EMPTY) {
+      // Ring full: the record being overwritten is `capacity` packets old. Report it dropped.
+      this.drop(slot, now);
+    }
+    this.sequences[slot] = sequence;
+    this.sentTimes[slot] = now;
+    this.sizes[slot] = bytes;
+    this.data[slot] = data;
+    this.next = (sequence + 1) & 0xffff;
+    this.dispatched++;
+    this.inFlightCount++;
+    this.bytesInFlight += bytes;
+  }
+
+  /**
+   * The peer acknowledged `sequence` (e.g. an engine PacketAcked record). Reports it delivered
+   * if it was in flight. Returns true if it was newly delivered.
+   */
+  acknowledge(sequence: number, now: number): boolean {
+    sequence &= 0xffff;
+    const slot = sequence & this.mask;
+    if (this.sequences[slot] !== sequence) {
+      if (this.next !== -1 && sequenceDistance(this.next, sequence) <= this.mask + 1) this.lateAcks++;
+      return false;
+    }
+    if (this.largestAcked === -1 || sequenceGreaterThan(sequence, this.largestAcked)) this.largestAcked = sequence;
+    const data = this.data[slot] as T;
+    const sentTime = this.sentTimes[slot];
+    this.release(slot);
+    this.delivered++;
+    this.handler.onDelivered(sequence, data, sentTime, now);
+    return true;
+  }
+
+  /** Report lost every in-flight packet past the packet threshold or older than timeoutMs. */
+  detectLosses(now: number, timeoutMs: number): number {
+    let lost = 0;
+    while (this.inFlightCount > 0) {
+      this.skipSettled();
+      const slot = this.oldest & this.mask;
+      const sequence = this.oldest;
+      const byThreshold =
+        this.largestAcked !== -1 &&
+        sequenceGreaterThan(this.largestAcked, sequence) &&
+        ((this.largestAcked - sequence) & 0xffff) >= this.packetThreshold;
+      const byTimeout = now - this.sentTimes[slot] >= timeoutMs;
+      if (!byThreshold && !byTimeout) break;
+      this.drop(slot, now);
+      lost++;
+    }
+    return lost;
+  }
+
+  /** Report every in-flight packet dropped (connection closed). */
+  dropAll(now: number): void {
+    while (this.inFlightCount > 0) {
+      this.skipSettled();
+      this.drop(this.oldest & this.mask, now);
+    }
+  }
+
+  /** Advance `oldest` over slots that are already settled (acked or dropped). */
+  private skipSettled(): void {
+    if (this.inFlightCount === 0 || this.next === -1) return;
+    while (this.sequences[this.oldest & this.mask] !== this.oldest) {
+      this.oldest = (this.oldest + 1) & 0xffff;
+    }
+  }
+
+  private drop(slot: number, now: number): void {
+    const sequence = this.sequences[slot];
+    const data = this.data[slot] as T;
+    const sentTime = this.sentTimes[slot];
+    this.release(slot);
+    this.dropped++;
+    this.handler.onDropped(sequence, data, sentTime, now);
+  }
+
+  private release(slot: number): void {
+    this.sequences[slot] = EMPTY;
+    this.data[slot] = undefined;
+    this.bytesInFlight -= this.sizes[slot];
+    this.inFlightCount--;
+  }
+}
+
+/** How far a is ahead of b, 0..65535. */
+function sequenceDistance(a: number, b: number): number {
+  return (a - b) & 0xffff;
+}

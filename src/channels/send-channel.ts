@@ -1,0 +1,381 @@
+/**
+ * The sending half of one channel: message sequence numbering, flow control, first sends,
+ * resends, and the per-mode rules on loss (internal to src/channels; ChannelSet drives it).
+ */
+import {
+  DeliveryKind,
+  FRAGMENT_EXTRA_BYTES,
+  FRAME_FLAG_FRAGMENT,
+  FRAME_HEADER_BYTES,
+  LATEST_STATE_EXTRA_BYTES,
+  MESSAGE_WINDOW,
+} from "../engine/abi.js";
+import { FragState, OutMessage } from "./out-message.js";
+import type { PacketContents } from "./packet-contents.js";
+import { PairQueue, Queue } from "./queue.js";
+
+const EMPTY = new Uint8Array(0);
+
+/** A receipt outcome the channel wants reported. */
+export interface ReceiptSink {
+  receiptSettled(receipt: number, delivered: boolean): void;
+}
+
+/** LatestState: what the sender knows about one key (seed 001's up-to-date reliability). */
+export class KeyState {
+  /** Version of the newest value the application sent for this key (1, 2, ...). */
+  version = 0;
+  /** A transmission queued but not yet started: later sends replace its value. */
+  pending: OutMessage | undefined = undefined;
+  /** The newest started transmission. */
+  current: OutMessage | undefined = undefined;
+  /** Newest version the peer acknowledged. */
+  ackedVersion = 0;
+  /** Receipts waiting: parallel arrays (version, receipt id). */
+  receiptVersions: number[] = [];
+  receiptIds: number[] = [];
+}
+
+export class SendChannel {
+  /** Next message sequence, unwrapped (wire value is `& 0xffff`). */
+  nextSeq = 0;
+  resends = 0;
+  /** Messages with fragments never written yet, in send order. */
+  readonly fresh = new Queue<OutMessage>();
+  /** Lost fragments waiting to be resent. */
+  readonly lost = new PairQueue<OutMessage>();
+  /** Started messages that hold the flow-control window, in sequence order. */
+  private readonly live = new Queue<OutMessage>();
+  /** ReliableSequenced: the newest started message (the only one worth resending). */
+  private newestStarted: OutMessage | undefined = undefined;
+  readonly keys = new Map<number, KeyState>();
+  /** Bytes of application data held (queued or awaiting acknowledgement). */
+  heldBytes = 0;
+
+  readonly reliable: boolean;
+  /** The receiver checks this channel's messageSeqs against a 1024-entry window. */
+  readonly windowed: boolean;
+  readonly keyBytes: number;
+  /** Largest payload that fits one frame in an empty packet. */
+  readonly singleFramePayload: number;
+  /** Payload bytes per fragment (every fragment but the last is exactly this long). */
+  readonly fragmentPayload: number;
+
+  constructor(
+    readonly index: number,
+    readonly kind: DeliveryKind,
+    readonly priority: number,
+    readonly maxMessageBytes: number,
+    readonly maxKeys: number,
+    packetRoom: number,
+    private readonly sink: ReceiptSink,
+  ) {
+    this.reliable = kind >= DeliveryKind.ReliableUnordered;
+    this.windowed =
+      kind === DeliveryKind.ReliableUnordered || kind === DeliveryKind.ReliableOrdered || kind === DeliveryKind.LatestState;
+    this.keyBytes = kind === DeliveryKind.LatestState ? LATEST_STATE_EXTRA_BYTES : 0;
+    this.singleFramePayload = packetRoom - FRAME_HEADER_BYTES - this.keyBytes;
+    this.fragmentPayload = this.singleFramePayload - FRAGMENT_EXTRA_BYTES;
+  }
+
+  fragmentCountFor(length: number): number {
+    return length <= this.singleFramePayload ? 1 : Math.ceil(length / this.fragmentPayload);
+  }
+
+  /** Queue a message (already validated and copied). */
+  enqueue(data: Uint8Array, receipt: number): OutMessage {
+    if (this.kind === DeliveryKind.ReliableSequenced) {
+      // Only the newest is ever delivered: anything not yet fully written is pointless now.
+      while (this.fresh.length > 0) this.abandon(this.fresh.shift()!);
+    }
+    const m = new OutMessage(this.index, this.kind, data, this.fragmentCountFor(data.length), this.fragmentPayload, 0, 0, receipt);
+    this.fresh.push(m);
+    this.heldBytes += data.length;
+    return m;
+  }
+
+  /** LatestState send: publish `data` as the value of `key`. Returns the key's new version. */
+  publish(key: number, data: Uint8Array, receipt: number): void {
+    let ks = this.keys.get(key);
+    if (ks === undefined) {
+      ks = new KeyState();
+      this.keys.set(key, ks);
+    }
+    const version = ++ks.version;
+    if (receipt !== 0) {
+      ks.receiptVersions.push(version);
+      ks.receiptIds.push(receipt);
+    }
+    const fragCount = this.fragmentCountFor(data.length);
+    if (ks.pending !== undefined) {
+      // Coalesce: the queued transmission has not started, so it simply carries the new value.
+      this.heldBytes += data.length - ks.pending.data.length;
+      ks.pending.replace(data, fragCount, version);
+      return;
+    }
+    if (ks.current !== undefined && ks.current.live && ks.current.nextFrag < ks.current.fragCount) {
+      // The previous value is still being written for the first time: stop, the new one replaces it.
+      this.abandon(ks.current);
+    }
+    const m = new OutMessage(this.index, this.kind, data, fragCount, this.fragmentPayload, key, version, 0);
+    ks.pending = m;
+    this.fresh.push(m);
+    this.heldBytes += data.length;
+  }
+
+  /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
+  private windowBase(): number {
+    for (;;) {
+      const m = this.live.peek();
+      if (m === undefined) return this.nextSeq;
+      if (!m.live) {
+        this.live.shift();
+        continue;
+      }
+      while (m.firstUnacked < m.fragCount && m.states[m.firstUnacked] === FragState.Acked) m.firstUnacked++;
+      return m.seqBase + m.firstUnacked;
+    }
+  }
+
+  /** Sequence `seq` may be sent without the receiver rejecting it as TooFarAhead. */
+  private inWindow(seq: number): boolean {
+    return !this.windowed || seq < this.windowBase() + MESSAGE_WINDOW;
+  }
+
+  /** Drop invalid entries at the head of the resend queue; true if a valid one remains. */
+  private cleanLostHead(): boolean {
+    for (;;) {
+      const m = this.lost.peekItem();
+      if (m === undefined) return false;
+      const f = this.lost.peekNumber();
+      if (m.done || m.abandoned || m.states[f] !== FragState.NeedsSend) {
+        this.lost.shift();
+        continue;
+      }
+      if (this.kind === DeliveryKind.ReliableSequenced && m !== this.newestStarted) {
+        this.abandon(m);
+        this.lost.shift();
+        continue;
+      }
+      return true;
+    }
+  }
+
+  private cleanFreshHead(): OutMessage | undefined {
+    for (;;) {
+      const m = this.fresh.peek();
+      if (m === undefined) return undefined;
+      if (m.abandoned || m.nextFrag >= m.fragCount) {
+        this.fresh.shift();
+        continue;
+      }
+      return m;
+    }
+  }
+
+  hasResend(): boolean {
+    return this.cleanLostHead();
+  }
+
+  hasFresh(): boolean {
+    const m = this.cleanFreshHead();
+    if (m === undefined) return false;
+    const seq = m.seqBase === -1 ? this.nextSeq : m.seqBase + m.nextFrag;
+    return this.inWindow(seq);
+  }
+
+  frameBytes(m: OutMessage, f: number): number {
+    return FRAME_HEADER_BYTES + (m.fragCount > 1 ? FRAGMENT_EXTRA_BYTES : 0) + this.keyBytes + m.fragmentLength(f);
+  }
+
+  /** Write one resent frame if one is due and fits in `room`. Returns bytes written (0 = none). */
+  writeResend(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
+    if (!this.cleanLostHead()) return 0;
+    const m = this.lost.peekItem()!;
+    const f = this.lost.peekNumber();
+    const size = this.frameBytes(m, f);
+    if (size > room) return 0;
+    this.lost.shift();
+    this.writeFrame(bytes, pos, m, f);
+    m.states[f] = FragState.InFlight;
+    into.add(m, f);
+    into.resends++;
+    this.resends++;
+    return size;
+  }
+
+  /** Write the next never-sent frame if the window allows and it fits. Returns bytes written. */
+  writeFresh(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
+    const m = this.cleanFreshHead();
+    if (m === undefined) return 0;
+    if (m.seqBase === -1) {
+      if (!this.inWindow(this.nextSeq)) return 0;
+      if (this.frameBytes(m, 0) > room) return 0;
+      this.start(m);
+    }
+    const f = m.nextFrag;
+    if (!this.inWindow(m.seqBase + f)) return 0;
+    const size = this.frameBytes(m, f);
+    if (size > room) return 0;
+    this.writeFrame(bytes, pos, m, f);
+    m.states[f] = FragState.InFlight;
+    m.nextFrag = f + 1;
+    if (m.nextFrag === m.fragCount) {
+      this.fresh.shift();
+      if (!this.reliable) {
+        // Unreliable data is never resent: the bytes are not needed any more.
+        this.heldBytes -= m.data.length;
+        m.data = EMPTY;
+      }
+    }
+    // Unreliable frames without a receipt need no delivery feedback.
+    if (this.reliable || m.receipt !== 0) into.add(m, f);
+    return size;
+  }
+
+  /** Assign sequences to a message about to be written for the first time. */
+  private start(m: OutMessage): void {
+    m.seqBase = this.nextSeq;
+    this.nextSeq += m.fragCount;
+    if (this.windowed) this.live.push(m);
+    if (this.kind === DeliveryKind.ReliableSequenced) {
+      const previous = this.newestStarted;
+      if (previous !== undefined && !previous.done) this.abandon(previous);
+      this.newestStarted = m;
+    } else if (this.kind === DeliveryKind.LatestState) {
+      const ks = this.keys.get(m.key)!;
+      if (ks.pending === m) ks.pending = undefined;
+      const previous = ks.current;
+      if (previous !== undefined && !previous.done && !previous.abandoned) this.abandon(previous);
+      ks.current = m;
+    }
+  }
+
+  /** PROTOCOL.md §3 frame: channel, flags, messageSeq, [fragIndex, fragCount], [key], length, payload. */
+  private writeFrame(bytes: Uint8Array, pos: number, m: OutMessage, f: number): void {
+    const fragmented = m.fragCount > 1;
+    const seq = (m.seqBase + f) & 0xffff;
+    const length = m.fragmentLength(f);
+    bytes[pos] = this.index;
+    bytes[pos + 1] = this.kind | (fragmented ? FRAME_FLAG_FRAGMENT : 0);
+    bytes[pos + 2] = seq & 0xff;
+    bytes[pos + 3] = seq >>> 8;
+    let p = pos + 4;
+    if (fragmented) {
+      bytes[p] = f & 0xff;
+      bytes[p + 1] = f >>> 8;
+      bytes[p + 2] = m.fragCount & 0xff;
+      bytes[p + 3] = m.fragCount >>> 8;
+      p += 4;
+    }
+    if (this.keyBytes !== 0) {
+      const k = m.key;
+      bytes[p] = k & 0xff;
+      bytes[p + 1] = (k >>> 8) & 0xff;
+      bytes[p + 2] = (k >>> 16) & 0xff;
+      bytes[p + 3] = k >>> 24;
+      p += 4;
+    }
+    bytes[p] = length & 0xff;
+    bytes[p + 1] = length >>> 8;
+    p += 2;
+    const start = m.fragmentStart(f);
+    if (length > 0) bytes.set(m.data.subarray(start, start + length), p);
+  }
+
+  /** Fragment `f` of `m` was acknowledged. */
+  delivered(m: OutMessage, f: number): void {
+    if (m.states[f] !== FragState.InFlight) return;
+    m.states[f] = FragState.Acked;
+    m.acked++;
+    if (m.acked < m.fragCount || m.done) return;
+    m.done = true;
+    if (m.abandoned) return; // superseded: its receipt was already reported
+    if (this.reliable) this.heldBytes -= m.data.length;
+    m.data = EMPTY;
+    if (this.kind === DeliveryKind.LatestState) {
+      const ks = this.keys.get(m.key)!;
+      if (m.version > ks.ackedVersion) ks.ackedVersion = m.version;
+      this.settleKeyReceipts(ks, ks.ackedVersion, true);
+    } else if (m.receipt !== 0 && !m.lossReported) {
+      this.sink.receiptSettled(m.receipt, true);
+      m.receipt = 0;
+    }
+  }
+
+  /** Fragment `f` of `m` was in a packet judged lost. */
+  lostFragment(m: OutMessage, f: number): void {
+    if (m.states[f] !== FragState.InFlight || m.done || m.abandoned) return;
+    m.states[f] = FragState.NeedsSend;
+    if (!this.reliable) {
+      // Never resent. A receipt learns the message is lost at the first lost fragment.
+      m.states[f] = FragState.Acked; // settled; never revisited
+      if (m.receipt !== 0 && !m.lossReported) {
+        m.lossReported = true;
+        this.sink.receiptSettled(m.receipt, false);
+        m.receipt = 0;
+      }
+      return;
+    }
+    if (this.kind === DeliveryKind.ReliableSequenced && m !== this.newestStarted) {
+      // A newer message has been sent: the receiver would discard this one anyway.
+      this.abandon(m);
+      return;
+    }
+    if (this.kind === DeliveryKind.LatestState) {
+      const ks = this.keys.get(m.key)!;
+      if (m !== ks.current || ks.pending !== undefined) {
+        // A newer value of this key is in flight, delivered, or queued: it replaces this one.
+        this.abandon(m);
+        return;
+      }
+      // Still the current value: resending the lost fragment under its own messageSeq is the
+      // same as sending the current value anew, and keeps the rest of the message valid.
+    }
+    this.lost.push(m, f);
+  }
+
+  /** Stop caring about `m`: never (re)send it; a plain receipt reports lost. */
+  abandon(m: OutMessage): void {
+    if (m.abandoned || m.done) return;
+    m.abandoned = true;
+    this.heldBytes -= m.data.length;
+    m.data = EMPTY;
+    if (m.receipt !== 0 && !m.lossReported) {
+      m.lossReported = true;
+      this.sink.receiptSettled(m.receipt, false);
+      m.receipt = 0;
+    }
+  }
+
+  private settleKeyReceipts(ks: KeyState, upToVersion: number, delivered: boolean): void {
+    const versions = ks.receiptVersions;
+    const ids = ks.receiptIds;
+    let kept = 0;
+    for (let i = 0; i < versions.length; i++) {
+      if (versions[i] <= upToVersion) {
+        this.sink.receiptSettled(ids[i], delivered);
+      } else {
+        versions[kept] = versions[i];
+        ids[kept] = ids[i];
+        kept++;
+      }
+    }
+    versions.length = kept;
+    ids.length = kept;
+  }
+
+  /** Connection closed: abandon everything; every outstanding receipt reports lost. */
+  failAll(): void {
+    for (let m = this.fresh.shift(); m !== undefined; m = this.fresh.shift()) this.abandon(m);
+    for (let m = this.live.shift(); m !== undefined; m = this.live.shift()) this.abandon(m);
+    if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
+    this.lost.clear();
+    for (const ks of this.keys.values()) {
+      if (ks.current !== undefined) this.abandon(ks.current);
+      ks.pending = undefined;
+      this.settleKeyReceipts(ks, Infinity, false);
+    }
+    this.heldBytes = 0;
+  }
+}
