@@ -1,0 +1,199 @@
+// The exported entry points: one call per batch of received datagrams, one per sealed packet.
+// Nothing here allocates, traps or throws on wire input: every datagram ends as exactly one of
+// PacketReceived, Control, UnknownPeer or DatagramDropped (docs/PROTOCOL.md §5).
+
+import {
+  channelBase, channelCount, channelKind, configOffset, descriptorOffset, maxRecords, maxSlots,
+  orderedChannels, readLayout, rxEnd, rxStart, scratchOffset, slotBase, slotBytesNeeded, slotStride,
+  txEnd, txStart, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, MAX_PARITY_BLOCKS,
+  SLOT_NEXT_SEND,
+} from "./layout";
+import { crc32c as crc32cPlain, crcInit, crcWithPrefix } from "./crc32c";
+import {
+  lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader, ACKS_VALID,
+  CRC_BYTES, DATA_HEADER_BYTES, MAX_DATAGRAM_BYTES, MIN_DATAGRAM_BYTES, TYPE_DATA, TYPE_KEEPALIVE,
+} from "./header";
+import {
+  frameHeaderBytes, validateFrames, FLAG_FRAGMENT, FLAG_KIND_MASK, KIND_LATEST_STATE, SYSTEM_CHANNEL,
+} from "./frame";
+import { ackBits, hasReceived, mostRecentReceived, receiveCheck, receiveRecord, ACCEPT } from "./received-window";
+import { rememberSent, scanAcks } from "./ack-scan";
+import { applyFrame } from "./channel-rules";
+import {
+  countDrop, recordCount, resetRecords, writeRecord, RECORD_CONTROL, RECORD_DATAGRAM_DROPPED,
+  RECORD_PACKET_RECEIVED, RECORD_UNKNOWN_PEER,
+} from "./records";
+import { parityXor } from "./parity";
+
+const TOO_SHORT: i32 = 1;
+const BAD_CRC: i32 = 2;
+const UNKNOWN_TYPE: i32 = 3;
+const BAD_LENGTH: i32 = 4;
+const MALFORMED_FRAME: i32 = 7;
+const UNKNOWN_PEER: i32 = 8;
+const KIND_RELIABLE_UNORDERED: u32 = 2;
+
+/** Init results (mirrored by WasmInitError codes in src/engine/wasm-engine.ts). */
+const INIT_OK: i32 = 0;
+const INIT_STATIC_DATA_OVERLAPS: i32 = 1;
+const INIT_SLOT_STRIDE_TOO_SMALL: i32 = 2;
+const INIT_BAD_CHANNEL_COUNT: i32 = 3;
+
+/** Frames one datagram can hold: (1500 - 13) / 6. */
+const MAX_FRAMES: u32 = 247;
+
+let consumedCount: i32 = 0;
+/** Records one datagram may need at most (src/engine/layout.ts maxRecordsPerDatagram). */
+let recordsPerDatagram: u32 = 0;
+
+/** End of the module's static data: the host layout must start at or above it. */
+export function dataEnd(): i32 {
+  return <i32>__heap_base;
+}
+
+/** Read the layout from the config area the host wrote at `config`, build the CRC tables. */
+export function init(config: i32): i32 {
+  if (<usize>config < __heap_base) return INIT_STATIC_DATA_OVERLAPS;
+  readLayout(<usize>config);
+  if (channelCount < 1 || channelCount > 32) return INIT_BAD_CHANNEL_COUNT;
+  if (slotStride < slotBytesNeeded(channelCount)) return INIT_SLOT_STRIDE_TOO_SMALL;
+  const ordered = orderedChannels < MAX_FRAMES ? orderedChannels : MAX_FRAMES;
+  recordsPerDatagram = 34 + MAX_FRAMES + 1023 * ordered;
+  crcInit(load<u32>(<usize>config + CONFIG_MAGIC), load<u32>(<usize>config + CONFIG_PROTOCOL_ID));
+  return INIT_OK;
+}
+
+/** Clear every piece of a slot's state; its first outgoing sequence is `initialSequence`. */
+export function resetSlot(slot: i32, initialSequence: i32): void {
+  if (slot < 0 || slot >= maxSlots) return;
+  const base = slotBase(slot);
+  memory.fill(base, 0, slotStride);
+  store<u32>(base, <u32>initialSequence & 0xffff, SLOT_NEXT_SEND);
+  for (let ch: u32 = 0; ch < channelCount; ch++) {
+    const kind = channelKind(ch);
+    // Dedup windows start "just before 0" so messageSeq 0 is the first new one.
+    if (kind == KIND_RELIABLE_UNORDERED || kind == KIND_LATEST_STATE) {
+      store<u32>(channelBase(base, ch), 0xffff, CHANNEL_BASE);
+    }
+  }
+}
+
+export function consumed(): i32 {
+  return consumedCount;
+}
+
+/** See Engine.processBatch in src/engine/abi.ts. Returns the number of records written. */
+export function processBatch(count: i32): i32 {
+  resetRecords();
+  let i = 0;
+  for (; i < count; i++) {
+    // Stop before a datagram whose records might not fit; the host calls again.
+    if (i > 0 && recordCount + recordsPerDatagram > maxRecords) break;
+    const d = descriptorOffset + (<usize>i << 4);
+    processDatagram(i, load<i32>(d), load<i32>(d, 4), load<i32>(d, 8));
+  }
+  consumedCount = i;
+  store<u32>(configOffset + CONFIG_CONSUMED, <u32>i);
+  return <i32>recordCount;
+}
+
+@inline
+function drop(index: i32, slot: i32, reason: i32): void {
+  countDrop(reason);
+  writeRecord(RECORD_DATAGRAM_DROPPED, slot, reason, index, 0, 0, 0, 0);
+}
+
+function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void {
+  if (length < <i32>MIN_DATAGRAM_BYTES) return drop(index, slot, TOO_SHORT);
+  // A descriptor outside the receive arena is host misuse: never read it.
+  if (offset < 0 || <usize>offset < rxStart || <usize>offset + <usize>length > rxEnd) {
+    return drop(index, slot, BAD_LENGTH);
+  }
+  const ptr = <usize>offset;
+  const bodyEnd = ptr + <usize>length - CRC_BYTES;
+  if (load<u32>(bodyEnd) != crcWithPrefix(ptr, bodyEnd - ptr)) return drop(index, slot, BAD_CRC);
+  const typeByte = <u32>load<u8>(ptr);
+  const type = packetType(typeByte);
+  if (type < 0) return drop(index, slot, UNKNOWN_TYPE);
+  if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
+  if (<u32>type != TYPE_DATA && <u32>type != TYPE_KEEPALIVE) {
+    writeRecord(RECORD_CONTROL, slot, type, index, 0, 0, offset + 1, length - 1 - <i32>CRC_BYTES);
+    return;
+  }
+  if (slot < 0 || slot >= maxSlots) {
+    countDrop(UNKNOWN_PEER);
+    writeRecord(RECORD_UNKNOWN_PEER, slot, 0, index, 0, 0, 0, 0);
+    return;
+  }
+  const base = slotBase(slot);
+  const sequence = readSequence(ptr);
+  const window = receiveCheck(base, sequence);
+  if (window != ACCEPT) return drop(index, slot, window);
+  const framesStart = ptr + DATA_HEADER_BYTES;
+  // Validate every frame before any state changes (PROTOCOL §3: all or nothing).
+  if (validateFrames(framesStart, bodyEnd) < 0) return drop(index, slot, MALFORMED_FRAME);
+
+  receiveRecord(base, sequence);
+  writeRecord(RECORD_PACKET_RECEIVED, slot, <i32>sequence, index, type, 0, 0, 0);
+  if (typeByte & ACKS_VALID) scanAcks(base, slot, readAck(ptr), readAckBits(ptr));
+  // Frames were validated: read them without re-checking.
+  let p = framesStart;
+  while (p < bodyEnd) {
+    const channel = <u32>load<u8>(p);
+    const flags = <u32>load<u8>(p, 1);
+    const kind = flags & FLAG_KIND_MASK;
+    const messageSeq = <u32>load<u16>(p, 2);
+    const header = frameHeaderBytes(flags);
+    const fragment = flags & FLAG_FRAGMENT ? <i32>((<u32>load<u16>(p, 4) << 16) | <u32>load<u16>(p, 6)) : 0;
+    const key = kind == KIND_LATEST_STATE ? load<i32>(p + header - 6) : 0;
+    const payloadLength = <u32>load<u16>(p + header - 2);
+    const cb: usize = channel == SYSTEM_CHANNEL ? <usize>0 : channelBase(base, channel);
+    applyFrame(slot, cb, channel, kind, messageSeq, fragment, key, <i32>(p + header), <i32>payloadLength);
+    p += header + <usize>payloadLength;
+  }
+}
+
+/** See Engine.sealData. Returns the sequence, or -1 on bad arguments (the host checks first). */
+export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): i32 {
+  if (slot < 0 || slot >= maxSlots) return -1;
+  if (type != <i32>TYPE_DATA && type != <i32>TYPE_KEEPALIVE) return -1;
+  if (framesLength < 0 || (type == <i32>TYPE_KEEPALIVE && framesLength != 0)) return -1;
+  const total = <usize>framesLength + DATA_HEADER_BYTES + CRC_BYTES;
+  if (total > MAX_DATAGRAM_BYTES || offset < 0 || <usize>offset < txStart || <usize>offset + total > txEnd) return -1;
+  const base = slotBase(slot);
+  const sequence = load<u32>(base, SLOT_NEXT_SEND);
+  store<u32>(base, (sequence + 1) & 0xffff, SLOT_NEXT_SEND);
+  rememberSent(base, sequence);
+  const ptr = <usize>offset;
+  // Until something was received the ack fields mean nothing: ACKS_VALID clear, zeros (§2).
+  if (hasReceived(base)) {
+    const ack = mostRecentReceived(base);
+    writeDataHeader(ptr, <u32>type | ACKS_VALID, sequence, ack, ackBits(base, ack));
+  } else {
+    writeDataHeader(ptr, <u32>type, sequence, 0, 0);
+  }
+  const crcAt = ptr + DATA_HEADER_BYTES + <usize>framesLength;
+  store<u32>(crcAt, crcWithPrefix(ptr, crcAt - ptr));
+  return <i32>sequence;
+}
+
+/** Append the CRC to `length` bytes at `offset`. Returns the new length, or -1 on bad arguments. */
+export function sealControl(offset: i32, length: i32): i32 {
+  if (length < 1 || length > <i32>(MAX_DATAGRAM_BYTES - CRC_BYTES)) return -1;
+  if (offset < 0 || <usize>offset < txStart || <usize>offset + <usize>length + CRC_BYTES > txEnd) return -1;
+  const ptr = <usize>offset;
+  store<u32>(ptr + <usize>length, crcWithPrefix(ptr, <usize>length));
+  return length + <i32>CRC_BYTES;
+}
+
+/** Plain CRC-32C (no prefix) of any bytes in memory. */
+export function crc32c(offset: i32, length: i32): u32 {
+  return crc32cPlain(<usize>offset, <usize>length);
+}
+
+/** XOR `count` blocks whose i32 offsets the host wrote at the scratch area into `dest`. */
+export function parity(dest: i32, count: i32, length: i32): i32 {
+  if (count < 0 || <u32>count > MAX_PARITY_BLOCKS || length < 0) return -1;
+  parityXor(<usize>dest, scratchOffset, <u32>count, <usize>length);
+  return 0;
+}

@@ -1,0 +1,72 @@
+// CRC-32C (Castagnoli): reflected polynomial 0x82F63B78, init 0xFFFFFFFF, final xor
+// 0xFFFFFFFF — the iSCSI CRC of RFC 3720 §B.4. Slicing-by-16: sixteen 256-entry tables built
+// once at init, then 16 input bytes per step with four 32-bit loads and 16 table lookups.
+// WebAssembly has no carry-less multiply, so table slicing is the fast portable form.
+
+/** TABLE + t*1024 + b*4 = table t, entry b. Table 0 is the classic byte-wise table. */
+const TABLE: usize = memory.data(16 * 1024, 16);
+
+/** The 8 prefix bytes, assembled once at init. */
+const PREFIX: usize = memory.data(8, 8);
+
+/** CRC state after the 8-byte protocol prefix (magic, protocolId), before the final xor. */
+let prefixState: u32 = 0;
+
+export function crcInit(magic: u32, protocolId: u32): void {
+  for (let n: u32 = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+    store<u32>(TABLE + (<usize>n << 2), c);
+  }
+  for (let n: u32 = 0; n < 256; n++) {
+    let c = load<u32>(TABLE + (<usize>n << 2));
+    for (let t: usize = 1; t < 16; t++) {
+      c = load<u32>(TABLE + (<usize>(c & 0xff) << 2)) ^ (c >>> 8);
+      store<u32>(TABLE + (t << 10) + (<usize>n << 2), c);
+    }
+  }
+  // The prefix is "ackw" + protocolId, little-endian, never sent (docs/PROTOCOL.md §1).
+  store<u32>(PREFIX, magic);
+  store<u32>(PREFIX, protocolId, 4);
+  prefixState = crcUpdate(0xffffffff, PREFIX, 8);
+}
+
+@inline
+function t(table: usize, byte: u32): u32 {
+  return load<u32>(TABLE + (table << 10) + (<usize>byte << 2));
+}
+
+/** Feed `len` bytes at `ptr` into a raw CRC state (no final xor). */
+export function crcUpdate(state: u32, ptr: usize, len: usize): u32 {
+  let crc = state;
+  let p = ptr;
+  const end16 = ptr + (len & ~<usize>15);
+  while (p < end16) {
+    const w0 = load<u32>(p) ^ crc;
+    const w1 = load<u32>(p, 4);
+    const w2 = load<u32>(p, 8);
+    const w3 = load<u32>(p, 12);
+    crc =
+      t(15, w0 & 0xff) ^ t(14, (w0 >>> 8) & 0xff) ^ t(13, (w0 >>> 16) & 0xff) ^ t(12, w0 >>> 24) ^
+      t(11, w1 & 0xff) ^ t(10, (w1 >>> 8) & 0xff) ^ t(9, (w1 >>> 16) & 0xff) ^ t(8, w1 >>> 24) ^
+      t(7, w2 & 0xff) ^ t(6, (w2 >>> 8) & 0xff) ^ t(5, (w2 >>> 16) & 0xff) ^ t(4, w2 >>> 24) ^
+      t(3, w3 & 0xff) ^ t(2, (w3 >>> 8) & 0xff) ^ t(1, (w3 >>> 16) & 0xff) ^ t(0, w3 >>> 24);
+    p += 16;
+  }
+  const end = ptr + len;
+  while (p < end) {
+    crc = t(0, (crc ^ load<u8>(p)) & 0xff) ^ (crc >>> 8);
+    p++;
+  }
+  return crc;
+}
+
+/** Plain CRC-32C of `len` bytes (no prefix). */
+export function crc32c(ptr: usize, len: usize): u32 {
+  return crcUpdate(0xffffffff, ptr, len) ^ 0xffffffff;
+}
+
+/** CRC-32C of prefix || bytes: what a datagram's trailing 4 bytes must hold. */
+export function crcWithPrefix(ptr: usize, len: usize): u32 {
+  return crcUpdate(prefixState, ptr, len) ^ 0xffffffff;
+}

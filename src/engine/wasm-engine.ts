@@ -1,0 +1,236 @@
+/**
+ * The WebAssembly engine: the AssemblyScript build of `assembly/` behind the `Engine` interface
+ * of ./abi.ts, over one imported `WebAssembly.Memory` sized from the layout with
+ * initial = maximum, so it never grows and every typed view made here stays attached.
+ *
+ * This is the hand-written, typed ABI module (STYLE.md): one call per batch or per sealed
+ * packet, numbers only, no strings, no per-call allocation. The WASM bytes come from a
+ * generated module (base64), so Node, Bun and Deno load them the same way.
+ */
+import {
+  DATA_OVERHEAD_BYTES,
+  MAX_DATAGRAM_BYTES,
+  PacketType,
+  RECORD_INTS,
+  type DropReason,
+  type Engine,
+  type EngineConfig,
+  type Layout,
+} from "./abi.js";
+import {
+  EngineConfigError,
+  checkEngineConfig,
+  computeLayout,
+  isOrdered,
+  memoryPages,
+  scratchOffsetOf,
+  SCRATCH_BYTES,
+} from "./layout.js";
+import { writeConfigArea } from "./ts-engine.js";
+import { WASM_RELEASE_BASE64 } from "./wasm-bytes-release.generated.js";
+
+// The few WebAssembly JS-API types used here (tsconfig has no DOM lib; every runtime has these).
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+interface WasmModule {
+  readonly __brand?: "WebAssembly.Module";
+}
+interface WasmInstance {
+  readonly exports: Record<string, unknown>;
+}
+declare const WebAssembly: {
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: object) => WasmInstance;
+  compile(bytes: Uint8Array): Promise<WasmModule>;
+  instantiate(module: WasmModule, imports: object): Promise<WasmInstance>;
+};
+
+/** The engine's exports (assembly/batch.ts). */
+interface EngineExports {
+  dataEnd(): number;
+  init(configOffset: number): number;
+  resetSlot(slot: number, initialSequence: number): void;
+  processBatch(count: number): number;
+  consumed(): number;
+  sealData(slot: number, offset: number, framesLength: number, type: number): number;
+  sealControl(offset: number, length: number): number;
+  crc32c(offset: number, length: number): number;
+  parity(dest: number, count: number, length: number): number;
+}
+
+export type WasmBuild = "release" | "debug";
+
+/** Misuse of the engine by its caller (bad slot, offset outside an arena, ...). */
+export class EngineUsageError extends Error {
+  readonly code = "ENGINE_USAGE";
+  constructor(message: string) {
+    super(message);
+    this.name = "EngineUsageError";
+  }
+}
+
+const INIT_ERRORS: Record<number, string> = {
+  1: "the WASM module's static data overlaps the layout: raise RESERVED_LOW_BYTES in src/engine/layout.ts",
+  2: "slotStride is smaller than the engine's per-slot state: src/engine/layout.ts and assembly/layout.ts disagree",
+  3: "channel count must be 1..32",
+};
+
+const modules = new Map<WasmBuild, Promise<WasmModule>>();
+const compiled = new Map<WasmBuild, WasmModule>();
+
+async function wasmBytes(build: WasmBuild): Promise<Uint8Array> {
+  if (build === "release") return base64ToBytes(WASM_RELEASE_BASE64);
+  // The debug build (bounds checks on) is only loaded by tests, so it is not bundled with release.
+  const { WASM_DEBUG_BASE64 } = await import("./wasm-bytes-debug.generated.js");
+  return base64ToBytes(WASM_DEBUG_BASE64);
+}
+
+/** Compile a build once per process; later engines instantiate the cached module. */
+export function compileWasmEngine(build: WasmBuild = "release"): Promise<WasmModule> {
+  let pending = modules.get(build);
+  if (!pending) {
+    pending = wasmBytes(build)
+      .then((bytes) => WebAssembly.compile(bytes))
+      .then((module) => {
+        compiled.set(build, module);
+        return module;
+      });
+    modules.set(build, pending);
+  }
+  return pending;
+}
+
+/** Create a WASM engine (async: compiles the build on first use). */
+export async function createWasmEngine(config: EngineConfig, options: { build?: WasmBuild } = {}): Promise<WasmEngine> {
+  const build = options.build ?? "release";
+  const module = await compileWasmEngine(build);
+  return new WasmEngine(config, module, build);
+}
+
+/** Create a WASM engine synchronously; the build must have been compiled (compileWasmEngine). */
+export function createWasmEngineSync(config: EngineConfig, build: WasmBuild = "release"): WasmEngine {
+  const module = compiled.get(build);
+  if (!module)
+    throw new EngineUsageError(`the ${build} WASM build is not compiled yet: await compileWasmEngine("${build}") first`);
+  return new WasmEngine(config, module, build);
+}
+
+export class WasmEngine implements Engine {
+  readonly kind = "wasm" as const;
+  readonly build: WasmBuild;
+  readonly layout: Layout;
+  readonly bytes: Uint8Array;
+  readonly descriptors: Int32Array;
+  readonly records: Int32Array;
+  private readonly counters: Uint32Array;
+  private readonly scratch: Int32Array;
+  private readonly wasm: EngineExports;
+  private readonly maxSlots: number;
+  private readonly batchDatagrams: number;
+
+  constructor(config: EngineConfig, module: WasmModule, build: WasmBuild) {
+    checkEngineConfig(config);
+    this.build = build;
+    const L = computeLayout(config);
+    this.layout = L;
+    const pages = memoryPages(L);
+    // initial = maximum: the memory never grows, so views never detach.
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    const instance = new WebAssembly.Instance(module, { env: { memory } });
+    this.wasm = instance.exports as unknown as EngineExports;
+    const buffer = memory.buffer;
+    this.bytes = new Uint8Array(buffer);
+    this.descriptors = new Int32Array(buffer, L.descriptorOffset, (L.recordOffset - L.descriptorOffset) >> 2);
+    this.records = new Int32Array(buffer, L.recordOffset, L.maxRecords * RECORD_INTS);
+    this.counters = new Uint32Array(buffer, L.counterOffset, 16);
+    this.scratch = new Int32Array(buffer, scratchOffsetOf(L), SCRATCH_BYTES >> 2);
+    this.maxSlots = config.maxSlots;
+    this.batchDatagrams = config.batchDatagrams ?? 64;
+    if (this.wasm.dataEnd() > L.configOffset) throw new EngineConfigError(INIT_ERRORS[1]);
+    writeConfigArea(new DataView(buffer), L, config, config.channels.filter(isOrdered).length);
+    const status = this.wasm.init(L.configOffset);
+    if (status !== 0) throw new EngineConfigError(INIT_ERRORS[status] ?? `engine init failed (${status})`);
+  }
+
+  processBatch(count: number): number {
+    if (!(count >= 0 && count <= this.batchDatagrams && Number.isInteger(count)))
+      throw new EngineUsageError(`processBatch(count): count must be an integer in 0..${this.batchDatagrams}, got ${count}`);
+    return this.wasm.processBatch(count);
+  }
+
+  consumed(): number {
+    return this.wasm.consumed();
+  }
+
+  sealData(slot: number, offset: number, framesLength: number, type: PacketType): number {
+    const seq = this.wasm.sealData(slot, offset, framesLength, type);
+    if (seq < 0)
+      throw new EngineUsageError(
+        `sealData(${slot}, ${offset}, ${framesLength}, ${type}): needs slot 0..${this.maxSlots - 1}, type DATA (0) or ` +
+          `KEEPALIVE (9, framesLength 0), and the packet (${DATA_OVERHEAD_BYTES} + framesLength <= ${MAX_DATAGRAM_BYTES} bytes) inside the tx arena`,
+      );
+    return seq;
+  }
+
+  sealControl(offset: number, length: number): number {
+    const total = this.wasm.sealControl(offset, length);
+    if (total < 0)
+      throw new EngineUsageError(
+        `sealControl(${offset}, ${length}): the packet and its 4 CRC bytes must fit in the tx arena and in ${MAX_DATAGRAM_BYTES} bytes`,
+      );
+    return total;
+  }
+
+  resetSlot(slot: number, initialSequence: number): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots))
+      throw new EngineUsageError(`resetSlot(${slot}): slot must be an integer in 0..${this.maxSlots - 1}`);
+    this.wasm.resetSlot(slot, initialSequence & 0xffff);
+  }
+
+  dropCount(reason: DropReason): number {
+    return this.counters[reason];
+  }
+
+  crc32c(offset: number, length: number): number {
+    if (!(offset >= 0 && length >= 0 && offset + length <= this.bytes.length))
+      throw new EngineUsageError(`crc32c(${offset}, ${length}): range outside the engine memory`);
+    return this.wasm.crc32c(offset, length) >>> 0;
+  }
+
+  parity(dest: number, offsets: readonly number[], length: number): void {
+    const end = this.bytes.length;
+    if (offsets.length > this.scratch.length || !(length >= 0 && dest >= 0 && dest + length <= end))
+      throw new EngineUsageError(`parity: at most ${this.scratch.length} blocks, all inside the engine memory`);
+    for (let i = 0; i < offsets.length; i++) {
+      const o = offsets[i];
+      if (!(o >= 0 && o + length <= end)) throw new EngineUsageError(`parity: block ${i} at ${o} is outside the engine memory`);
+      this.scratch[i] = o;
+    }
+    this.wasm.parity(dest, offsets.length, length);
+  }
+}
+
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** Decode standard base64 (load time only; no atob/Buffer so every runtime behaves the same). */
+export function base64ToBytes(text: string): Uint8Array {
+  const lookup = new Uint8Array(128);
+  for (let i = 0; i < BASE64.length; i++) lookup[BASE64.charCodeAt(i)] = i;
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "=") end--;
+  const out = new Uint8Array((end * 3) >> 2);
+  let bits = 0;
+  let value = 0;
+  let o = 0;
+  for (let i = 0; i < end; i++) {
+    value = (value << 6) | lookup[text.charCodeAt(i)];
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (value >> bits) & 0xff;
+    }
+  }
+  return out;
+}
