@@ -85,8 +85,8 @@ export async function measureGroup(
   const s = scenarioSettings(quick);
   const base = reliable ? RELIABLE_WINDOW : RAW_WINDOW;
   const flowFor = (size: number): { window: number; ackEvery: number } => {
-    const window = Math.max(base.ackEvery * 2, Math.min(base.window, maxInFlightMessages, Math.floor(maxInFlightBytes / size)));
-    return { window, ackEvery: Math.min(base.ackEvery, window >> 2) };
+    const window = Math.max(8, Math.min(base.window, maxInFlightMessages, Math.floor(maxInFlightBytes / size)));
+    return { window, ackEvery: Math.min(base.ackEvery, Math.max(1, window >> 2)) };
   };
   const budget = s.warmupMs + s.durationMs + 3000;
   const errors: string[] = [];

@@ -16,6 +16,7 @@ interface HostGlobals {
   setImmediate?: (fn: () => void) => unknown;
   queueMicrotask(fn: () => void): void;
   performance: { now(): number };
+  TextDecoder: new () => { decode(b: Uint8Array, opt?: { stream: boolean }): string };
   URL: new (url: string, base?: string) => { pathname: string; href: string };
   process?: {
     argv: string[];
