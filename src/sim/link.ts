@@ -14,8 +14,8 @@
  *      is true, arrivals stay in send order: arrival = max(previous arrival, computed time).
  *      With `reorderRate`, that fraction of datagrams is held back an extra `reorderDelayMs`
  *      outside the FIFO rule, so later datagrams overtake them;
- *   5. corruption (1..3 distinct random bits flipped in the delivered copy) and duplication
- *      (a second copy arrives up to `jitterMs` after the first).
+ *   5. corruption (1..3 distinct random bits flipped in each delivered copy) and duplication
+ *      (a second copy arrives with the first, or up to `jitterMs` after it when `reorder`).
  *
  * Every impairment draws from its own forked random stream, so turning one knob on does not
  * change the pattern produced by another for the same seed.
@@ -54,7 +54,10 @@ export interface LinkConfig {
   reorderRate?: number;
   /** Extra delay of a held-back datagram. Default max(10, 2 * jitterMs). */
   reorderDelayMs?: number;
-  /** Probability a datagram is delivered twice, [0, 1]. */
+  /**
+   * Probability a datagram is delivered twice, [0, 1]. The copy arrives together with the
+   * original, or (with `reorder: true`) up to `jitterMs` after it.
+   */
   duplicateRate?: number;
   /** Probability a delivered copy has 1..3 bits flipped, [0, 1]. */
   corruptRate?: number;
@@ -343,11 +346,10 @@ export class Link {
 
     if (cfg.duplicateRate !== undefined && cfg.duplicateRate > 0 && this.duplicateRng.next() < cfg.duplicateRate) {
       c.duplicated++;
-      let dupAt = arriveAt + (jitter > 0 ? this.duplicateRng.next() * jitter : 0);
-      if (cfg.reorder !== true) {
-        dupAt = Math.max(this.fifoFloor, dupAt);
-        this.fifoFloor = dupAt;
-      }
+      // In order-keeping mode the copy arrives right behind the original (same time, later
+      // tie order). Pushing it later would have to raise the FIFO floor, and with frequent
+      // duplicates at a high send rate that floor would ratchet away from real time.
+      const dupAt = cfg.reorder === true && jitter > 0 ? arriveAt + this.duplicateRng.next() * jitter : arriveAt;
       this.schedule(index, now, dupAt, bytes, true);
     }
     return "queued";
