@@ -1,0 +1,16 @@
+/**
+ * ackwire on Node: node:dgram sockets (udp4/udp6 by the host), 4 MiB kernel buffers, the OS
+ * resolver for host names. `import { listen, connect } from "ackwire/node"`.
+ */
+import { createRuntime } from "../../src/api/runtime.js";
+import type { RuntimeAdapter } from "../../src/api/socket.js";
+import { openNodeSocket, resolveWithNodeDns } from "./socket.js";
+
+export const nodeAdapter: RuntimeAdapter = {
+  name: "node",
+  openSocket: openNodeSocket,
+  resolve: resolveWithNodeDns,
+};
+
+export const { listen, connect } = createRuntime(nodeAdapter);
+export * from "../../src/api/public.js";

@@ -1,0 +1,240 @@
+/**
+ * A connection as the application holds it: typed events, send with optional receipt, stats,
+ * close, and async iteration of messages.
+ *
+ * Async-iteration buffering policy: messages are queued for an iterator only while one is open
+ * (from the `[Symbol.asyncIterator]()` call until it returns), and at most `maxQueuedMessages`
+ * of them (default 65536). Past that the iterator throws MessageQueueOverflowError once the
+ * queued messages are consumed: reliable data is never dropped silently. The "message" event
+ * sees every message whether or not an iterator is open. The iterator ends (done) after the
+ * disconnect, once the queue is drained.
+ */
+import type { Address } from "../session/sans-io.js";
+import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
+import { TypedEmitter } from "./emitter.js";
+import { ClosedError, MessageQueueOverflowError } from "./errors.js";
+import type { Driver } from "./driver.js";
+
+export interface Message {
+  channel: number;
+  data: Uint8Array;
+  /** LatestState channels: the state key. */
+  key?: number;
+}
+
+export interface DisconnectInfo {
+  reason: DisconnectReason;
+  deny?: DenyReason;
+  userData?: Uint8Array;
+}
+
+export interface ConnectionEvents {
+  message: Message;
+  unresponsive: { silentMs: number };
+  responsive: undefined;
+  disconnect: DisconnectInfo;
+  receipt: { receipt: number; delivered: boolean };
+  bandwidth: { bitsPerSecond: number };
+}
+
+export interface SendCallOptions {
+  /** Channel index (default 0: reliable-ordered in the default channel list). */
+  channel?: number;
+  /** LatestState channels: the state key (u32). */
+  key?: number;
+  /** Ask for a delivery receipt: send() then returns Promise<boolean> (true delivered, false lost). */
+  receipt?: boolean;
+}
+
+export const DEFAULT_MAX_QUEUED_MESSAGES = 65_536;
+
+export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
+  readonly id: ConnectionId;
+  /** The peer's address, e.g. "127.0.0.1:7777". */
+  readonly address: Address;
+  /** User data the peer sent with its handshake (server side) or its accept (client side). */
+  readonly userData: Uint8Array;
+  /** Resolves once, with why the connection ended. */
+  readonly closed: Promise<DisconnectInfo>;
+  #driver: Driver;
+  #open = true;
+  #resolveClosed!: (info: DisconnectInfo) => void;
+  #receipts = new Map<number, (delivered: boolean) => void>();
+  #iterators = new Set<MessageQueue>();
+  #maxQueued: number;
+  #onClosed: (conn: Connection) => void;
+
+  /** @internal created by Server and connect(), not by applications. */
+  constructor(driver: Driver, id: ConnectionId, address: Address, userData: Uint8Array, maxQueued: number, onClosed: (conn: Connection) => void) {
+    super();
+    this.#driver = driver;
+    this.id = id;
+    this.address = address;
+    this.userData = userData;
+    this.#maxQueued = maxQueued;
+    this.#onClosed = onClosed;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+  }
+
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  /**
+   * Sends `data` on `options.channel` (default 0). With `receipt: true` returns a promise of
+   * whether the peer got it (true) or it was given up as lost (false). Throws the session's
+   * typed errors on misuse (unknown channel, too large, missing key, closed connection).
+   */
+  send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
+  send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
+  send(data: Uint8Array, options: SendCallOptions = {}): Promise<boolean> | void {
+    if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    const receiptWanted = options.receipt === true;
+    const receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted });
+    this.#driver.requestService();
+    if (!receiptWanted) return;
+    if (typeof receipt !== "number") return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => this.#receipts.set(receipt, resolve));
+  }
+
+  stats(): ConnectionStats {
+    if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    return this.#driver.endpoint.stats(this.id);
+  }
+
+  /**
+   * Closes gracefully (the peer is told, with `reason`) and resolves when it is closed.
+   * Closing a closed connection resolves with the original reason.
+   */
+  close(reason: DisconnectReason = "normal", userData?: Uint8Array): Promise<DisconnectInfo> {
+    if (this.#open) {
+      this.#driver.endpoint.close(this.id, reason, userData);
+      this.#driver.service();
+      // The endpoint may report the disconnect in the service above; if not, it is ours to report.
+      if (this.#open) this._dispatch({ type: "disconnect", connection: this.id, reason });
+    }
+    return this.closed;
+  }
+
+  /** @internal routes one endpoint event for this connection. */
+  _dispatch(event: EndpointEvent): void {
+    switch (event.type) {
+      case "message": {
+        const message: Message = event.key === undefined ? { channel: event.channel, data: event.data } : { channel: event.channel, data: event.data, key: event.key };
+        for (const queue of this.#iterators) queue.push(message, this.#maxQueued);
+        this.emit("message", message);
+        return;
+      }
+      case "receipt": {
+        const resolve = this.#receipts.get(event.receipt);
+        if (resolve !== undefined) {
+          this.#receipts.delete(event.receipt);
+          resolve(event.delivered);
+        }
+        this.emit("receipt", { receipt: event.receipt, delivered: event.delivered });
+        return;
+      }
+      case "unresponsive":
+        return this.emit("unresponsive", { silentMs: event.silentMs });
+      case "responsive":
+        return this.emit("responsive", undefined);
+      case "bandwidth":
+        return this.emit("bandwidth", { bitsPerSecond: event.bitsPerSecond });
+      case "disconnect": {
+        if (!this.#open) return;
+        this.#open = false;
+        const info: DisconnectInfo = { reason: event.reason };
+        if (event.deny !== undefined) info.deny = event.deny;
+        if (event.userData !== undefined) info.userData = event.userData;
+        for (const resolve of this.#receipts.values()) resolve(false);
+        this.#receipts.clear();
+        for (const queue of this.#iterators) queue.end();
+        this.#onClosed(this);
+        this.emit("disconnect", info);
+        this.#resolveClosed(info);
+        return;
+      }
+      case "connect":
+        return;
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Message> {
+    const queue = new MessageQueue(() => this.#iterators.delete(queue));
+    if (this.#open) this.#iterators.add(queue);
+    else queue.end();
+    return queue;
+  }
+}
+
+/** One async iterator's bounded queue of messages. */
+class MessageQueue implements AsyncIterator<Message> {
+  #items: Message[] = [];
+  #head = 0;
+  #waiter: ((result: IteratorResult<Message>) => void) | undefined;
+  #waiterReject: ((error: unknown) => void) | undefined;
+  #ended = false;
+  #overflow: MessageQueueOverflowError | undefined;
+  #detach: () => void;
+
+  constructor(detach: () => void) {
+    this.#detach = detach;
+  }
+
+  push(message: Message, limit: number): void {
+    if (this.#ended) return;
+    if (this.#waiter !== undefined) {
+      const waiter = this.#waiter;
+      this.#waiter = this.#waiterReject = undefined;
+      waiter({ value: message, done: false });
+      return;
+    }
+    if (this.#items.length - this.#head >= limit) {
+      this.#overflow = new MessageQueueOverflowError(limit);
+      this.end();
+      return;
+    }
+    this.#items.push(message);
+  }
+
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#detach();
+    if (this.#waiter !== undefined) {
+      const waiter = this.#waiter;
+      const reject = this.#waiterReject!;
+      this.#waiter = this.#waiterReject = undefined;
+      if (this.#overflow !== undefined) reject(this.#overflow);
+      else waiter({ value: undefined, done: true });
+    }
+  }
+
+  next(): Promise<IteratorResult<Message>> {
+    if (this.#head < this.#items.length) {
+      const value = this.#items[this.#head++]!;
+      if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+        this.#items = this.#items.slice(this.#head);
+        this.#head = 0;
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.#ended) {
+      const overflow = this.#overflow;
+      this.#overflow = undefined;
+      return overflow !== undefined ? Promise.reject(overflow) : Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiter = resolve;
+      this.#waiterReject = reject;
+    });
+  }
+
+  return(): Promise<IteratorResult<Message>> {
+    this.#items = [];
+    this.#head = 0;
+    this.#overflow = undefined;
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The driver: the only thing between a sans-IO endpoint and a real socket and clock.
+ *
+ * One wake-up (a burst of received datagrams, the timer, or commands from the application):
+ *   1. handleDatagram(now, from, bytes) for every datagram of the burst;
+ *   2. handleTimeout(now) if the endpoint's deadline has passed;
+ *   3. drain pollEvent() to the application (listeners may call send/close: that only marks
+ *      the driver dirty, it never re-enters);
+ *   4. drain pollTransmit(now) to the socket, then socket.flush() (batched runtimes send here);
+ *   5. keep ONE timer armed for pollTimeout().
+ * The clock is read once per wake-up.
+ */
+import type { EndpointEvent } from "../session/types.js";
+import type { EndpointLike } from "./endpoint-like.js";
+import { host, monotonicNow } from "./host.js";
+import type { DatagramBatch, DatagramSocket } from "./socket.js";
+
+/** Rounds of (events, transmits) per wake-up when listeners keep issuing commands. */
+const MAX_ROUNDS_PER_WAKE = 8;
+
+export class Driver {
+  readonly endpoint: EndpointLike;
+  readonly socket: DatagramSocket;
+  #onEvent: (event: EndpointEvent) => void;
+  #timer: unknown = undefined;
+  #timerAt: number | undefined = undefined;
+  #servicing = false;
+  #dirty = false;
+  #flushQueued = false;
+  #closed = false;
+  /** Wake-ups and datagrams handed over, for benchmarks and tests. */
+  readonly counters = { wakeups: 0, datagramsIn: 0, datagramsOut: 0 };
+
+  constructor(endpoint: EndpointLike, socket: DatagramSocket, onEvent: (event: EndpointEvent) => void) {
+    this.endpoint = endpoint;
+    this.socket = socket;
+    this.#onEvent = onEvent;
+    socket.onDatagrams((batch) => this.#receive(batch));
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #receive(batch: DatagramBatch): void {
+    if (this.#closed) return;
+    const now = monotonicNow();
+    const { endpoint } = this;
+    for (let i = 0; i < batch.length; i++) endpoint.handleDatagram(now, batch.from[i]!, batch.bytes[i]!);
+    this.counters.datagramsIn += batch.length;
+    this.service(now);
+  }
+
+  /** After a command (send, close, connect): service once at the end of this turn, coalesced. */
+  requestService(): void {
+    if (this.#servicing) {
+      this.#dirty = true;
+      return;
+    }
+    if (this.#flushQueued || this.#closed) return;
+    this.#flushQueued = true;
+    host.queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.service();
+    });
+  }
+
+  service(now: number = monotonicNow()): void {
+    if (this.#closed) return;
+    if (this.#servicing) {
+      this.#dirty = true;
+      return;
+    }
+    this.#servicing = true;
+    this.counters.wakeups++;
+    const { endpoint, socket } = this;
+    try {
+      for (let round = 0; round < MAX_ROUNDS_PER_WAKE; round++) {
+        this.#dirty = false;
+        const deadline = endpoint.pollTimeout();
+        if (deadline !== undefined && deadline <= now) endpoint.handleTimeout(now);
+        for (let event = endpoint.pollEvent(); event !== undefined; event = endpoint.pollEvent()) this.#onEvent(event);
+        let sent = 0;
+        // Each transmit's bytes are valid until the next call into the endpoint: the socket
+        // sends (or copies) them before pollTransmit is called again.
+        for (let tx = endpoint.pollTransmit(now); tx !== undefined; tx = endpoint.pollTransmit(now)) {
+          socket.send(tx.bytes, tx.to);
+          sent++;
+        }
+        if (sent > 0) socket.flush();
+        this.counters.datagramsOut += sent;
+        if (!this.#dirty || this.#closed) break;
+      }
+    } finally {
+      this.#servicing = false;
+    }
+    if (this.#dirty) this.requestService();
+    this.#arm(now);
+  }
+
+  #arm(now: number): void {
+    if (this.#closed) return;
+    const deadline = this.endpoint.pollTimeout();
+    if (deadline === undefined) return this.#disarm();
+    // An armed timer that fires no later than needed stays: firing early is harmless (the
+    // wake-up re-arms), and re-arming a timer per datagram would cost more than the wake-up.
+    if (this.#timerAt !== undefined && this.#timerAt <= deadline) return;
+    this.#disarm();
+    this.#timerAt = deadline;
+    this.#timer = host.setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = undefined;
+      this.service();
+    }, Math.max(0, Math.ceil(deadline - now)));
+  }
+
+  #disarm(): void {
+    if (this.#timer !== undefined) host.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = undefined;
+  }
+
+  /** Stops the timer and closes the socket. Call service() first to send final packets. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#disarm();
+    await this.socket.close();
+  }
+}

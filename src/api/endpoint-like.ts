@@ -1,0 +1,18 @@
+/**
+ * The part of the session layer's sans-IO `Endpoint` (src/session/endpoint.ts) the driver uses.
+ * Written as an interface so the API can also drive any other implementation (a test double,
+ * a future engine) passed as `createEndpoint`.
+ */
+import type { Address, SansIoNode } from "../session/sans-io.js";
+import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "../session/types.js";
+import type { AbortSignalLike } from "./host.js";
+
+export interface EndpointLike extends SansIoNode<EndpointEvent> {
+  connect(now: number, address: Address, options?: { userData?: Uint8Array; signal?: AbortSignalLike }): ConnectionId;
+  /** Returns the receipt number when `options.receipt` is set. */
+  send(connection: ConnectionId, data: Uint8Array, options: SendOptions): number | void;
+  close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array): void;
+  stats(connection: ConnectionId): ConnectionStats;
+}
+
+export type EndpointFactory = (config: EndpointConfig) => EndpointLike;

@@ -1,0 +1,113 @@
+/**
+ * Typed errors of the public API. Each has a stable `code` and a message that says what to do.
+ * Errors from the session layer (message too large, unknown channel, send on a closed
+ * connection...) are `SessionError`s with their own codes and are re-exported from the root.
+ */
+import type { DenyReason, DisconnectReason } from "../session/types.js";
+
+export class AckwireError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
+  }
+}
+
+export class AddressInUseError extends AckwireError {
+  readonly port: number;
+  constructor(host: string, port: number, cause?: unknown) {
+    super("ERR_ADDRESS_IN_USE", `port ${port} is in use on ${host}: pick another port or pass port 0 (the OS picks a free one; read server.address.port)`, { cause });
+    this.port = port;
+  }
+}
+
+export class AddressNotAvailableError extends AckwireError {
+  constructor(host: string, cause?: unknown) {
+    super("ERR_ADDRESS_NOT_AVAILABLE", `cannot bind to ${host}: it is not an address of this machine; use 0.0.0.0, ::, 127.0.0.1 or ::1`, { cause });
+  }
+}
+
+export class HostNotFoundError extends AckwireError {
+  readonly host: string;
+  constructor(host: string, cause?: unknown) {
+    super("ERR_HOST_NOT_FOUND", `cannot resolve host "${host}": check the spelling, or pass an IP address such as 127.0.0.1 or [::1]`, { cause });
+    this.host = host;
+  }
+}
+
+export class InvalidTargetError extends AckwireError {
+  constructor(target: unknown) {
+    super("ERR_INVALID_TARGET", `cannot parse ${JSON.stringify(target)} as an address: write "host:port", "[ipv6]:port" or { host, port } with a port in 1..65535`);
+  }
+}
+
+export class UnstableNetRequiredError extends AckwireError {
+  constructor() {
+    super("ERR_DENO_UNSTABLE_NET", "run deno with --unstable-net (Deno.listenDatagram needs it), e.g. deno run --unstable-net --allow-net app.ts");
+  }
+}
+
+export class SocketError extends AckwireError {
+  constructor(what: string, cause: unknown) {
+    super("ERR_SOCKET", `${what}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}
+
+/** `connect()` was refused by the server (full, version mismatch, its accept hook...). */
+export class ConnectDeniedError extends AckwireError {
+  readonly deny: DenyReason | undefined;
+  readonly userData: Uint8Array | undefined;
+  constructor(address: string, deny: DenyReason | undefined, userData: Uint8Array | undefined) {
+    const hint: Record<string, string> = {
+      "server-full": "the server is at maxConnections; retry later",
+      "version-mismatch": "client and server appVersion differ; update one of them",
+      "channel-mismatch": "client and server channel lists differ; configure the same channels on both",
+      refused: "the server's accept hook said no; see error.userData for its reason",
+      "rate-limited": "too many attempts from this address; wait a second and retry",
+    };
+    super("ERR_CONNECT_DENIED", `${address} denied the connection (${deny ?? "no reason given"}): ${hint[deny ?? ""] ?? "check the server's logs"}`);
+    this.deny = deny;
+    this.userData = userData;
+  }
+}
+
+export class ConnectTimeoutError extends AckwireError {
+  constructor(address: string, ms: number) {
+    super("ERR_CONNECT_TIMEOUT", `no answer from ${address} within ${ms} ms: check that a server is listening there with the same protocolId, and that UDP is not blocked`);
+  }
+}
+
+export class ConnectAbortedError extends AckwireError {
+  constructor(address: string, reason?: unknown) {
+    super("ERR_CONNECT_ABORTED", `connect to ${address} was aborted by its AbortSignal`, { cause: reason });
+  }
+}
+
+/** The handshake ended some other way (protocol violation, no-connection...). */
+export class ConnectFailedError extends AckwireError {
+  readonly reason: DisconnectReason;
+  constructor(address: string, reason: DisconnectReason) {
+    super("ERR_CONNECT_FAILED", `connect to ${address} failed (${typeof reason === "string" ? reason : `app reason ${reason.app}`}); check protocolId and that the address runs an ackwire server`);
+    this.reason = reason;
+  }
+}
+
+export class InvalidOptionError extends AckwireError {
+  constructor(message: string) {
+    super("ERR_INVALID_OPTION", message);
+  }
+}
+
+export class MessageQueueOverflowError extends AckwireError {
+  constructor(limit: number) {
+    super("ERR_MESSAGE_QUEUE_OVERFLOW", `more than ${limit} messages waited in this async iterator; consume faster, or raise maxQueuedMessages (or use the "message" event)`);
+  }
+}
+
+export class ClosedError extends AckwireError {
+  constructor(what: string) {
+    super("ERR_CLOSED", `${what} is closed; create a new one with listen() or connect()`);
+  }
+}

@@ -1,0 +1,68 @@
+/** Options of listen() and connect(), and how they map onto the Endpoint's config. */
+import type { AcceptDecision, ChannelConfig, ConnectRequestInfo, EndpointConfig } from "../session/types.js";
+import type { EndpointFactory } from "./endpoint-like.js";
+import { InvalidOptionError } from "./errors.js";
+import type { AbortSignalLike } from "./host.js";
+import { randomSeed } from "./host.js";
+
+export interface CommonOptions {
+  /** Your game's protocol id (u32): peers with a different id are ignored. Required. */
+  protocolId: number;
+  appVersion?: number;
+  channels?: readonly ChannelConfig[];
+  mtu?: number;
+  timeoutMs?: number;
+  unresponsiveMs?: number;
+  keepaliveMs?: number;
+  maxReceiveBufferBytes?: number;
+  congestion?: string;
+  engine?: "wasm" | "ts";
+  /** Kernel socket buffers where the runtime allows it (Node). Default 4 MiB (capped by the OS). */
+  receiveBufferBytes?: number;
+  sendBufferBytes?: number;
+  /** Bound of each async iterator's queue (see Connection). Default 65536. */
+  maxQueuedMessages?: number;
+  /** Seed for the endpoint's randomness. Default: crypto-random. Fix it only in tests. */
+  seed?: number;
+  /** Drive another sans-IO endpoint implementation (tests, custom engines). */
+  createEndpoint?: EndpointFactory;
+}
+
+export interface ListenOptions extends CommonOptions {
+  /** UDP port; 0 (default) lets the OS pick: read `server.address.port`. */
+  port?: number;
+  /** IP to bind. Default "0.0.0.0" (all IPv4); "::" for IPv6, "127.0.0.1" for this machine only. */
+  host?: string;
+  maxConnections?: number;
+  maxPendingHandshakes?: number;
+  handshakeRatePerAddress?: number;
+  /** Sees each client's handshake user data; return true, false or { accept, userData }. */
+  accept?: (request: ConnectRequestInfo) => AcceptDecision;
+}
+
+export interface ConnectOptions extends CommonOptions {
+  /** Sent to the server's accept hook (small: it rides in the handshake). */
+  userData?: Uint8Array;
+  /** Aborts the handshake: connect() rejects with ConnectAbortedError. */
+  signal?: AbortSignalLike;
+  /** Give up the handshake after this long (ConnectTimeoutError). Default 5000 ms. */
+  connectTimeoutMs?: number;
+}
+
+export function validateCommon(options: CommonOptions | undefined, call: string): asserts options is CommonOptions {
+  if (options === undefined || typeof options !== "object") throw new InvalidOptionError(`${call} needs an options object with at least { protocolId } (a u32 your game picks)`);
+  const id = options.protocolId;
+  if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > 0xffffffff) {
+    throw new InvalidOptionError(`${call}: protocolId must be an integer in 0..4294967295 (the same number on server and clients), got ${String(id)}`);
+  }
+  if (options.maxQueuedMessages !== undefined && !(Number.isInteger(options.maxQueuedMessages) && options.maxQueuedMessages > 0)) {
+    throw new InvalidOptionError(`${call}: maxQueuedMessages must be a positive integer`);
+  }
+}
+
+export function endpointConfig(options: CommonOptions, server: boolean, extra: Partial<EndpointConfig> = {}): EndpointConfig {
+  const config: EndpointConfig = { protocolId: options.protocolId >>> 0, server, seed: options.seed ?? randomSeed(), ...extra };
+  const copy = ["appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion", "engine"] as const;
+  for (const key of copy) if (options[key] !== undefined) (config as unknown as Record<string, unknown>)[key] = options[key];
+  return config;
+}

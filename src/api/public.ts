@@ -1,0 +1,30 @@
+/** Everything an application imports besides listen/connect: classes, types and errors. */
+export { Connection, DEFAULT_MAX_QUEUED_MESSAGES } from "./connection.js";
+export type { ConnectionEvents, DisconnectInfo, Message, SendCallOptions } from "./connection.js";
+export { Server } from "./runtime.js";
+export type { Runtime, ServerEvents } from "./runtime.js";
+export type { CommonOptions, ConnectOptions, ListenOptions } from "./options.js";
+export type { HostPort, Target } from "./address.js";
+export type { AbortSignalLike } from "./host.js";
+export type { DatagramBatch, DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "./socket.js";
+export type { EndpointLike, EndpointFactory } from "./endpoint-like.js";
+export { createRuntime } from "./runtime.js";
+export { Driver } from "./driver.js";
+export { TypedEmitter } from "./emitter.js";
+export * from "./errors.js";
+export * from "../session/errors.js";
+export { DEFAULT_CHANNELS } from "../session/types.js";
+export type {
+  AcceptDecision,
+  ChannelConfig,
+  ConnectRequestInfo,
+  ConnectionId,
+  ConnectionStats,
+  DeliveryMode,
+  DenyReason,
+  DisconnectReason,
+  EndpointConfig,
+  EndpointEvent,
+  SendOptions,
+} from "../session/types.js";
+export type { Address, SansIoNode, Transmit } from "../session/sans-io.js";

@@ -1,0 +1,52 @@
+/**
+ * What a runtime adapter fills in: a bound datagram socket, a host-name resolver, and how to
+ * open sockets. The driver (./driver.ts) is the only user of these.
+ */
+import type { Address } from "../session/sans-io.js";
+import type { HostPort } from "./address.js";
+
+/**
+ * Datagrams received in one wake-up of the socket. The adapter reuses the arrays after the
+ * callback returns, so the receiver must not keep them (it may keep the `bytes` views: each
+ * adapter hands over buffers it does not reuse).
+ */
+export interface DatagramBatch {
+  length: number;
+  from: Address[];
+  bytes: Uint8Array[];
+}
+
+export interface DatagramSocket {
+  /** The bound local address, e.g. { host: "127.0.0.1", port: 50123 }. */
+  readonly localAddress: HostPort;
+  /**
+   * Queue or send one datagram. `bytes` is valid only during this call (it is a view into the
+   * engine's send arena): an adapter that sends later or asynchronously must copy it.
+   */
+  send(bytes: Uint8Array, to: Address): void;
+  /** Called after each drain of the endpoint's sends: adapters that batch (sendMany) send now. */
+  flush(): void;
+  /** Registers the one receive callback; called with a burst of datagrams per wake-up. */
+  onDatagrams(callback: (batch: DatagramBatch) => void): void;
+  /** Counters of the socket itself (sends the OS refused, receive errors). */
+  readonly counters: { sendFailures: number; receiveErrors: number };
+  close(): Promise<void>;
+}
+
+export interface OpenSocketOptions {
+  /** IP literal to bind ("0.0.0.0", "::", "127.0.0.1", "::1"). */
+  host: string;
+  /** 0 lets the OS pick. */
+  port: number;
+  /** Requested kernel buffer sizes where the runtime allows (Node); capped by the OS. */
+  receiveBufferBytes?: number;
+  sendBufferBytes?: number;
+}
+
+export interface RuntimeAdapter {
+  readonly name: "node" | "bun" | "deno";
+  /** Throws AddressInUseError / AddressNotAvailableError / UnstableNetRequiredError. */
+  openSocket(options: OpenSocketOptions): Promise<DatagramSocket>;
+  /** Host name -> IP literal (IPv4 preferred). Throws HostNotFoundError. */
+  resolve(host: string): Promise<string>;
+}
