@@ -1,0 +1,175 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DropReason, RECORD_INTS, RecordType } from "../../src/engine/abi.js";
+import { ChannelSet, DeliveryNotificationManager } from "../../src/channels/index.js";
+
+/** Write one engine record into `records` at record index 0 (fields per abi.ts). */
+function record(records: Int32Array, type: number, a: number, b: number, c: number, d: number, off: number, len: number) {
+  records.set([type, 0, a, b, c, d, off, len], 0);
+}
+
+describe("receive-buffer bound against a hostile peer", () => {
+  it("fragment starts that never finish cannot raise receiveBufferedBytes past the bound (unreliable kinds)", () => {
+    const bound = 256 * 1024;
+    const cs = new ChannelSet({ channels: [{ mode: "unreliable" }, { mode: "unreliable-sequenced" }], mtu: 1200, maxReceiveBufferBytes: bound });
+    const arena = new Uint8Array(4096).fill(0xab);
+    const records = new Int32Array(RECORD_INTS);
+    let peak = 0;
+    for (let i = 0; i < 50_000; i++) {
+      const seq = (i * 3) & 0xffff;
+      // fragment 0 of a 1024-fragment message, 1100 payload bytes, every time a new message id
+      record(records, RecordType.Message, i & 1, seq, (0 << 16) | 1024, 0, 100, 1100);
+      cs.onRecord(0, records, 0, arena);
+      peak = Math.max(peak, cs.receiveBufferedBytes());
+    }
+    expect(peak).toBeLessThanOrEqual(bound);
+    expect(cs.stats().evicted).toBeGreaterThan(0);
+    expect(cs.pollMessage()).toBeUndefined();
+  });
+
+  it("reliable-unordered partials are bounded by the message window, and ordered holds by the engine's window", () => {
+    const cs = new ChannelSet({ channels: [{ mode: "reliable-unordered" }, { mode: "latest-state" }], mtu: 1200, maxReceiveBufferBytes: 1 << 30 });
+    const arena = new Uint8Array(4096);
+    const records = new Int32Array(RECORD_INTS);
+    let peak = 0;
+    for (let i = 0; i < 20_000; i++) {
+      // seqs advance (as the engine's dedup window lets through): each a new 4-fragment message
+      record(records, RecordType.Message, i & 1, (i * 4) & 0xffff, 4, 77, 0, 1000);
+      cs.onRecord(0, records, 0, arena);
+      peak = Math.max(peak, cs.receiveBufferedBytes());
+    }
+    // at most a window's worth (1024 seqs / 4 per message) of partials per channel
+    const perPartial = 64 + 8 * 4 + 1000;
+    expect(peak).toBeLessThanOrEqual(2 * (1024 / 4 + 1) * perPartial);
+    expect(cs.stats().invalid).toBeGreaterThan(0);
+  });
+
+  it("rejects inconsistent or oversize fragments without throwing and without delivering", () => {
+    const cs = new ChannelSet({ channels: [{ mode: "unreliable", maxMessageBytes: 2000 }, { mode: "reliable-ordered", maxMessageBytes: 2000 }], mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
+    const arena = new Uint8Array(4096);
+    const records = new Int32Array(RECORD_INTS);
+    const feed = (type: number, ch: number, seq: number, fi: number, fc: number, len: number) => {
+      record(records, type, ch, seq, fc === 0 ? 0 : (fi << 16) | fc, 0, 0, len);
+      cs.onRecord(0, records, 0, arena);
+    };
+    feed(RecordType.Message, 0, 10, 0, 3, 1000);
+    feed(RecordType.Message, 0, 11, 1, 3, 1000);
+    feed(RecordType.Message, 0, 12, 2, 3, 1000); // 3000 > maxMessageBytes 2000
+    feed(RecordType.Message, 0, 20, 0, 2, 10);
+    feed(RecordType.Message, 0, 21, 1, 5, 10); // same id 20, different count
+    feed(RecordType.Message, 1, 0, 1, 2, 10); // ordered: continuation with nothing started
+    feed(RecordType.Release, 1, 5, 0, 0, 0); // release of nothing held
+    record(records, RecordType.Message, 9, 0, 0, 0, 0, 1); // unknown channel
+    cs.onRecord(0, records, 0, arena);
+    record(records, RecordType.Message, 0, 0, 0, 0, 4000, 500); // past the arena
+    cs.onRecord(0, records, 0, arena);
+    record(records, RecordType.FrameDropped, DropReason.DuplicateMessage, 0, 1, 0, 0, 0);
+    cs.onRecord(0, records, 0, arena);
+    expect(cs.pollMessage()).toBeUndefined();
+    expect(cs.stats()).toMatchObject({ duplicates: 1 });
+    expect(cs.stats().invalid).toBeGreaterThanOrEqual(6);
+    expect(cs.receiveBufferedBytes()).toBe(0);
+  });
+
+  it("LatestState receiver delivers a key only when newer, and bounds the number of keys", () => {
+    const cs = new ChannelSet({ channels: [{ mode: "latest-state", maxKeys: 2 }], mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
+    const arena = new Uint8Array(64).map((_, i) => i);
+    const records = new Int32Array(RECORD_INTS);
+    const feed = (seq: number, key: number) => {
+      record(records, RecordType.Message, 0, seq, 0, key, seq & 15, 1);
+      cs.onRecord(0, records, 0, arena);
+    };
+    feed(65534, 1);
+    feed(3, 1); // newer across the wrap
+    feed(65535, 1); // older than 3 (wrapped): stale
+    feed(2, -1); // key 0xffffffff
+    feed(4, 7); // third key: over the bound
+    const got = [];
+    for (let m = cs.pollMessage(); m; m = cs.pollMessage()) got.push([m.key, m.data[0]]);
+    expect(got).toEqual([
+      [1, 65534 & 15],
+      [1, 3],
+      [0xffffffff, 2],
+    ]);
+    expect(cs.stats().stale).toBe(1);
+    expect(cs.stats().invalid).toBe(1);
+  });
+});
+
+describe("DeliveryNotificationManager", () => {
+  it("counters always add up and every packet is reported exactly once (fast-check)", () => {
+    type Op = { t: "send"; n: number } | { t: "ack"; back: number } | { t: "time"; ms: number } | { t: "detect"; rto: number };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ t: fc.constant("send" as const), n: fc.integer({ min: 1, max: 40 }) }),
+      fc.record({ t: fc.constant("ack" as const), back: fc.integer({ min: 0, max: 1200 }) }),
+      fc.record({ t: fc.constant("time" as const), ms: fc.integer({ min: 0, max: 500 }) }),
+      fc.record({ t: fc.constant("detect" as const), rto: fc.integer({ min: 1, max: 1000 }) }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 65535 }), fc.array(op, { maxLength: 200 }), fc.boolean(), (start, ops, close) => {
+        const reported = new Map<number, string>();
+        const dnm = new DeliveryNotificationManager<number>(
+          {
+            onDelivered(seq, data) {
+              expect(data).toBe(seq);
+              expect(reported.has(seq)).toBe(false);
+              reported.set(seq, "delivered");
+            },
+            onDropped(seq, data) {
+              expect(data).toBe(seq);
+              expect(reported.has(seq)).toBe(false);
+              reported.set(seq, "dropped");
+            },
+          },
+          { capacity: 1024 },
+        );
+        let now = 0;
+        let next = start;
+        let sent = 0;
+        const check = () => {
+          expect(dnm.dispatched).toBe(dnm.delivered + dnm.dropped + dnm.inFlight);
+          expect(dnm.dispatched).toBe(sent);
+          expect(dnm.delivered + dnm.dropped).toBe(reported.size);
+        };
+        for (const o of ops) {
+          if (o.t === "send") {
+            for (let i = 0; i < o.n; i++) {
+              // sequences reported earlier may be reused only after a full wrap: keep tests small
+              reported.delete(next);
+              dnm.dispatch(next, now, 100, next);
+              next = (next + 1) & 0xffff;
+              sent++;
+            }
+          } else if (o.t === "ack") dnm.acknowledge((next - 1 - o.back) & 0xffff, now);
+          else if (o.t === "time") now += o.ms;
+          else dnm.detectLosses(now, o.rto);
+          check();
+        }
+        if (close) {
+          dnm.dropAll(now);
+          expect(dnm.inFlight).toBe(0);
+          expect(dnm.bytesInFlight).toBe(0);
+        }
+        check();
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+
+  it("declares loss by packet threshold and by timeout, and counts late acks", () => {
+    const events: string[] = [];
+    const dnm = new DeliveryNotificationManager<string>({
+      onDelivered: (s) => events.push(`+${s}`),
+      onDropped: (s) => events.push(`-${s}`),
+    });
+    for (let s = 65533; s < 65533 + 6; s++) dnm.dispatch(s & 0xffff, s - 65533, 50, "x");
+    dnm.acknowledge(1, 10); // sequences 65533..0 sent before 1
+    dnm.detectLosses(10, 1_000);
+    expect(events).toEqual(["+1", "-65533", "-65534"]); // 65535 and 0 are within the threshold of 3
+    dnm.detectLosses(1_005, 1_000);
+    expect(events).toEqual(["+1", "-65533", "-65534", "-65535", "-0", "-2"]);
+    dnm.acknowledge(65535, 1_006);
+    expect(dnm.lateAcks).toBe(1);
+    expect(dnm.dispatched).toBe(dnm.delivered + dnm.dropped + dnm.inFlight);
+  });
+});
