@@ -1,0 +1,110 @@
+// Spawning interop peers (test/interop/fixtures/peer.mjs) on node, bun and deno from dist/.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const FIXTURES = join(ROOT, "test", "interop", "fixtures");
+export type RuntimeName = "node" | "bun" | "deno";
+export const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
+
+export function commandFor(runtime: RuntimeName, script: string): [string, string[]] {
+  const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);
+  switch (runtime) {
+    case "node":
+      return [process.execPath, [script]];
+    case "bun":
+      return [bin("bun"), [script]];
+    case "deno":
+      return [bin("deno"), ["run", "--unstable-net", "--allow-net", "--allow-read", "--allow-env", script]];
+  }
+}
+
+export function assertBuilt(): void {
+  if (!existsSync(join(ROOT, "dist", "src", "index.js"))) throw new Error("dist/ is missing: run `npx tsc -p tsconfig.json` first (npm run test:interop does)");
+}
+
+/** A child process whose stdout is parsed as JSON lines. Killed by `stop()` or after `limitMs`. */
+export class Peer {
+  readonly lines: Record<string, unknown>[] = [];
+  readonly stderr: string[] = [];
+  readonly child: ChildProcess;
+  exitCode: number | null | undefined = undefined;
+  #waiters: (() => void)[] = [];
+  #killTimer: NodeJS.Timeout;
+
+  constructor(runtime: RuntimeName, script: string, args: string[], limitMs = 90_000) {
+    const [cmd, pre] = commandFor(runtime, script);
+    this.child = spawn(cmd, [...pre, ...args], { cwd: FIXTURES, stdio: ["ignore", "pipe", "pipe"] });
+    let buffer = "";
+    this.child.stdout!.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString("utf8");
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (line.startsWith("{")) {
+          try {
+            this.lines.push(JSON.parse(line) as Record<string, unknown>);
+          } catch {
+            this.stderr.push(`unparsed: ${line}`);
+          }
+        }
+      }
+      this.#wake();
+    });
+    this.child.stderr!.on("data", (chunk: Buffer) => this.stderr.push(chunk.toString("utf8")));
+    this.child.on("exit", (code) => {
+      this.exitCode = code;
+      this.#wake();
+    });
+    this.#killTimer = setTimeout(() => this.stop(), limitMs);
+  }
+
+  #wake(): void {
+    for (const w of this.#waiters.splice(0)) w();
+  }
+
+  /** Resolves with the first line having `key`; rejects after `ms` or if the process exits first. */
+  async waitFor(key: string, ms = 30_000, from = 0): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const line = this.lines.slice(from).find((l) => key in l);
+      if (line !== undefined) return line;
+      if (this.exitCode !== undefined) throw new Error(`peer exited (${this.exitCode}) before "${key}"; stderr: ${this.stderr.join("").slice(-2000)}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no "${key}" within ${ms} ms; lines: ${JSON.stringify(this.lines).slice(0, 1000)}; stderr: ${this.stderr.join("").slice(-2000)}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  exited(ms = 10_000): Promise<number | null> {
+    return new Promise((resolve) => {
+      if (this.exitCode !== undefined) return resolve(this.exitCode);
+      const t = setTimeout(() => {
+        this.stop();
+        resolve(null);
+      }, ms);
+      this.child.once("exit", (code) => {
+        clearTimeout(t);
+        resolve(code);
+      });
+    });
+  }
+
+  stop(signal: NodeJS.Signals = "SIGKILL"): void {
+    clearTimeout(this.#killTimer);
+    if (this.exitCode === undefined) this.child.kill(signal);
+  }
+}
+
+export async function runtimeOf(peer: Peer): Promise<unknown> {
+  return (await peer.waitFor("runtime")).runtime;
+}
