@@ -62,21 +62,23 @@ export function writeCharts(fs: FsModule, outDir: string, results: Partial<Recor
 
   // latency-cdf.svg: 100 B ping-pong round trips.
   // HOOK(ackwire): add delivery-latency-under-loss series from the "loss" group.
+  // Colour = transport, line style = runtime.
+  const dashes: Record<RuntimeName, string | undefined> = { node: undefined, bun: "8 4", deno: "2 3" };
   const series: CdfSeries[] = [];
   for (const rt of runtimes) {
     const r = results[rt] as RuntimeResults;
-    for (const t of transports) {
+    transports.forEach((t, ti) => {
       const cdf = t.get(r)?.pingCdfUs;
       if (Array.isArray(cdf) && cdf.length === 101) {
-        series.push({ label: `${rt} ${t.label}`, points: cdf as number[], dashed: rt !== "node" });
+        series.push({ label: `${rt} ${t.label}`, points: cdf as number[], color: PALETTE[ti % PALETTE.length], dash: dashes[rt] });
       }
-    }
+    });
   }
   fs.writeFileSync(
     outDir + "latency-cdf.svg",
     cdfChart({
       title: "Round-trip time, 100 B ping-pong over loopback",
-      subtitle: "one message in flight; solid = node, dashed = bun / deno",
+      subtitle: "one message in flight; colour = transport; solid = node, dashed = bun, dotted = deno",
       xLabel: "round-trip time (µs, log scale)",
       logX: true,
       series,

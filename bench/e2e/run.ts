@@ -94,7 +94,9 @@ function cleanTail(s: string): string {
     .split("\n")
     .map((l) => l.replace(/https?:\/\/\S+/g, "").trim()) // crash-report links say nothing here
     .filter((l) => l.length > 0 && !l.startsWith("(Use `node --trace-warnings"));
-  return lines.slice(-3).join(" | ").slice(0, 600);
+  // A crash banner (Bun's "panic(...)") says more than the lines after it.
+  const key = lines.filter((l) => /panic|error/i.test(l)).slice(0, 2);
+  return (key.length > 0 ? key : lines.slice(-3)).join(" | ").slice(0, 600);
 }
 
 function failureText(o: ProcessOutcome): string {

@@ -33,7 +33,8 @@ export interface CdfSeries {
   /** Values at percentiles 0..100 in order (101 points), any unit. */
   points: number[];
   color?: string;
-  dashed?: boolean;
+  /** SVG stroke-dasharray, e.g. "6 3"; solid when absent. */
+  dash?: string;
 }
 
 export interface CdfChartSpec {
@@ -203,7 +204,7 @@ export function cdfChart(spec: CdfChartSpec): string {
     out.push(`<line x1="${r(x(t))}" y1="${m.top}" x2="${r(x(t))}" y2="${m.top + plotH}" stroke="#e5e5e5"/>`);
     out.push(text(x(t), m.top + plotH + 16, formatSi(t), 'font-size="11" text-anchor="middle" fill="#333"'));
   }
-  for (const f of [0, 0.25, 0.5, 0.75, 0.9, 0.99, 1]) {
+  for (const f of [0, 0.25, 0.5, 0.75, 0.9, 1]) {
     out.push(`<line x1="${m.left}" y1="${r(y(f))}" x2="${m.left + plotW}" y2="${r(y(f))}" stroke="#e5e5e5"/>`);
     out.push(text(m.left - 6, y(f) + 4, f.toFixed(2), 'font-size="11" text-anchor="end" fill="#333"'));
   }
@@ -217,12 +218,12 @@ export function cdfChart(spec: CdfChartSpec): string {
       .map((v, p) => (Number.isFinite(v) && v > 0 ? `${r(x(v))},${r(y(p / 100))}` : ""))
       .filter((p) => p !== "");
     if (pts.length > 0) {
-      const dash = s.dashed ? ' stroke-dasharray="6 3"' : "";
+      const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : "";
       out.push(`<polyline points="${pts.join(" ")}" fill="none" stroke="${color}" stroke-width="2"${dash}><title>${escapeXml(s.label)}</title></polyline>`);
     }
     const ly = m.top + 10 + i * 18;
     const lx = width - legendW + 10;
-    out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="3"${s.dashed ? ' stroke-dasharray="6 3"' : ""}/>`);
+    out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="3"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""}/>`);
     out.push(text(lx + 30, ly + 4, s.label, 'font-size="11" fill="#222"'));
   });
   return doc(width, height, out);
