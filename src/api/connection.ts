@@ -63,6 +63,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   #iterators = new Set<MessageQueue>();
   #maxQueued: number;
   #onClosed: (conn: Connection) => void;
+  /** Client side: events that arrive before connect() has resolved to the application. */
+  #held: EndpointEvent[] | undefined;
 
   /** @internal created by Server and connect(), not by applications. */
   constructor(driver: Driver, id: ConnectionId, address: Address, userData: Uint8Array, maxQueued: number, onClosed: (conn: Connection) => void) {
@@ -74,6 +76,22 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     this.#maxQueued = maxQueued;
     this.#onClosed = onClosed;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+  }
+
+  /**
+   * @internal Holds events until `_release()`: connect() resolves a few microtasks after the
+   * handshake, and messages that came in the same datagram burst must wait for the
+   * application's listeners and iterators.
+   */
+  _hold(): void {
+    this.#held ??= [];
+  }
+
+  /** @internal */
+  _release(): void {
+    const held = this.#held;
+    this.#held = undefined;
+    if (held !== undefined) for (const event of held) this._dispatch(event);
   }
 
   get isOpen(): boolean {
@@ -118,6 +136,10 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
 
   /** @internal routes one endpoint event for this connection. */
   _dispatch(event: EndpointEvent): void {
+    if (this.#held !== undefined) {
+      this.#held.push(event);
+      return;
+    }
     switch (event.type) {
       case "message": {
         const message: Message = event.key === undefined ? { channel: event.channel, data: event.data } : { channel: event.channel, data: event.data, key: event.key };

@@ -9,7 +9,7 @@ import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { TypedEmitter } from "./emitter.js";
 import { ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
-import { host, monotonicNow } from "./host.js";
+import { deferToNextTurn, host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
 import type { RuntimeAdapter } from "./socket.js";
 
@@ -166,7 +166,10 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
           // A client owns its socket: once the last packet is out, close it.
           host.queueMicrotask(() => void driver.close());
         });
+        connection._hold();
         finish(undefined);
+        // After the application's `await connect()` continuation has run (a later turn).
+        deferToNextTurn(() => connection!._release());
       } else if (event.type === "disconnect") {
         if (event.reason === "denied") finish(new ConnectDeniedError(peer, event.deny, event.userData));
         else if (event.reason === "connect-timeout" || event.reason === "timeout") finish(new ConnectTimeoutError(peer, timeoutMs));

@@ -1,0 +1,97 @@
+// The public API in-process on Node over real loopback sockets, with the toy endpoint
+// (fixtures/toy-endpoint.mjs) so these tests pin the API layer, not the session engine.
+import { describe, expect, it } from "vitest";
+import { connect, listen, detectRuntime, AddressInUseError, ClosedError, ConnectAbortedError, HostNotFoundError, InvalidOptionError, InvalidTargetError, MessageQueueOverflowError, type EndpointFactory } from "../../src/index.js";
+// @ts-expect-error plain JS fixture without types
+import { ToyEndpoint } from "./fixtures/toy-endpoint.mjs";
+
+const createEndpoint = ((config) => new ToyEndpoint(config)) as EndpointFactory;
+const base = { protocolId: 7, createEndpoint };
+
+describe("public API on Node (toy endpoint)", () => {
+  it("runs on node and reports it", () => {
+    expect(detectRuntime()).toBe("node");
+  });
+
+  it("port in use -> AddressInUseError naming the fix", async () => {
+    const a = await listen({ ...base, host: "127.0.0.1", port: 0 });
+    try {
+      const err = await listen({ ...base, host: "127.0.0.1", port: a.address.port }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AddressInUseError);
+      expect((err as AddressInUseError).code).toBe("ERR_ADDRESS_IN_USE");
+      expect((err as Error).message).toContain(`port ${a.address.port} is in use`);
+      expect((err as Error).message).toContain("pass port 0");
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("bad options, bad targets and unknown hosts get typed errors", async () => {
+    await expect(listen({ protocolId: -1 })).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(connect("127.0.0.1", base)).rejects.toBeInstanceOf(InvalidTargetError);
+    await expect(connect("::1:7777", base)).rejects.toBeInstanceOf(InvalidTargetError);
+    await expect(connect("no-such-host.invalid:7777", base)).rejects.toBeInstanceOf(HostNotFoundError);
+  });
+
+  it("an aborted connect rejects with ConnectAbortedError", async () => {
+    const controller = new AbortController();
+    const pending = connect("127.0.0.1:9", { ...base, signal: controller.signal, connectTimeoutMs: 5000 });
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).rejects.toBeInstanceOf(ConnectAbortedError);
+  });
+
+  it("echo over IPv6 loopback with async iteration, receipts, then send-after-close throws", async () => {
+    const server = await listen({ ...base, host: "::1", port: 0 });
+    server.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: m.channel })));
+    try {
+      const conn = await connect(`[::1]:${server.address.port}`, base);
+      const delivered = await conn.send(Uint8Array.of(1, 2, 3), { channel: 2, receipt: true });
+      expect(delivered).toBe(true);
+      for (let i = 1; i < 10; i++) conn.send(Uint8Array.of(i), { channel: 0 });
+      const got: number[] = [];
+      const iterator = conn[Symbol.asyncIterator]();
+      const deadline = Date.now() + 5000;
+      while (got.length < 10 && Date.now() < deadline) {
+        const { value, done } = await iterator.next();
+        if (done) break;
+        got.push(value.data[0]!);
+      }
+      expect(got.sort((a, b) => a - b)).toEqual([1, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const info = await conn.close();
+      expect(info.reason).toBe("normal");
+      expect(() => conn.send(Uint8Array.of(0))).toThrow(ClosedError);
+      expect((await iterator.next()).done).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("an iterator that falls behind its bound throws MessageQueueOverflowError after the queued ones", async () => {
+    const server = await listen({ ...base, host: "127.0.0.1", port: 0 });
+    server.on("connection", (conn) => {
+      for (let i = 0; i < 20; i++) conn.send(Uint8Array.of(i), { channel: 0 });
+    });
+    try {
+      const conn = await connect(`127.0.0.1:${server.address.port}`, { ...base, maxQueuedMessages: 5 });
+      const iterator = conn[Symbol.asyncIterator]();
+      await new Promise((r) => setTimeout(r, 300));
+      const values: number[] = [];
+      let error: unknown;
+      for (let i = 0; i < 30; i++) {
+        try {
+          const r = await iterator.next();
+          if (r.done) break;
+          values.push(r.value.data[0]!);
+        } catch (e) {
+          error = e;
+          break;
+        }
+      }
+      expect(values).toEqual([0, 1, 2, 3, 4]);
+      expect(error).toBeInstanceOf(MessageQueueOverflowError);
+      await conn.close();
+    } finally {
+      await server.close();
+    }
+  });
+});
