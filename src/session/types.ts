@@ -68,6 +68,10 @@ export interface EndpointConfig {
   seed?: number;
   /** Which engine: "wasm" (default) or "ts" (reference). */
   engine?: "wasm" | "ts";
+  /** Advanced: engine arena sizes (datagrams per receive batch, record capacity, send arena
+   *  datagrams). Defaults suit a server; many small client endpoints in one process (tests,
+   *  benchmarks) can shrink them. */
+  engineLimits?: { batchDatagrams?: number; maxRecords?: number; sendDatagrams?: number };
 }
 
 export interface ConnectRequestInfo {

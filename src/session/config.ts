@@ -1,0 +1,117 @@
+/** Endpoint configuration with every default filled in and every value checked once. */
+import { DeliveryKind } from "../engine/abi.js";
+import { SessionConfigError } from "./errors.js";
+import { DEFAULT_CHANNELS, type ChannelConfig, type DeliveryMode, type EndpointConfig } from "./types.js";
+
+export interface ResolvedConfig {
+  protocolId: number;
+  appVersion: number;
+  channels: readonly ChannelConfig[];
+  kinds: DeliveryKind[];
+  channelHash: number;
+  mtu: number;
+  server: boolean;
+  maxConnections: number;
+  maxPendingHandshakes: number;
+  handshakeRatePerAddress: number;
+  timeoutMs: number;
+  unresponsiveMs: number;
+  keepaliveMs: number;
+  maxReceiveBufferBytes: number;
+  congestion: string;
+  accept?: EndpointConfig["accept"];
+  seed: number;
+  engine: "wasm" | "ts";
+  /** Client: give up connecting after this long. */
+  connectTimeoutMs: number;
+  /** Client: first handshake resend delay; doubles up to handshakeResendMaxMs. */
+  handshakeResendMs: number;
+  handshakeResendMaxMs: number;
+  /** Graceful close: stop resending DISCONNECT after this long. */
+  closeTimeoutMs: number;
+  /** Cookie time window (PROTOCOL §4). */
+  cookieWindowMs: number;
+  /** Delay before a pure ack is sent when an ack is owed and nothing else goes out. */
+  ackDelayMs: number;
+  /** Client: CLOCK_REQUEST period. */
+  clockSyncMs: number;
+  /** NO_CONNECTION replies per address per second. */
+  noConnectionRatePerAddress: number;
+  /** Addresses tracked by each rate limiter. */
+  rateLimitEntries: number;
+}
+
+export const MODE_KINDS: Record<DeliveryMode, DeliveryKind> = {
+  unreliable: DeliveryKind.Unreliable,
+  "unreliable-sequenced": DeliveryKind.UnreliableSequenced,
+  "reliable-unordered": DeliveryKind.ReliableUnordered,
+  "reliable-ordered": DeliveryKind.ReliableOrdered,
+  "reliable-sequenced": DeliveryKind.ReliableSequenced,
+  "latest-state": DeliveryKind.LatestState,
+};
+
+/** FNV-1a (32-bit) of the channel count and each channel's kind (PROTOCOL §4). */
+export function channelConfigHash(kinds: readonly number[]): number {
+  let h = 0x811c9dc5;
+  const mix = (byte: number) => {
+    h ^= byte & 0xff;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  };
+  mix(kinds.length);
+  for (const k of kinds) mix(k);
+  return h >>> 0;
+}
+
+function positive(name: string, value: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
+    throw new SessionConfigError(`${name} must be a number in ${min}..${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+export function resolveConfig(config: EndpointConfig): ResolvedConfig {
+  if (!Number.isInteger(config.protocolId) || config.protocolId < 0 || config.protocolId > 0xffffffff) {
+    throw new SessionConfigError(`protocolId must be a u32 (e.g. a hash of your game's name and version), got ${String(config.protocolId)}`);
+  }
+  const channels = config.channels ?? DEFAULT_CHANNELS;
+  if (channels.length < 1 || channels.length > 32) {
+    throw new SessionConfigError(`channels must list 1..32 channels, got ${channels.length}`);
+  }
+  const kinds = channels.map((c, i) => {
+    const kind = MODE_KINDS[c.mode];
+    if (kind === undefined) {
+      throw new SessionConfigError(`channel ${i}: unknown mode ${JSON.stringify(c.mode)}; use one of ${Object.keys(MODE_KINDS).join(", ")}`);
+    }
+    return kind;
+  });
+  const timeoutMs = positive("timeoutMs", config.timeoutMs ?? 10_000, 100);
+  return {
+    protocolId: config.protocolId >>> 0,
+    appVersion: positive("appVersion", config.appVersion ?? 0, 0, 0xffffffff) >>> 0,
+    channels,
+    kinds,
+    channelHash: channelConfigHash(kinds),
+    mtu: positive("mtu", config.mtu ?? 1200, 300, 1500),
+    server: config.server ?? false,
+    maxConnections: positive("maxConnections", config.maxConnections ?? 64, 0, 65536),
+    maxPendingHandshakes: positive("maxPendingHandshakes", config.maxPendingHandshakes ?? 256, 1, 65536),
+    handshakeRatePerAddress: positive("handshakeRatePerAddress", config.handshakeRatePerAddress ?? 10, 0.001),
+    timeoutMs,
+    unresponsiveMs: positive("unresponsiveMs", config.unresponsiveMs ?? timeoutMs / 2, 1),
+    keepaliveMs: positive("keepaliveMs", config.keepaliveMs ?? timeoutMs / 4, 1),
+    maxReceiveBufferBytes: positive("maxReceiveBufferBytes", config.maxReceiveBufferBytes ?? 8 * 1024 * 1024, 1500),
+    congestion: config.congestion ?? "default",
+    accept: config.accept,
+    seed: (config.seed ?? 1) >>> 0,
+    engine: config.engine ?? "wasm",
+    connectTimeoutMs: Math.min(timeoutMs, 5000),
+    handshakeResendMs: 100,
+    handshakeResendMaxMs: 1000,
+    closeTimeoutMs: 1000,
+    cookieWindowMs: 10_000,
+    ackDelayMs: 5,
+    clockSyncMs: 1000,
+    noConnectionRatePerAddress: 2,
+    rateLimitEntries: 4096,
+  };
+}

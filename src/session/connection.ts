@@ -1,0 +1,651 @@
+/**
+ * One connection's state machine (connecting -> connected -> disconnecting -> closed) and its
+ * packet-level reliability: sent-packet records, acks, loss detection, RTO, congestion gating,
+ * ack delay, keepalive, unresponsive/timeout, graceful disconnect and clock sync.
+ *
+ * The Endpoint owns the socket-level concerns (routing, the engine batch, the send arena, the
+ * timer heap); a Connection is driven by it through a handful of methods and never sees an
+ * address other than its own. All timers live in one table (`Timer`); `nextDeadline()` is the
+ * earliest of them.
+ */
+import {
+  DATA_HEADER_BYTES,
+  DATA_OVERHEAD_BYTES,
+  DeliveryKind,
+  PACKET_WINDOW,
+  PacketType,
+  SYSTEM_CHANNEL,
+  type Engine,
+} from "../engine/abi.js";
+import { ChannelSet, DeliveryNotificationManager, PacketContents } from "../channels/index.js";
+import { createController, type CongestionAlgorithm, type CongestionController, type SentPacket } from "../congestion/controller.js";
+import { RttEstimator } from "../congestion/rtt.js";
+import { PingTracker } from "../congestion/ping.js";
+import { LossEstimator } from "../congestion/loss.js";
+import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
+import type { ResolvedConfig } from "./config.js";
+import {
+  AttemptPhase,
+  ClientAttempt,
+  encodeAccept,
+  encodeDisconnect,
+  readU32,
+  writeU16,
+  writeU32,
+  type AcceptFields,
+  type ChallengeFields,
+} from "./handshake.js";
+import type { Address, ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "./types.js";
+
+export const enum ConnectionState {
+  Connecting = 0,
+  Connected = 1,
+  Disconnecting = 2,
+  Closed = 3,
+}
+
+/** The per-connection timer table (quinn-proto style). Infinity = not armed. */
+export const enum Timer {
+  /** Client: next CONNECT_REQUEST / CONNECT_RESPONSE resend. */
+  Handshake = 0,
+  /** Client: give up connecting. */
+  ConnectTimeout = 1,
+  /** A pure ack is owed; send it at this time unless data carried it first. */
+  AckDelay = 2,
+  /** RFC 6298 retransmission timer for ack-eliciting packets in flight (with backoff). */
+  Retransmit = 3,
+  /** Nothing sent for keepaliveMs: send a KEEPALIVE. */
+  Keepalive = 4,
+  /** Nothing received for unresponsiveMs: "unresponsive" event. */
+  Unresponsive = 5,
+  /** Nothing received for timeoutMs: close with "timeout". */
+  Idle = 6,
+  /** Data is waiting for the pacer. */
+  Pacing = 7,
+  /** Disconnecting: resend DISCONNECT. */
+  DisconnectResend = 8,
+  /** Disconnecting: give up waiting for DISCONNECT_ACK. */
+  CloseTimeout = 9,
+  /** Client: send the next CLOCK_REQUEST. */
+  ClockSync = 10,
+}
+const TIMER_COUNT = 11;
+
+export const enum Role {
+  Client = 0,
+  Server = 1,
+}
+
+const REASON_CODES: Record<string, number> = {
+  normal: 0,
+  timeout: 1,
+  "protocol-violation": 2,
+  "receive-buffer-exceeded": 3,
+  "server-shutdown": 4,
+  kicked: 5,
+};
+const REASON_NAMES: DisconnectReason[] = ["normal", "timeout", "protocol-violation", "receive-buffer-exceeded", "server-shutdown", "kicked"];
+
+export function reasonCode(reason: DisconnectReason): number {
+  if (typeof reason === "object") return reason.app;
+  return REASON_CODES[reason] ?? 0;
+}
+export function reasonName(code: number): DisconnectReason {
+  if (code >= 64) return { app: code };
+  return REASON_NAMES[code] ?? "protocol-violation";
+}
+
+const SYSTEM_CLOCK_REQUEST = 1;
+const SYSTEM_CLOCK_REPLY = 2;
+/** Frame header (6) + type (1) + u32: a CLOCK_REQUEST frame. */
+const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
+/** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
+const CLOCK_REPLY_FRAME = 6 + 1 + 4 + 8;
+const RING = PACKET_WINDOW;
+const RING_MASK = RING - 1;
+
+/** What a connection needs from its endpoint. */
+export interface ConnectionHost {
+  readonly config: ResolvedConfig;
+  readonly engine: Engine;
+  emit(event: EndpointEvent): void;
+}
+
+export class Connection {
+  state: ConnectionState;
+  /** Earliest time this connection has queued in the endpoint's deadline heap. */
+  scheduledAt = Infinity;
+  /** In the endpoint's ready-to-send queue. */
+  queued = false;
+  /** Touched by the current receive batch. */
+  touched = false;
+  sessionId = 0;
+  /** Client: the handshake in progress. */
+  attempt: ClientAttempt | undefined;
+  /** Salt of the handshake that created this connection (server: to answer repeated responses). */
+  salt: number;
+  /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
+  acceptDue = false;
+  acceptUserData: Uint8Array = new Uint8Array(0);
+  /** Set when the connection closes; the endpoint removes it. */
+  closeReason: DisconnectReason | undefined;
+  closeDeny: DenyReason | undefined;
+  closeUserData: Uint8Array | undefined;
+
+  readonly channels: ChannelSet;
+  private readonly timers = new Float64Array(TIMER_COUNT).fill(Infinity);
+  private readonly delivery: DeliveryNotificationManager<PacketContents>;
+  private readonly cc: CongestionController;
+  private readonly rtt = new RttEstimator();
+  private readonly ping = new PingTracker();
+  private readonly loss = new LossEstimator();
+  private clock: NetworkClock | undefined;
+  /** Per packet sequence (ring): the controller's record, undefined for non-eliciting packets. */
+  private readonly sentCc: (SentPacket | undefined)[] = new Array<SentPacket | undefined>(RING).fill(undefined);
+  private elicitingInFlight = 0;
+  private ccInFlightBytes = 0;
+  private lastReceivedAt: number;
+  private lastSentAt: number;
+  private unresponsive = false;
+  private ackOwed = false;
+  private disconnectCode = 0;
+  private disconnectUserData: Uint8Array = new Uint8Array(0);
+  /** Server: CLOCK_REQUEST times to echo (bounded). */
+  private clockEchoes: number[] = [];
+  private clockRequestDue = false;
+  private readonly counters = { bytesSent: 0, bytesReceived: 0, received: 0, duplicates: 0, stale: 0, invalid: 0, crcFailures: 0 };
+
+  constructor(
+    private readonly host: ConnectionHost,
+    readonly id: ConnectionId,
+    readonly slot: number,
+    readonly address: Address,
+    readonly role: Role,
+    now: number,
+    salt: number,
+  ) {
+    const config = host.config;
+    this.salt = salt;
+    this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
+    this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
+    this.delivery = new DeliveryNotificationManager<PacketContents>(
+      {
+        onDelivered: (seq, contents, sentTime, at) => this.onDelivered(seq, contents, sentTime, at),
+        onDropped: (seq, contents, sentTime, at) => this.onDropped(seq, contents, sentTime, at),
+      },
+      { capacity: RING },
+    );
+    this.cc = createController({ algorithm: config.congestion as CongestionAlgorithm });
+    this.lastReceivedAt = now;
+    this.lastSentAt = now;
+    if (role === Role.Server) this.startConnected(now);
+  }
+
+  // ---- handshake -----------------------------------------------------------------------------
+
+  /** Client: begin the handshake. */
+  startAttempt(now: number, userData: Uint8Array): void {
+    const c = this.host.config;
+    this.attempt = new ClientAttempt(this.salt, userData, now, c.handshakeResendMs, c.handshakeResendMaxMs);
+    this.timers[Timer.Handshake] = now;
+    this.timers[Timer.ConnectTimeout] = now + c.connectTimeoutMs;
+  }
+
+  onChallenge(now: number, fields: ChallengeFields): boolean {
+    if (this.state !== ConnectionState.Connecting || this.attempt === undefined) return false;
+    if (!this.attempt.onChallenge(now, fields)) return false;
+    this.timers[Timer.Handshake] = now;
+    return true;
+  }
+
+  onAccept(now: number, fields: AcceptFields): boolean {
+    if (this.state !== ConnectionState.Connecting || this.attempt === undefined || fields.salt !== this.salt) return false;
+    if (this.attempt.phase !== AttemptPhase.Response) return false;
+    this.sessionId = fields.sessionId;
+    this.attempt = undefined;
+    this.timers[Timer.Handshake] = Infinity;
+    this.timers[Timer.ConnectTimeout] = Infinity;
+    this.startConnected(now);
+    this.host.emit({ type: "connect", connection: this.id, address: this.address, userData: fields.userData });
+    return true;
+  }
+
+  private startConnected(now: number): void {
+    const c = this.host.config;
+    this.state = ConnectionState.Connected;
+    this.lastReceivedAt = now;
+    this.lastSentAt = now;
+    this.timers[Timer.Idle] = now + c.timeoutMs;
+    this.timers[Timer.Unresponsive] = now + c.unresponsiveMs;
+    this.timers[Timer.Keepalive] = now + c.keepaliveMs;
+    if (this.role === Role.Client) {
+      this.clock = new NetworkClock();
+      this.timers[Timer.ClockSync] = now;
+    }
+  }
+
+  /** The endpoint routes DATA to this connection's slot only once it is established. */
+  get acceptsData(): boolean {
+    return this.state === ConnectionState.Connected || this.state === ConnectionState.Disconnecting;
+  }
+
+  // ---- receive path --------------------------------------------------------------------------
+
+  onDatagramBytes(bytes: number): void {
+    this.counters.bytesReceived += bytes;
+  }
+
+  onDropCounted(kind: "crc" | "duplicate" | "stale" | "invalid"): void {
+    if (kind === "crc") this.counters.crcFailures++;
+    else if (kind === "duplicate") this.counters.duplicates++;
+    else if (kind === "stale") this.counters.stale++;
+    else this.counters.invalid++;
+  }
+
+  /** Any authenticated-by-CRC packet from the peer proves it alive. */
+  onPeerAlive(now: number): void {
+    const c = this.host.config;
+    this.lastReceivedAt = now;
+    if (this.state === ConnectionState.Connected || this.state === ConnectionState.Disconnecting) {
+      this.timers[Timer.Idle] = now + c.timeoutMs;
+      this.timers[Timer.Unresponsive] = now + c.unresponsiveMs;
+    }
+    if (this.unresponsive) {
+      this.unresponsive = false;
+      this.host.emit({ type: "responsive", connection: this.id });
+    }
+  }
+
+  /** Engine PacketReceived. `elicits`: a DATA packet with frames (needs an ack). */
+  onPacketReceived(now: number, elicits: boolean): void {
+    this.counters.received++;
+    this.onPeerAlive(now);
+    if (elicits && !this.ackOwed) {
+      this.ackOwed = true;
+      this.timers[Timer.AckDelay] = now + this.host.config.ackDelayMs;
+    }
+  }
+
+  onPacketAcked(now: number, sequence: number): void {
+    this.delivery.acknowledge(sequence, now);
+  }
+
+  onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
+    this.channels.onRecord(now, records, index, arena);
+  }
+
+  /** A system-channel (255) message: clock sync. */
+  onSystemMessage(now: number, arena: Uint8Array, offset: number, length: number): void {
+    if (length < 1) return this.onDropCounted("invalid");
+    const type = arena[offset];
+    if (type === SYSTEM_CLOCK_REQUEST && length === 5) {
+      if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
+    } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
+      const sent = unwrapU32(now, readU32(arena, offset + 1));
+      const serverTime = new DataView(arena.buffer, arena.byteOffset + offset + 5, 8).getFloat64(0, true);
+      this.clock.onSample(sent, serverTime, now, 0);
+    } else {
+      this.onDropCounted("invalid");
+    }
+  }
+
+  /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
+  afterReceive(now: number): void {
+    this.delivery.detectLosses(now, this.rtt.rtoMs());
+    this.drainToEvents();
+    if (this.state === ConnectionState.Connected && this.channels.receiveBufferedBytes() > this.host.config.maxReceiveBufferBytes) {
+      this.close(now, "receive-buffer-exceeded", new Uint8Array(0));
+    }
+  }
+
+  private drainToEvents(): void {
+    for (let m = this.channels.pollMessage(); m !== undefined; m = this.channels.pollMessage()) {
+      const ev: EndpointEvent = m.key === undefined
+        ? { type: "message", connection: this.id, channel: m.channel, data: m.data }
+        : { type: "message", connection: this.id, channel: m.channel, data: m.data, key: m.key };
+      this.host.emit(ev);
+    }
+    for (let r = this.channels.pollReceipt(); r !== undefined; r = this.channels.pollReceipt()) {
+      this.host.emit({ type: "receipt", connection: this.id, receipt: r.receipt, delivered: r.delivered });
+    }
+  }
+
+  // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
+
+  private onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
+    const record = this.sentCc[sequence & RING_MASK];
+    this.sentCc[sequence & RING_MASK] = undefined;
+    if (record !== undefined) {
+      this.elicitingInFlight--;
+      this.ccInFlightBytes -= record.bytes;
+      // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
+      // its first-transmission contents are what the link ping measures; the transmission ping
+      // counts resends too.
+      const firstOnly = contents.resends === 0;
+      if (firstOnly) this.rtt.onSample(now, now - sentTime);
+      this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
+      this.loss.onDelivered();
+      this.cc.onAck(now, record, this.ccInFlightBytes);
+      // RFC 6298 §5.3: new data acked -> restart the timer; §5.2: none outstanding -> stop.
+      this.timers[Timer.Retransmit] = this.elicitingInFlight > 0 ? now + this.rtt.rtoMs() : Infinity;
+    }
+    this.channels.onDelivered(now, contents);
+    this.channels.releaseContents(contents);
+  }
+
+  private onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number): void {
+    const record = this.sentCc[sequence & RING_MASK];
+    this.sentCc[sequence & RING_MASK] = undefined;
+    if (record !== undefined) {
+      this.elicitingInFlight--;
+      this.ccInFlightBytes -= record.bytes;
+      this.loss.onLost();
+      this.cc.onLoss(now, record, this.ccInFlightBytes);
+      if (this.elicitingInFlight === 0) this.timers[Timer.Retransmit] = Infinity;
+    }
+    // Lost reliable contents go back to their channels and leave again in NEW packets.
+    this.channels.onLost(now, contents);
+    this.channels.releaseContents(contents);
+  }
+
+  // ---- timers ---------------------------------------------------------------------------------
+
+  nextDeadline(): number {
+    const t = this.timers;
+    let min = t[0];
+    for (let i = 1; i < TIMER_COUNT; i++) if (t[i] < min) min = t[i];
+    return min;
+  }
+
+  /**
+   * Fire every due timer. Returns true if the connection may now have something to send.
+   * Calling it early does nothing.
+   */
+  onTimeout(now: number): boolean {
+    const t = this.timers;
+    const c = this.host.config;
+    let wantsSend = false;
+    if (t[Timer.ConnectTimeout] <= now) {
+      this.finish("connect-timeout");
+      return false;
+    }
+    if (t[Timer.CloseTimeout] <= now) {
+      this.finish(this.closeReason ?? "normal");
+      return false;
+    }
+    if (t[Timer.Idle] <= now && this.state === ConnectionState.Connected) {
+      this.finish("timeout");
+      return false;
+    }
+    if (t[Timer.Unresponsive] <= now) {
+      t[Timer.Unresponsive] = Infinity;
+      if (!this.unresponsive && this.state === ConnectionState.Connected) {
+        this.unresponsive = true;
+        this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - this.lastReceivedAt });
+      }
+    }
+    if (t[Timer.Retransmit] <= now) {
+      // RFC 6298 §5.4-5.6: declare the timed-out packets lost (their data is resent in new
+      // packets), back off the RTO, restart the timer.
+      const lost = this.delivery.detectLosses(now, this.rtt.rtoMs());
+      this.rtt.onRetransmitTimeout();
+      t[Timer.Retransmit] = this.elicitingInFlight > 0 ? now + this.rtt.rtoMs() : Infinity;
+      if (lost > 0) wantsSend = true;
+      this.drainToEvents();
+    }
+    if (t[Timer.ClockSync] <= now) {
+      t[Timer.ClockSync] = now + c.clockSyncMs;
+      this.clockRequestDue = true;
+      wantsSend = true;
+    }
+    for (const k of [Timer.Handshake, Timer.AckDelay, Timer.Keepalive, Timer.Pacing, Timer.DisconnectResend]) {
+      if (t[k] <= now) wantsSend = true;
+    }
+    if (t[Timer.Pacing] <= now) t[Timer.Pacing] = Infinity;
+    return wantsSend;
+  }
+
+  // ---- send path ------------------------------------------------------------------------------
+
+  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number }): number {
+    return this.channels.send(now, channel, data, options);
+  }
+
+  /**
+   * Write the next datagram due at `now` into `bytes` at `offset` (capacity = mtu) and seal
+   * it. Returns its length, or 0 if nothing is due now (a timer then says when).
+   */
+  writeDatagram(now: number, offset: number): number {
+    const engine = this.host.engine;
+    const bytes = engine.bytes;
+    const c = this.host.config;
+    const t = this.timers;
+    let length = 0;
+    switch (this.state) {
+      case ConnectionState.Connecting: {
+        const attempt = this.attempt;
+        if (attempt === undefined || attempt.nextSendAt > now) return 0;
+        length = engine.sealControl(offset, attempt.encode(bytes, offset, c.appVersion, c.channelHash));
+        attempt.onSent(now);
+        t[Timer.Handshake] = attempt.nextSendAt;
+        break;
+      }
+      case ConnectionState.Disconnecting: {
+        if (t[Timer.DisconnectResend] > now) return 0;
+        length = engine.sealControl(offset, encodeDisconnect(bytes, offset, this.sessionId, this.disconnectCode, this.disconnectUserData));
+        t[Timer.DisconnectResend] = now + Math.max(100, this.rtt.rtoMs());
+        break;
+      }
+      case ConnectionState.Connected:
+        if (this.acceptDue) {
+          this.acceptDue = false;
+          length = engine.sealControl(offset, encodeAccept(bytes, offset, this.salt, this.sessionId, this.acceptUserData));
+          break;
+        }
+        length = this.writeData(now, offset);
+        if (length === 0) return 0;
+        break;
+      default:
+        return 0;
+    }
+    this.counters.bytesSent += length;
+    return length;
+  }
+
+  private writeData(now: number, offset: number): number {
+    const engine = this.host.engine;
+    const bytes = engine.bytes;
+    const c = this.host.config;
+    const t = this.timers;
+    const room = c.mtu - DATA_OVERHEAD_BYTES;
+    const framesAt = offset + DATA_HEADER_BYTES;
+    const systemDue = this.clockRequestDue || this.clockEchoes.length > 0;
+    const dataDue = systemDue || this.channels.hasPending(now);
+    let allowed = false;
+    if (dataDue) {
+      allowed = this.cc.canSend(this.ccInFlightBytes, c.mtu);
+      if (allowed) {
+        const at = this.cc.nextSendTime(now);
+        if (at > now) {
+          allowed = false;
+          t[Timer.Pacing] = at;
+        }
+      }
+    }
+    let framesLength = 0;
+    let contents: PacketContents | undefined;
+    if (allowed) {
+      contents = this.channels.acquireContents();
+      framesLength = this.channels.writeFrames(now, bytes, framesAt, room, contents);
+      framesLength += this.writeSystemFrames(now, bytes, framesAt + framesLength, room - framesLength);
+      if (framesLength === 0) {
+        this.channels.releaseContents(contents);
+        contents = undefined;
+        this.cc.onAppLimited(now, this.ccInFlightBytes);
+      }
+    }
+    let type: PacketType = PacketType.Data;
+    if (framesLength === 0) {
+      // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
+      // we have been quiet, else nothing.
+      if (this.ackOwed && t[Timer.AckDelay] <= now) type = PacketType.Data;
+      else if (now - this.lastSentAt >= c.keepaliveMs) type = PacketType.Keepalive;
+      else return 0;
+    }
+    const sequence = engine.sealData(this.slot, offset, framesLength, type);
+    const length = DATA_OVERHEAD_BYTES + framesLength;
+    const eliciting = framesLength > 0;
+    this.delivery.dispatch(sequence, now, length, contents ?? this.channels.acquireContents());
+    if (eliciting) {
+      this.sentCc[sequence & RING_MASK] = this.cc.onSent(now, length, this.ccInFlightBytes);
+      this.ccInFlightBytes += length;
+      this.elicitingInFlight++;
+      if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtt.rtoMs(); // RFC 6298 §5.1
+    } else {
+      this.sentCc[sequence & RING_MASK] = undefined;
+    }
+    this.ackOwed = false;
+    t[Timer.AckDelay] = Infinity;
+    this.lastSentAt = now;
+    t[Timer.Keepalive] = now + c.keepaliveMs;
+    return length;
+  }
+
+  /** Clock frames on the system channel (PROTOCOL §3): requests (client), replies (server). */
+  private writeSystemFrames(now: number, bytes: Uint8Array, at: number, room: number): number {
+    let written = 0;
+    while (this.clockEchoes.length > 0 && room - written >= CLOCK_REPLY_FRAME) {
+      const p = at + written;
+      writeFrameHeader(bytes, p, 1 + 4 + 8);
+      bytes[p + 6] = SYSTEM_CLOCK_REPLY;
+      writeU32(bytes, p + 7, this.clockEchoes.shift() as number);
+      new DataView(bytes.buffer, bytes.byteOffset + p + 11, 8).setFloat64(0, now, true);
+      written += CLOCK_REPLY_FRAME;
+    }
+    if (this.clockRequestDue && room - written >= CLOCK_REQUEST_FRAME) {
+      const p = at + written;
+      writeFrameHeader(bytes, p, 1 + 4);
+      bytes[p + 6] = SYSTEM_CLOCK_REQUEST;
+      writeU32(bytes, p + 7, Math.floor(now) >>> 0);
+      written += CLOCK_REQUEST_FRAME;
+      this.clockRequestDue = false;
+    }
+    return written;
+  }
+
+  /** True if a datagram could be due right now (used to keep the ready queue short). */
+  wantsToSend(now: number): boolean {
+    const t = this.timers;
+    switch (this.state) {
+      case ConnectionState.Connecting:
+        return this.attempt !== undefined && this.attempt.nextSendAt <= now;
+      case ConnectionState.Disconnecting:
+        return t[Timer.DisconnectResend] <= now;
+      case ConnectionState.Connected:
+        return (
+          this.acceptDue ||
+          this.clockRequestDue ||
+          this.clockEchoes.length > 0 ||
+          (this.ackOwed && t[Timer.AckDelay] <= now) ||
+          t[Timer.Keepalive] <= now ||
+          this.channels.hasPending(now)
+        );
+      default:
+        return false;
+    }
+  }
+
+  // ---- close ----------------------------------------------------------------------------------
+
+  /** Graceful close: DISCONNECT is resent until acknowledged or the close timeout. */
+  close(now: number, reason: DisconnectReason, userData: Uint8Array): void {
+    if (this.state === ConnectionState.Closed || this.state === ConnectionState.Disconnecting) return;
+    if (this.state === ConnectionState.Connecting) {
+      this.finish("aborted");
+      return;
+    }
+    this.state = ConnectionState.Disconnecting;
+    this.closeReason = reason;
+    this.closeUserData = userData;
+    this.disconnectCode = reasonCode(reason);
+    this.disconnectUserData = userData;
+    const t = this.timers;
+    t.fill(Infinity);
+    t[Timer.DisconnectResend] = now;
+    t[Timer.CloseTimeout] = now + this.host.config.closeTimeoutMs;
+  }
+
+  /** The peer's DISCONNECT_ACK arrived. */
+  onDisconnectAck(): void {
+    if (this.state === ConnectionState.Disconnecting) this.finish(this.closeReason ?? "normal");
+  }
+
+  /** Move to Closed now, with the reason the application will see. */
+  finish(reason: DisconnectReason, deny?: DenyReason, userData?: Uint8Array): void {
+    if (this.state === ConnectionState.Closed) return;
+    this.state = ConnectionState.Closed;
+    this.closeReason = reason;
+    this.closeDeny = deny;
+    if (userData !== undefined) this.closeUserData = userData;
+    this.timers.fill(Infinity);
+  }
+
+  /** Release everything (called once by the endpoint after finish()). */
+  dispose(now: number): void {
+    this.delivery.dropAll(now);
+    this.channels.failAll(now);
+    this.drainToEvents();
+  }
+
+  // ---- stats ----------------------------------------------------------------------------------
+
+  stats(now: number): ConnectionStats {
+    const ch = this.channels.stats();
+    const d = this.delivery;
+    const clock = this.clock;
+    const s: ConnectionStats = {
+      rttMs: this.rtt.smoothedMs,
+      rttVarMs: this.rtt.rttVarMs,
+      minRttMs: this.rtt.minMs,
+      jitterMs: this.rtt.jitterMs,
+      lossRate: this.loss.smoothedRate(),
+      linkPingMs: this.ping.linkPingMs(),
+      transmissionPingMs: this.ping.transmissionPingMs(),
+      bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),
+      packets: {
+        dispatched: d.dispatched,
+        delivered: d.delivered,
+        dropped: d.dropped,
+        inFlight: d.inFlight,
+        received: this.counters.received,
+      },
+      bytesSent: this.counters.bytesSent,
+      bytesReceived: this.counters.bytesReceived,
+      resends: ch.resends,
+      duplicates: this.counters.duplicates + ch.duplicates,
+      stale: this.counters.stale + ch.stale,
+      invalid: this.counters.invalid + ch.invalid,
+      crcFailures: this.counters.crcFailures,
+      messagesSent: ch.messagesSent,
+      messagesReceived: ch.messagesReceived,
+    };
+    if (clock !== undefined && clock.synchronized) {
+      s.clockOffsetMs = clock.offsetMs(now);
+      s.clockErrorMs = clock.errorBoundMs(now);
+    }
+    return s;
+  }
+
+  /** Client: the server clock estimate, if synchronized. */
+  serverTime(now: number): number | undefined {
+    return this.clock !== undefined && this.clock.synchronized ? this.clock.serverTime(now) : undefined;
+  }
+}
+
+/** A system-channel frame header: channel 255, kind Unreliable, messageSeq 0, length. */
+function writeFrameHeader(bytes: Uint8Array, at: number, payloadLength: number): void {
+  bytes[at] = SYSTEM_CHANNEL;
+  bytes[at + 1] = DeliveryKind.Unreliable;
+  writeU16(bytes, at + 2, 0);
+  writeU16(bytes, at + 4, payloadLength);
+}

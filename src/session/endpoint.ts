@@ -1,0 +1,703 @@
+/**
+ * The Endpoint: one per socket, sans-IO (quinn-proto's shape). It routes datagrams by address
+ * to connection slots, batches them through the engine (one `processBatch` per burst), runs
+ * the stateless server side of the handshake, owns the send arena and the timer heap, and
+ * turns everything the application should know into events.
+ *
+ * Drive order (see sans-io.ts): handleDatagram* -> handleTimeout (if due) -> pollEvent* ->
+ * pollTransmit* -> arm a timer for pollTimeout(). Datagrams given to handleDatagram are copied
+ * into the engine's receive arena at once and processed at the next poll or handleTimeout call
+ * (or when the arena is full). A Transmit's bytes are a view into the send arena, valid until
+ * the next call into the endpoint.
+ */
+import {
+  DATA_OVERHEAD_BYTES,
+  DESCRIPTOR_INTS,
+  DropReason,
+  MAX_DATAGRAM_BYTES,
+  PacketType,
+  RECORD_INTS,
+  RecordType,
+  SYSTEM_CHANNEL,
+  WIRE_VERSION,
+  type Engine,
+} from "../engine/abi.js";
+import { createEngine } from "../engine/index.js";
+import { isValidAddress } from "./address.js";
+import { resolveConfig, type ResolvedConfig } from "./config.js";
+import { Connection, ConnectionState, Role, reasonName } from "./connection.js";
+import type { SipKey } from "./cookie.js";
+import { DeadlineHeap } from "./deadline-heap.js";
+import {
+  AlreadyConnectedError,
+  ConnectionClosedError,
+  InvalidAddressError,
+  TooManyHandshakesError,
+  UnknownConnectionError,
+  UserDataTooLargeError,
+} from "./errors.js";
+import {
+  CookieJar,
+  DenyCode,
+  MAX_ACCEPT_USER_DATA,
+  MAX_DENY_USER_DATA,
+  MAX_DISCONNECT_USER_DATA,
+  MAX_RESPONSE_USER_DATA,
+  denyReasonName,
+  encodeChallenge,
+  encodeDeny,
+  encodeDisconnectAck,
+  encodeNoConnection,
+  parseAccept,
+  parseChallenge,
+  parseDeny,
+  parseDisconnect,
+  parseDisconnectAck,
+  parseRequest,
+  parseResponse,
+} from "./handshake.js";
+import { AddressRateLimiter } from "./rate-limit.js";
+import type { Address, SansIoNode, Transmit } from "./sans-io.js";
+import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+
+/** A stateless reply queued for an address that has no connection (or none for this packet). */
+interface ControlReply {
+  to: Address;
+  type: PacketType;
+  salt: number;
+  /** CHALLENGE: the cookie (copied); DENY: user data. */
+  bytes: Uint8Array | undefined;
+  /** DENY reason, or DISCONNECT_ACK session id. */
+  value: number;
+}
+
+/** Endpoint-wide counters: what was dropped or refused, and why. */
+export interface EndpointCounters {
+  datagramsReceived: number;
+  datagramsSent: number;
+  bytesReceived: number;
+  bytesSent: number;
+  /** Per DropReason (index), datagram- and frame-level, as the engine reported them. */
+  drops: number[];
+  oversizeDatagrams: number;
+  handshakeRateLimited: number;
+  badCookies: number;
+  challengesSent: number;
+  deniesSent: number;
+  noConnectionSent: number;
+  noConnectionRateLimited: number;
+  controlQueueOverflow: number;
+  /** Handshake/control packets that made no sense in the current state (ignored). */
+  unexpectedControl: number;
+}
+
+const CONTROL_QUEUE_LIMIT = 1024;
+const EMPTY = new Uint8Array(0);
+
+export interface ConnectOptions {
+  /** Passed to the server's accept hook (<= 512 bytes). */
+  userData?: Uint8Array;
+}
+
+export class Endpoint implements SansIoNode<EndpointEvent> {
+  readonly config: ResolvedConfig;
+  readonly engine: Engine;
+  readonly counters: EndpointCounters;
+
+  private rngState: number;
+  private readonly cookies: CookieJar;
+  private readonly handshakeLimiter: AddressRateLimiter;
+  private readonly noConnectionLimiter: AddressRateLimiter;
+  private readonly byAddress = new Map<Address, Connection>();
+  private readonly byId = new Map<ConnectionId, Connection>();
+  private readonly slots: (Connection | undefined)[];
+  private readonly freeSlots: number[] = [];
+  private nextId = 1;
+  private serverConnections = 0;
+  private pendingAttempts = 0;
+
+  private events: EndpointEvent[] = [];
+  private eventHead = 0;
+  private readonly heap = new DeadlineHeap<Connection>();
+  private ready: Connection[] = [];
+  private readyHead = 0;
+  private control: ControlReply[] = [];
+  private controlHead = 0;
+  private readonly touched: Connection[] = [];
+  private readonly duePass: Connection[] = [];
+
+  // Receive batch: datagrams copied into the arena, not yet processed.
+  private batchCount = 0;
+  private readonly batchFrom: Address[];
+  private readonly batchLength: Int32Array;
+  private lastNow = 0;
+
+  constructor(config: EndpointConfig) {
+    this.config = resolveConfig(config);
+    const c = this.config;
+    const maxSlots = Math.max(1, (c.server ? c.maxConnections : 0) + c.maxPendingHandshakes);
+    this.engine = createEngine(
+      { protocolId: c.protocolId, maxSlots, channels: c.kinds, ...(config.engineLimits ?? {}) },
+      c.engine,
+    );
+    this.slots = new Array<Connection | undefined>(maxSlots).fill(undefined);
+    for (let s = maxSlots - 1; s >= 0; s--) this.freeSlots.push(s);
+    const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
+    this.batchFrom = new Array<Address>(batch).fill("");
+    this.batchLength = new Int32Array(batch);
+    this.rngState = (c.seed ^ 0x9e3779b9) >>> 0 || 1;
+    const secret: SipKey = [this.random(), this.random(), this.random(), this.random()];
+    this.cookies = new CookieJar(secret, c.cookieWindowMs);
+    // Burst of 3 lets a client's request + response + one resend through at once.
+    this.handshakeLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
+    this.noConnectionLimiter = new AddressRateLimiter(c.noConnectionRatePerAddress, 2, c.rateLimitEntries);
+    this.counters = {
+      datagramsReceived: 0,
+      datagramsSent: 0,
+      bytesReceived: 0,
+      bytesSent: 0,
+      drops: new Array<number>(16).fill(0),
+      oversizeDatagrams: 0,
+      handshakeRateLimited: 0,
+      badCookies: 0,
+      challengesSent: 0,
+      deniesSent: 0,
+      noConnectionSent: 0,
+      noConnectionRateLimited: 0,
+      controlQueueOverflow: 0,
+      unexpectedControl: 0,
+    };
+  }
+
+  /** Seeded xorshift32: initial sequences, salts, session ids and the cookie secret. */
+  private random(): number {
+    let x = this.rngState;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.rngState = x >>> 0;
+    return this.rngState;
+  }
+
+  // ---- commands -------------------------------------------------------------------------------
+
+  /** Start connecting to a server. The "connect" (or "disconnect") event tells how it went. */
+  connect(now: number, address: Address, options: ConnectOptions = {}): ConnectionId {
+    if (!isValidAddress(address)) throw new InvalidAddressError(address);
+    const userData = options.userData ?? EMPTY;
+    if (userData.length > MAX_RESPONSE_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_RESPONSE_USER_DATA);
+    const existing = this.byAddress.get(address);
+    if (existing !== undefined) throw new AlreadyConnectedError(address);
+    if (this.pendingAttempts >= this.config.maxPendingHandshakes || this.freeSlots.length === 0) {
+      throw new TooManyHandshakesError(this.config.maxPendingHandshakes);
+    }
+    this.processPending();
+    const conn = this.allocate(now, address, Role.Client, this.random());
+    this.pendingAttempts++;
+    conn.startAttempt(now, userData.slice());
+    this.markReady(conn);
+    this.reschedule(conn);
+    return conn.id;
+  }
+
+  /** Queue a message. Returns a receipt id if `options.receipt` (see the "receipt" event), else 0. */
+  send(connection: ConnectionId, data: Uint8Array, options: SendOptions): number {
+    const conn = this.live(connection);
+    if (conn.state !== ConnectionState.Connected) throw new ConnectionClosedError(connection, stateName(conn.state));
+    const receipt = conn.send(this.lastNow, options.channel, data, options);
+    this.markReady(conn);
+    return receipt;
+  }
+
+  /** Graceful close: DISCONNECT with the reason (and user data) until acknowledged. */
+  close(connection: ConnectionId, reason: DisconnectReason = "normal", userData: Uint8Array = EMPTY): void {
+    const conn = this.byId.get(connection);
+    if (conn === undefined) return; // already gone: closing twice is harmless
+    if (userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
+    const wasConnecting = conn.state === ConnectionState.Connecting;
+    conn.close(this.lastNow, reason, userData.slice());
+    if (wasConnecting || (conn.state as ConnectionState) === ConnectionState.Closed) this.remove(conn);
+    else {
+      this.markReady(conn);
+      this.reschedule(conn);
+    }
+  }
+
+  stats(connection: ConnectionId): ConnectionStats {
+    return this.live(connection).stats(this.lastNow);
+  }
+
+  /** Ids of the connections this endpoint holds (any state but closed). */
+  connections(): ConnectionId[] {
+    return [...this.byId.keys()];
+  }
+
+  /** The connection's peer address, or undefined if it is gone. */
+  addressOf(connection: ConnectionId): Address | undefined {
+    return this.byId.get(connection)?.address;
+  }
+
+  /** Client side: the estimated server clock at local time `now`, once synchronized. */
+  serverTime(connection: ConnectionId, now: number): number | undefined {
+    return this.live(connection).serverTime(now);
+  }
+
+  private live(connection: ConnectionId): Connection {
+    const conn = this.byId.get(connection);
+    if (conn === undefined) throw new UnknownConnectionError(connection);
+    return conn;
+  }
+
+  // ---- SansIoNode -----------------------------------------------------------------------------
+
+  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+    if (now > this.lastNow) this.lastNow = now;
+    this.counters.datagramsReceived++;
+    this.counters.bytesReceived += bytes.length;
+    if (bytes.length > MAX_DATAGRAM_BYTES) {
+      this.counters.oversizeDatagrams++;
+      return;
+    }
+    if (this.batchCount === this.batchFrom.length) this.processPending();
+    const engine = this.engine;
+    const i = this.batchCount++;
+    const offset = engine.layout.rxArenaOffset + i * MAX_DATAGRAM_BYTES;
+    engine.bytes.set(bytes, offset);
+    const conn = this.byAddress.get(from);
+    if (conn !== undefined) conn.onDatagramBytes(bytes.length);
+    const d = i * DESCRIPTOR_INTS;
+    engine.descriptors[d] = offset;
+    engine.descriptors[d + 1] = bytes.length;
+    // Only established connections get their slot: DATA racing ahead of a lost ACCEPT is not
+    // acknowledged (the peer resends it) rather than accepted into a half-open connection.
+    engine.descriptors[d + 2] = conn !== undefined && conn.acceptsData ? conn.slot : -1;
+    engine.descriptors[d + 3] = 0;
+    this.batchFrom[i] = from;
+    this.batchLength[i] = bytes.length;
+  }
+
+  handleTimeout(now: number): void {
+    if (now > this.lastNow) this.lastNow = now;
+    this.processPending();
+    // Pop everything due first, then fire each connection once: a connection whose send timer
+    // stays due until pollTransmit runs must not be popped again in this same pass.
+    const due = this.duePass;
+    for (let conn = this.heap.popDue(now); conn !== undefined; conn = this.heap.popDue(now)) {
+      if (conn.state !== ConnectionState.Closed && !conn.touched) {
+        conn.touched = true;
+        due.push(conn);
+      }
+    }
+    for (const conn of due) {
+      conn.touched = false;
+      if (conn.onTimeout(now)) this.markReady(conn);
+      if ((conn.state as ConnectionState) === ConnectionState.Closed) this.remove(conn);
+      else this.reschedule(conn);
+    }
+    due.length = 0;
+  }
+
+  pollTimeout(): number | undefined {
+    if (this.batchCount > 0) return this.lastNow;
+    return this.heap.peekTime();
+  }
+
+  pollEvent(): EndpointEvent | undefined {
+    this.processPending();
+    if (this.eventHead === this.events.length) return undefined;
+    const ev = this.events[this.eventHead++];
+    if (this.eventHead === this.events.length) {
+      this.events = [];
+      this.eventHead = 0;
+    }
+    return ev;
+  }
+
+  pollTransmit(now: number): Transmit | undefined {
+    if (now > this.lastNow) this.lastNow = now;
+    this.processPending();
+    const engine = this.engine;
+    const offset = engine.layout.txArenaOffset;
+    // 1. Stateless replies (challenges, denies, NO_CONNECTION, DISCONNECT_ACK).
+    while (this.controlHead < this.control.length) {
+      const reply = this.control[this.controlHead++];
+      if (this.controlHead === this.control.length) {
+        this.control = [];
+        this.controlHead = 0;
+      }
+      const length = this.encodeControl(reply, offset);
+      return this.transmit(reply.to, offset, length);
+    }
+    // 2. Connections, round-robin: one datagram each per turn.
+    while (this.readyHead < this.ready.length) {
+      const conn = this.ready[this.readyHead++];
+      if (conn.state === ConnectionState.Closed) {
+        conn.queued = false;
+        continue;
+      }
+      const length = conn.writeDatagram(now, offset);
+      this.reschedule(conn);
+      if (length === 0) {
+        conn.queued = false;
+        continue;
+      }
+      this.ready.push(conn); // back of the line
+      this.compactReady();
+      return this.transmit(conn.address, offset, length);
+    }
+    this.ready = [];
+    this.readyHead = 0;
+    return undefined;
+  }
+
+  private transmit(to: Address, offset: number, length: number): Transmit {
+    this.counters.datagramsSent++;
+    this.counters.bytesSent += length;
+    return { to, bytes: this.engine.bytes.subarray(offset, offset + length) };
+  }
+
+  private compactReady(): void {
+    if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.readyHead);
+      this.readyHead = 0;
+    }
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  emit(event: EndpointEvent): void {
+    this.events.push(event);
+  }
+
+  private markReady(conn: Connection): void {
+    if (conn.queued) return;
+    conn.queued = true;
+    this.ready.push(conn);
+  }
+
+  private reschedule(conn: Connection): void {
+    if (conn.state === ConnectionState.Closed) return;
+    const deadline = conn.nextDeadline();
+    if (deadline !== Infinity) this.heap.schedule(conn, deadline);
+  }
+
+  private allocate(now: number, address: Address, role: Role, salt: number): Connection {
+    const slot = this.freeSlots.pop() as number;
+    this.engine.resetSlot(slot, this.random() & 0xffff); // random initial sequence (seed 000)
+    const conn = new Connection(this, this.nextId++, slot, address, role, now, salt);
+    this.slots[slot] = conn;
+    this.byAddress.set(address, conn);
+    this.byId.set(conn.id, conn);
+    if (role === Role.Server) this.serverConnections++;
+    return conn;
+  }
+
+  /** Free a closed connection's slot and tell the application. */
+  private remove(conn: Connection): void {
+    if (conn.state !== ConnectionState.Closed) conn.finish(conn.closeReason ?? "aborted");
+    if (this.byId.get(conn.id) !== conn) return;
+    if (conn.role === Role.Client && conn.attempt !== undefined) this.pendingAttempts--;
+    conn.dispose(this.lastNow);
+    this.byId.delete(conn.id);
+    if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
+    this.slots[conn.slot] = undefined;
+    this.freeSlots.push(conn.slot);
+    if (conn.role === Role.Server) this.serverConnections--;
+    const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal" };
+    if (conn.closeDeny !== undefined) ev.deny = conn.closeDeny;
+    if (conn.closeUserData !== undefined && conn.closeUserData.length > 0) ev.userData = conn.closeUserData;
+    this.emit(ev);
+  }
+
+  private queueControl(reply: ControlReply): void {
+    if (this.control.length - this.controlHead >= CONTROL_QUEUE_LIMIT) {
+      this.counters.controlQueueOverflow++;
+      return;
+    }
+    this.control.push(reply);
+  }
+
+  private encodeControl(reply: ControlReply, offset: number): number {
+    const b = this.engine.bytes;
+    let length: number;
+    switch (reply.type) {
+      case PacketType.Challenge:
+        length = encodeChallenge(b, offset, reply.salt, reply.bytes as Uint8Array);
+        break;
+      case PacketType.Deny:
+        length = encodeDeny(b, offset, reply.salt, reply.value as DenyCode, reply.bytes ?? EMPTY);
+        break;
+      case PacketType.DisconnectAck:
+        length = encodeDisconnectAck(b, offset, reply.value);
+        break;
+      default:
+        length = encodeNoConnection(b, offset);
+    }
+    return this.engine.sealControl(offset, length);
+  }
+
+  /** Run the engine over the queued datagrams (one processBatch per burst) and dispatch. */
+  private processPending(): void {
+    if (this.batchCount === 0) return;
+    const engine = this.engine;
+    const now = this.lastNow;
+    let base = 0;
+    const total = this.batchCount;
+    this.batchCount = 0; // re-entrancy guard: nothing below queues datagrams
+    while (base < total) {
+      const count = total - base;
+      if (base > 0) {
+        // Shift the unprocessed descriptors to the front (their arena offsets stay valid).
+        engine.descriptors.copyWithin(0, base * DESCRIPTOR_INTS, total * DESCRIPTOR_INTS);
+      }
+      const n = engine.processBatch(count);
+      this.dispatchRecords(now, n, base);
+      const consumed = engine.consumed();
+      base += consumed > 0 ? consumed : count; // consumed 0 cannot happen (one always fits)
+    }
+    for (const conn of this.touched) {
+      conn.touched = false;
+      if (conn.state !== ConnectionState.Closed) conn.afterReceive(now);
+      if (conn.state === ConnectionState.Closed) this.remove(conn);
+      else {
+        if (conn.wantsToSend(now)) this.markReady(conn);
+        this.reschedule(conn);
+      }
+    }
+    this.touched.length = 0;
+  }
+
+  private touch(conn: Connection): void {
+    if (!conn.touched) {
+      conn.touched = true;
+      this.touched.push(conn);
+    }
+  }
+
+  private dispatchRecords(now: number, n: number, base: number): void {
+    const r = this.engine.records;
+    const arena = this.engine.bytes;
+    for (let i = 0; i < n; i++) {
+      const p = i * RECORD_INTS;
+      const type = r[p];
+      const slot = r[p + 1];
+      const conn = slot >= 0 ? this.slots[slot] : undefined;
+      switch (type) {
+        case RecordType.DatagramDropped: {
+          const reason = r[p + 2];
+          this.counters.drops[reason]++;
+          const c = conn ?? this.byAddress.get(this.batchFrom[base + r[p + 3]]);
+          if (c !== undefined) {
+            c.onDropCounted(
+              reason === DropReason.BadCrc ? "crc" : reason === DropReason.DuplicatePacket ? "duplicate" : reason === DropReason.StalePacket ? "stale" : "invalid",
+            );
+            // A duplicate or stale packet still proves the peer alive.
+            if (reason === DropReason.DuplicatePacket || reason === DropReason.StalePacket) c.onPeerAlive(now);
+          }
+          break;
+        }
+        case RecordType.PacketReceived:
+          if (conn !== undefined) {
+            const index = base + r[p + 3];
+            conn.onPacketReceived(now, r[p + 4] === PacketType.Data && this.batchLength[index] > DATA_OVERHEAD_BYTES);
+            this.touch(conn);
+          }
+          break;
+        case RecordType.PacketAcked:
+          if (conn !== undefined) conn.onPacketAcked(now, r[p + 2] & 0xffff);
+          break;
+        case RecordType.Control:
+          this.onControl(now, this.batchFrom[base + r[p + 3]], r[p + 2], r[p + 6], r[p + 7]);
+          break;
+        case RecordType.Message:
+          if (conn === undefined) break;
+          if (r[p + 2] === SYSTEM_CHANNEL) conn.onSystemMessage(now, arena, r[p + 6], r[p + 7]);
+          else conn.onChannelRecord(now, r, p, arena);
+          break;
+        case RecordType.Hold:
+        case RecordType.Release:
+        case RecordType.FrameDropped:
+          if (conn !== undefined) conn.onChannelRecord(now, r, p, arena);
+          if (type === RecordType.FrameDropped) this.counters.drops[r[p + 2]]++;
+          break;
+        case RecordType.UnknownPeer:
+          this.counters.drops[DropReason.UnknownPeer]++;
+          this.replyNoConnection(now, this.batchFrom[base + r[p + 3]]);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  private replyNoConnection(now: number, to: Address): void {
+    // A client still handshaking with this address ignores its early DATA silently.
+    const conn = this.byAddress.get(to);
+    if (conn !== undefined) return;
+    if (!this.noConnectionLimiter.allow(now, to)) {
+      this.counters.noConnectionRateLimited++;
+      return;
+    }
+    this.counters.noConnectionSent++;
+    this.queueControl({ to, type: PacketType.NoConnection, salt: 0, bytes: undefined, value: 0 });
+  }
+
+  // ---- the handshake, server and client side (PROTOCOL §4; see handshake.ts) -----------------
+
+  private onControl(now: number, from: Address, type: number, offset: number, length: number): void {
+    const b = this.engine.bytes;
+    const conn = this.byAddress.get(from);
+    switch (type) {
+      case PacketType.ConnectRequest: {
+        if (!this.config.server) return this.unexpected();
+        if (!this.handshakeLimiter.allow(now, from)) {
+          this.counters.handshakeRateLimited++;
+          return;
+        }
+        const req = parseRequest(b, offset, length);
+        if (req === undefined) return this.unexpected();
+        if (req.wireVersion !== WIRE_VERSION || req.appVersion !== this.config.appVersion) {
+          // Stateless and smaller than the 256-byte request.
+          return this.deny(from, req.salt, DenyCode.VersionMismatch, EMPTY);
+        }
+        this.counters.challengesSent++;
+        const cookie = this.cookies.mint(now, from, req.salt).slice();
+        this.queueControl({ to: from, type: PacketType.Challenge, salt: req.salt, bytes: cookie, value: 0 });
+        return;
+      }
+      case PacketType.ConnectResponse: {
+        if (!this.config.server) return this.unexpected();
+        if (!this.handshakeLimiter.allow(now, from)) {
+          this.counters.handshakeRateLimited++;
+          return;
+        }
+        const res = parseResponse(b, offset, length);
+        if (res === undefined) return this.unexpected();
+        if (!this.cookies.check(now, from, res.salt, b, res.cookieAt)) {
+          this.counters.badCookies++;
+          return;
+        }
+        // From here on the address is validated: it received our challenge.
+        if (conn !== undefined) {
+          if (conn.role === Role.Server && conn.salt === res.salt) {
+            // Our ACCEPT was lost: send it again.
+            if (conn.state === ConnectionState.Connected) {
+              conn.acceptDue = true;
+              this.markReady(conn);
+            }
+            return;
+          }
+          // A new attempt from an address we still hold (the peer restarted): the cookie proves
+          // the address, so the old connection is replaced.
+          conn.finish("aborted");
+          this.remove(conn);
+        }
+        if (res.wireVersion !== WIRE_VERSION || res.appVersion !== this.config.appVersion) {
+          return this.deny(from, res.salt, DenyCode.VersionMismatch, EMPTY);
+        }
+        if (res.channelHash !== this.config.channelHash) return this.deny(from, res.salt, DenyCode.ChannelMismatch, EMPTY);
+        if (this.serverConnections >= this.config.maxConnections || this.freeSlots.length === 0) {
+          return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
+        }
+        let acceptData: Uint8Array = EMPTY;
+        const hook = this.config.accept;
+        if (hook !== undefined) {
+          const decision = hook({ address: from, userData: res.userData, appVersion: res.appVersion });
+          const accepted = typeof decision === "boolean" ? decision : decision.accept;
+          const data = typeof decision === "boolean" ? EMPTY : (decision.userData ?? EMPTY);
+          if (!accepted) return this.deny(from, res.salt, DenyCode.Refused, data.subarray(0, MAX_DENY_USER_DATA).slice());
+          acceptData = data.subarray(0, MAX_ACCEPT_USER_DATA).slice();
+        }
+        const created = this.allocate(now, from, Role.Server, res.salt);
+        created.sessionId = this.random() || 1;
+        created.acceptDue = true;
+        created.acceptUserData = acceptData;
+        this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
+        this.markReady(created);
+        this.reschedule(created);
+        return;
+      }
+      case PacketType.Challenge: {
+        const fields = parseChallenge(b, offset, length);
+        if (conn === undefined || fields === undefined || !conn.onChallenge(now, fields)) return this.unexpected();
+        this.markReady(conn);
+        this.reschedule(conn);
+        return;
+      }
+      case PacketType.Accept: {
+        const fields = parseAccept(b, offset, length);
+        if (conn === undefined || fields === undefined) return this.unexpected();
+        const wasAttempt = conn.attempt !== undefined;
+        if (!conn.onAccept(now, fields)) return this.unexpected();
+        if (wasAttempt) this.pendingAttempts--;
+        this.touch(conn);
+        return;
+      }
+      case PacketType.Deny: {
+        const fields = parseDeny(b, offset, length);
+        if (conn === undefined || fields === undefined || conn.state !== ConnectionState.Connecting || fields.salt !== conn.salt) {
+          return this.unexpected();
+        }
+        conn.finish("denied", denyReasonName(fields.reason), fields.userData);
+        this.remove(conn);
+        return;
+      }
+      case PacketType.Disconnect: {
+        const fields = parseDisconnect(b, offset, length);
+        if (fields === undefined) return this.unexpected();
+        // Always acknowledged, even when the connection is already gone (PROTOCOL §4). The ack
+        // (9 bytes) is smaller than any DISCONNECT (>= 12), and rate limited per address.
+        if (this.noConnectionLimiter.allow(now, from)) {
+          this.queueControl({ to: from, type: PacketType.DisconnectAck, salt: 0, bytes: undefined, value: fields.sessionId });
+        }
+        if (conn !== undefined && conn.acceptsData && conn.sessionId === fields.sessionId) {
+          conn.finish(reasonName(fields.reason), undefined, fields.userData);
+          this.remove(conn);
+        }
+        return;
+      }
+      case PacketType.DisconnectAck: {
+        const sessionId = parseDisconnectAck(b, offset, length);
+        if (conn === undefined || sessionId !== conn.sessionId) return this.unexpected();
+        conn.onDisconnectAck();
+        if (conn.state === ConnectionState.Closed) this.remove(conn);
+        return;
+      }
+      case PacketType.NoConnection: {
+        if (conn === undefined || conn.state !== ConnectionState.Connected) return this.unexpected();
+        conn.finish("no-connection");
+        this.remove(conn);
+        return;
+      }
+      default:
+        return this.unexpected();
+    }
+  }
+
+  private deny(to: Address, salt: number, reason: DenyCode, userData: Uint8Array): void {
+    this.counters.deniesSent++;
+    this.queueControl({ to, type: PacketType.Deny, salt, bytes: userData, value: reason });
+  }
+
+  private unexpected(): void {
+    this.counters.unexpectedControl++;
+  }
+
+  /** Number of connection objects held (all states): for tests of "allocates nothing". */
+  get connectionCount(): number {
+    return this.byId.size;
+  }
+}
+
+function stateName(state: ConnectionState): string {
+  switch (state) {
+    case ConnectionState.Connecting:
+      return "still connecting";
+    case ConnectionState.Disconnecting:
+      return "disconnecting";
+    case ConnectionState.Closed:
+      return "closed";
+    default:
+      return "connected";
+  }
+}

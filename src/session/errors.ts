@@ -1,0 +1,85 @@
+/**
+ * Typed errors for misuse of the session API by its caller. Hostile or broken input from the
+ * network is never thrown: it is counted and dropped (see ConnectionStats / drop counters).
+ * Every error has a stable `code` and a message that says what to do instead.
+ */
+export class SessionError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+export class MessageTooLargeError extends SessionError {
+  constructor(channel: number, bytes: number, limit: number) {
+    super(
+      "ERR_MESSAGE_TOO_LARGE",
+      `message of ${bytes} bytes exceeds channel ${channel}'s maxMessageBytes (${limit}); split it, or raise maxMessageBytes in that channel's config`,
+    );
+  }
+}
+
+export class UnknownChannelError extends SessionError {
+  constructor(channel: number, count: number) {
+    super("ERR_UNKNOWN_CHANNEL", `channel ${channel} does not exist; this endpoint has channels 0..${count - 1} (see EndpointConfig.channels)`);
+  }
+}
+
+export class ConnectionClosedError extends SessionError {
+  constructor(connection: number, state: string) {
+    super(
+      "ERR_CONNECTION_CLOSED",
+      `connection ${connection} is ${state}; wait for its "connect" event before sending, and stop sending after "disconnect" (connect again for a new connection)`,
+    );
+  }
+}
+
+export class UnknownConnectionError extends SessionError {
+  constructor(connection: number) {
+    super("ERR_UNKNOWN_CONNECTION", `no connection ${connection} on this endpoint; it was never opened or has closed (ids are not reused)`);
+  }
+}
+
+export class InvalidAddressError extends SessionError {
+  constructor(address: string) {
+    super("ERR_INVALID_ADDRESS", `malformed address ${JSON.stringify(address)}; write "host:port" or "[ipv6]:port" with a port in 1..65535`);
+  }
+}
+
+export class AlreadyConnectedError extends SessionError {
+  constructor(address: string) {
+    super("ERR_ALREADY_CONNECTED", `this endpoint already has a connection with ${address}; close it first or reuse it`);
+  }
+}
+
+export class TooManyHandshakesError extends SessionError {
+  constructor(limit: number) {
+    super("ERR_TOO_MANY_HANDSHAKES", `${limit} connection attempts are already pending; wait for one to finish or raise maxPendingHandshakes`);
+  }
+}
+
+export class UserDataTooLargeError extends SessionError {
+  constructor(bytes: number, limit: number) {
+    super("ERR_USER_DATA_TOO_LARGE", `user data of ${bytes} bytes exceeds the ${limit}-byte limit of this handshake packet; send the rest as a message after connecting`);
+  }
+}
+
+export class MissingKeyError extends SessionError {
+  constructor(channel: number) {
+    super("ERR_MISSING_KEY", `channel ${channel} is latest-state: pass options.key (a u32 state key) with every send`);
+  }
+}
+
+export class SessionConfigError extends SessionError {
+  constructor(message: string) {
+    super("ERR_SESSION_CONFIG", message);
+  }
+}
+
+export class NotAServerError extends SessionError {
+  constructor() {
+    super("ERR_NOT_A_SERVER", "this endpoint was created without server: true; it cannot accept connections");
+  }
+}

@@ -1,0 +1,54 @@
+/** Test helpers: endpoints on the simulator's virtual network, self-checking payloads. */
+import { Pair, type PairOptions } from "../../src/sim/network.js";
+import { Endpoint } from "../../src/session/endpoint.js";
+import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
+
+export const PROTOCOL_ID = 0x5e551011;
+
+export function makePair(
+  seed: number,
+  options: { server?: Partial<EndpointConfig>; client?: Partial<EndpointConfig>; pair?: PairOptions<EndpointEvent> } = {},
+): Pair<Endpoint, Endpoint, EndpointEvent> {
+  const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: seed * 2 + 1, engine: "ts", ...options.server });
+  const client = new Endpoint({ protocolId: PROTOCOL_ID, seed: seed * 2 + 2, engine: "ts", ...options.client });
+  return new Pair<Endpoint, Endpoint, EndpointEvent>(server, client, { seed, ...options.pair });
+}
+
+/** Connect the pair's client; returns [clientConnection, serverConnection]. */
+export function connectPair(pair: Pair<Endpoint, Endpoint, EndpointEvent>, userData?: Uint8Array, maxTimeMs = 10_000): [number, number] {
+  const c = pair.client.connect(pair.now, pair.serverAddress, { userData });
+  pair.network.flush();
+  let serverConn = -1;
+  let clientConnected = false;
+  const deadline = pair.now + maxTimeMs;
+  while (pair.now < deadline && (serverConn < 0 || !clientConnected)) {
+    pair.drive({ maxTimeMs: 10, maxSteps: 10_000 });
+    for (const ev of pair.network.events(pair.serverAddress)) if (ev.type === "connect") serverConn = ev.connection;
+    for (const ev of pair.network.events(pair.clientAddress)) if (ev.type === "connect" && ev.connection === c) clientConnected = true;
+  }
+  if (serverConn < 0 || !clientConnected) throw new Error(`handshake did not complete in ${maxTimeMs} ms (seed printed by the test)`);
+  pair.serverEvents();
+  pair.clientEvents();
+  return [c, serverConn];
+}
+
+/** Payload that checks itself: [u32 index][u32 length][bytes i*31+index mod 256...]. */
+export function payload(index: number, length: number): Uint8Array {
+  const n = Math.max(8, length);
+  const b = new Uint8Array(n);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, index, true);
+  v.setUint32(4, n, true);
+  for (let i = 8; i < n; i++) b[i] = (i * 31 + index) & 0xff;
+  return b;
+}
+
+/** Returns the payload's index, or -1 if it is corrupted. */
+export function checkPayload(b: Uint8Array): number {
+  if (b.length < 8) return -1;
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const index = v.getUint32(0, true);
+  if (v.getUint32(4, true) !== b.length) return -1;
+  for (let i = 8; i < b.length; i++) if (b[i] !== ((i * 31 + index) & 0xff)) return -1;
+  return index;
+}
