@@ -103,6 +103,8 @@ const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 const CLOCK_REPLY_FRAME = 6 + 1 + 4 + 8;
 const RING = PACKET_WINDOW;
 const RING_MASK = RING - 1;
+/** Packets of the ring kept free for pure acks and keepalives. */
+const RING_HEADROOM = 16;
 
 /** What a connection needs from its endpoint. */
 export interface ConnectionHost {
@@ -148,6 +150,7 @@ export class Connection {
   private lastSentAt: number;
   private unresponsive = false;
   private ackOwed = false;
+  private receivedSinceAck = 0;
   private disconnectCode = 0;
   private disconnectUserData: Uint8Array = new Uint8Array(0);
   /** Server: CLOCK_REQUEST times to echo (bounded). */
@@ -260,6 +263,7 @@ export class Connection {
   onPacketReceived(now: number, elicits: boolean): void {
     this.counters.received++;
     this.onPeerAlive(now);
+    if (elicits) this.receivedSinceAck++;
     if (elicits && !this.ackOwed) {
       this.ackOwed = true;
       this.timers[Timer.AckDelay] = now + this.host.config.ackDelayMs;
@@ -462,7 +466,11 @@ export class Connection {
     const systemDue = this.clockRequestDue || this.clockEchoes.length > 0;
     const dataDue = systemDue || this.channels.hasPending(now);
     let allowed = false;
-    if (dataDue) {
+    // The engine remembers the last PACKET_WINDOW sent sequences (and the notification ring is
+    // that size): more packets in flight could not be acknowledged, so they cap the window
+    // whatever the congestion controller allows.
+    const windowRoom = this.delivery.inFlight < RING - RING_HEADROOM;
+    if (dataDue && windowRoom) {
       allowed = this.cc.canSend(this.ccInFlightBytes, c.mtu);
       if (allowed) {
         const at = this.cc.nextSendTime(now);
@@ -486,12 +494,37 @@ export class Connection {
     }
     let type: PacketType = PacketType.Data;
     if (framesLength === 0) {
+      if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
       // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
       // we have been quiet, else nothing.
       if (this.ackOwed && t[Timer.AckDelay] <= now) type = PacketType.Data;
       else if (now - this.lastSentAt >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
     }
+    return this.seal(now, offset, framesLength, type, contents);
+  }
+
+  /**
+   * Acks are owed for many packets at once (a burst bigger than the 33-packet ack window is
+   * arriving): send a pure ack now, between engine sub-batches, so no received packet falls
+   * out of the window unacknowledged (the sender would declare it lost). Returns the length.
+   */
+  writeImmediateAck(now: number, offset: number): number {
+    if (this.state !== ConnectionState.Connected || this.delivery.inFlight >= RING - 1) return 0;
+    const length = this.seal(now, offset, 0, PacketType.Data, undefined);
+    this.counters.bytesSent += length;
+    return length;
+  }
+
+  /** Eliciting packets received since our last packet (which carried acks for them). */
+  get unackedReceived(): number {
+    return this.receivedSinceAck;
+  }
+
+  private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {
+    const engine = this.host.engine;
+    const c = this.host.config;
+    const t = this.timers;
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
     const eliciting = framesLength > 0;
@@ -505,6 +538,7 @@ export class Connection {
       this.sentCc[sequence & RING_MASK] = undefined;
     }
     this.ackOwed = false;
+    this.receivedSinceAck = 0;
     t[Timer.AckDelay] = Infinity;
     this.lastSentAt = now;
     t[Timer.Keepalive] = now + c.keepaliveMs;

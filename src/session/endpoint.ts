@@ -92,6 +92,8 @@ export interface EndpointCounters {
 }
 
 const CONTROL_QUEUE_LIMIT = 1024;
+/** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
+const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
 
 export interface ConnectOptions {
@@ -125,6 +127,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private controlHead = 0;
   private readonly touched: Connection[] = [];
   private readonly duePass: Connection[] = [];
+  private immediate: { to: Address; offset: number; length: number }[] = [];
+  private immediateHead = 0;
 
   // Receive batch: datagrams copied into the arena, not yet processed.
   private batchCount = 0;
@@ -318,6 +322,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.processPending();
     const engine = this.engine;
     const offset = engine.layout.txArenaOffset;
+    // 0. Acks sealed between receive sub-batches (they live in tx arena slots 1..).
+    if (this.immediateHead < this.immediate.length) {
+      const a = this.immediate[this.immediateHead++];
+      if (this.immediateHead === this.immediate.length) {
+        this.immediate = [];
+        this.immediateHead = 0;
+      }
+      return this.transmit(a.to, a.offset, a.length);
+    }
     // 1. Stateless replies (challenges, denies, NO_CONNECTION, DISCONNECT_ACK).
     while (this.controlHead < this.control.length) {
       const reply = this.control[this.controlHead++];
@@ -445,7 +458,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const total = this.batchCount;
     this.batchCount = 0; // re-entrancy guard: nothing below queues datagrams
     while (base < total) {
-      const count = total - base;
+      // Sub-batches of ACK_CHUNK datagrams: between them, any connection that has received
+      // ACK_CHUNK or more ack-eliciting packets since it last sent gets a pure ack sealed at
+      // once, so a burst larger than the 33-packet ack window is still fully acknowledged.
+      const count = Math.min(total - base, ACK_CHUNK);
       if (base > 0) {
         // Shift the unprocessed descriptors to the front (their arena offsets stay valid).
         engine.descriptors.copyWithin(0, base * DESCRIPTOR_INTS, total * DESCRIPTOR_INTS);
@@ -454,6 +470,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.dispatchRecords(now, n, base);
       const consumed = engine.consumed();
       base += consumed > 0 ? consumed : count; // consumed 0 cannot happen (one always fits)
+      this.sealImmediateAcks(now);
     }
     for (const conn of this.touched) {
       conn.touched = false;
@@ -465,6 +482,20 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
     }
     this.touched.length = 0;
+  }
+
+  private sealImmediateAcks(now: number): void {
+    const engine = this.engine;
+    const slotsInArena = engine.layout.txArenaBytes / MAX_DATAGRAM_BYTES;
+    for (const conn of this.touched) {
+      if (conn.unackedReceived < ACK_CHUNK / 2) continue;
+      // Tx arena slot 0 is for pollTransmit; slots 1.. hold immediate acks until drained.
+      const index = 1 + this.immediate.length - this.immediateHead;
+      if (index >= slotsInArena) return;
+      const offset = engine.layout.txArenaOffset + index * MAX_DATAGRAM_BYTES;
+      const length = conn.writeImmediateAck(now, offset);
+      if (length > 0) this.immediate.push({ to: conn.address, offset, length });
+    }
   }
 
   private touch(conn: Connection): void {
