@@ -37,3 +37,6 @@ export function connect(target: Target, options: ConnectOptions): Promise<Connec
 }
 
 export * from "./api/public.js";
+/** The sans-IO endpoint the adapters drive: drive it yourself over any datagram carrier. */
+export { Endpoint } from "./session/endpoint.js";
+export type { EndpointCounters } from "./session/endpoint.js";

@@ -2,6 +2,7 @@
  * listen() and connect() over any RuntimeAdapter. Each runtime folder calls createRuntime()
  * with its adapter; the package root picks the folder for the runtime it runs in.
  */
+import { Endpoint } from "../session/endpoint.js";
 import type { EndpointConfig, EndpointEvent } from "../session/types.js";
 import { formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
@@ -30,15 +31,9 @@ export function createRuntime(adapter: RuntimeAdapter): Runtime {
   };
 }
 
-// The session engineer's Endpoint, loaded on first use (a string specifier keeps this file
-// compiling while src/session/endpoint.ts is being written).
-const ENDPOINT_MODULE: string = "../session/endpoint.js";
-let endpointClass: Promise<new (config: EndpointConfig) => EndpointLike> | undefined;
-
-async function makeEndpoint(options: CommonOptions, config: EndpointConfig): Promise<EndpointLike> {
+function makeEndpoint(options: CommonOptions, config: EndpointConfig): EndpointLike {
   if (options.createEndpoint !== undefined) return options.createEndpoint(config);
-  endpointClass ??= import(ENDPOINT_MODULE).then((m: { Endpoint: new (config: EndpointConfig) => EndpointLike }) => m.Endpoint);
-  return new (await endpointClass)(config);
+  return new Endpoint(config);
 }
 
 export interface ServerEvents {
@@ -109,7 +104,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.maxPendingHandshakes !== undefined) extra.maxPendingHandshakes = options.maxPendingHandshakes;
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   if (options.accept !== undefined) extra.accept = options.accept;
-  const endpoint = await makeEndpoint(options, endpointConfig(options, true, extra));
+  const endpoint = makeEndpoint(options, endpointConfig(options, true, extra));
   const socket = await adapter.openSocket({
     host: bindHost,
     port,
@@ -132,7 +127,7 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
   const ip = isIpv4Literal(peerHost) || isIpv6Literal(peerHost) ? peerHost : await adapter.resolve(peerHost);
   if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
   const peer = formatAddress(ip, port);
-  const endpoint = await makeEndpoint(options, endpointConfig(options, false));
+  const endpoint = makeEndpoint(options, endpointConfig(options, false));
   const socket = await adapter.openSocket({
     host: isIpv6Literal(ip) ? "::" : "0.0.0.0",
     port: 0,

@@ -1,14 +1,16 @@
-// The public API in-process on Node over real loopback sockets, with the toy endpoint
-// (fixtures/toy-endpoint.mjs) so these tests pin the API layer, not the session engine.
+// The public API in-process on Node over real loopback sockets, with the real session Endpoint
+// (WASM engine); one test drives a toy endpoint (fixtures/toy-endpoint.mjs) through
+// `createEndpoint` to pin that any sans-IO implementation can sit under the API.
 import { describe, expect, it } from "vitest";
-import { connect, listen, detectRuntime, AddressInUseError, ClosedError, ConnectAbortedError, HostNotFoundError, InvalidOptionError, InvalidTargetError, MessageQueueOverflowError, type EndpointFactory } from "../../src/index.js";
+import { connect, listen, detectRuntime, AddressInUseError, ClosedError, ConnectAbortedError, HostNotFoundError, InvalidOptionError, InvalidTargetError, MessageQueueOverflowError, Endpoint, type EndpointFactory } from "../../src/index.js";
 // @ts-expect-error plain JS fixture without types
 import { ToyEndpoint } from "./fixtures/toy-endpoint.mjs";
 
-const createEndpoint = ((config) => new ToyEndpoint(config)) as EndpointFactory;
-const base = { protocolId: 7, createEndpoint };
+const toy = { protocolId: 7, createEndpoint: ((config) => new ToyEndpoint(config)) as EndpointFactory };
+const base = { protocolId: 7 };
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
-describe("public API on Node (toy endpoint)", () => {
+describe("public API on Node (real engine)", () => {
   it("runs on node and reports it", () => {
     expect(detectRuntime()).toBe("node");
   });
@@ -45,16 +47,18 @@ describe("public API on Node (toy endpoint)", () => {
     server.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: m.channel })));
     try {
       const conn = await connect(`[::1]:${server.address.port}`, base);
+      // The iterator opens before the first send: the echo can arrive in the same datagram as
+      // the ack that resolves the receipt.
+      const iterator = conn[Symbol.asyncIterator]();
       const delivered = await conn.send(Uint8Array.of(1, 2, 3), { channel: 2, receipt: true });
       expect(delivered).toBe(true);
       for (let i = 1; i < 10; i++) conn.send(Uint8Array.of(i), { channel: 0 });
       const got: number[] = [];
-      const iterator = conn[Symbol.asyncIterator]();
       const deadline = Date.now() + 5000;
       while (got.length < 10 && Date.now() < deadline) {
-        const { value, done } = await iterator.next();
-        if (done) break;
-        got.push(value.data[0]!);
+        const next = await Promise.race([iterator.next(), sleep(deadline - Date.now()).then(() => undefined)]);
+        if (next === undefined || next.done === true) break;
+        got.push(next.value.data[0]!);
       }
       expect(got.sort((a, b) => a - b)).toEqual([1, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       const info = await conn.close();
@@ -89,6 +93,47 @@ describe("public API on Node (toy endpoint)", () => {
       }
       expect(values).toEqual([0, 1, 2, 3, 4]);
       expect(error).toBeInstanceOf(MessageQueueOverflowError);
+      await conn.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("Node<->Node echo, reliable-ordered: 500 numbered messages come back once each, in order", async () => {
+    const server = await listen({ ...base, host: "127.0.0.1", port: 0 });
+    server.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: m.channel })));
+    try {
+      const conn = await connect(`127.0.0.1:${server.address.port}`, base);
+      const got: number[] = [];
+      const all = new Promise<void>((resolve) =>
+        conn.on("message", (m) => {
+          got.push(new DataView(m.data.buffer, m.data.byteOffset).getUint32(0, true));
+          if (got.length === 500) resolve();
+        }),
+      );
+      for (let i = 0; i < 500; i++) {
+        const data = new Uint8Array(100).fill(i & 255);
+        new DataView(data.buffer).setUint32(0, i, true);
+        conn.send(data, { channel: 0 });
+      }
+      await Promise.race([all, sleep(10_000)]);
+      expect(got).toEqual(Array.from({ length: 500 }, (_, i) => i));
+      expect(conn.stats().packets.received).toBeGreaterThan(0);
+      await conn.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the root exports the sans-IO Endpoint, and createEndpoint drives another implementation", async () => {
+    expect(typeof Endpoint).toBe("function");
+    const server = await listen({ ...toy, host: "127.0.0.1", port: 0 });
+    server.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: m.channel })));
+    try {
+      const conn = await connect(`127.0.0.1:${server.address.port}`, toy);
+      const echo = new Promise<Uint8Array>((resolve) => conn.once("message", (m) => resolve(m.data)));
+      conn.send(Uint8Array.of(4, 5, 6), { channel: 0 });
+      expect([...(await Promise.race([echo, sleep(5000).then(() => new Uint8Array(0))]))]).toEqual([4, 5, 6]);
       await conn.close();
     } finally {
       await server.close();

@@ -1,0 +1,24 @@
+/**
+ * `ackwire/testing`: the simulator (seeded links, virtual network, `Pair`, the proxy's sans-IO
+ * core) and the sans-IO `Endpoint` with its session types, for tests that drive ackwire on a
+ * virtual clock or over a carrier of their own.
+ */
+export * from "./sim/index.js";
+export { Endpoint } from "./session/endpoint.js";
+export type { EndpointCounters, ConnectOptions as EndpointConnectOptions } from "./session/endpoint.js";
+export * from "./session/errors.js";
+export { DEFAULT_CHANNELS } from "./session/types.js";
+export type {
+  AcceptDecision,
+  ChannelConfig,
+  ConnectRequestInfo,
+  ConnectionId,
+  ConnectionStats,
+  DeliveryMode,
+  DenyReason,
+  DisconnectReason,
+  EndpointConfig,
+  EndpointEvent,
+  SendOptions,
+} from "./session/types.js";
+export type { Address, SansIoNode, Transmit } from "./session/sans-io.js";
