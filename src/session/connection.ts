@@ -402,8 +402,14 @@ export class Connection {
       this.clockRequestDue = true;
       wantsSend = true;
     }
-    for (const k of [Timer.Handshake, Timer.AckDelay, Timer.Keepalive, Timer.Pacing, Timer.DisconnectResend]) {
-      if (t[k] <= now) wantsSend = true;
+    if (
+      t[Timer.Handshake] <= now ||
+      t[Timer.AckDelay] <= now ||
+      t[Timer.Keepalive] <= now ||
+      t[Timer.Pacing] <= now ||
+      t[Timer.DisconnectResend] <= now
+    ) {
+      wantsSend = true;
     }
     if (t[Timer.Pacing] <= now) t[Timer.Pacing] = Infinity;
     return wantsSend;
