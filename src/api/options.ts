@@ -24,6 +24,9 @@ export interface CommonOptions {
   maxQueuedMessages?: number;
   /** Seed for the endpoint's randomness. Default: crypto-random. Fix it only in tests. */
   seed?: number;
+  /** Advanced: engine arena sizes (see EndpointConfig.engineLimits). Many client endpoints in
+   *  one process (load tests) can shrink them; the defaults suit a server. */
+  engineLimits?: EndpointConfig["engineLimits"];
   /** Drive another sans-IO endpoint implementation (tests, custom engines). */
   createEndpoint?: EndpointFactory;
 }
@@ -62,7 +65,7 @@ export function validateCommon(options: CommonOptions | undefined, call: string)
 
 export function endpointConfig(options: CommonOptions, server: boolean, extra: Partial<EndpointConfig> = {}): EndpointConfig {
   const config: EndpointConfig = { protocolId: options.protocolId >>> 0, server, seed: options.seed ?? randomSeed(), ...extra };
-  const copy = ["appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion", "engine"] as const;
+  const copy = ["appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion", "engine", "engineLimits"] as const;
   for (const key of copy) if (options[key] !== undefined) (config as unknown as Record<string, unknown>)[key] = options[key];
   return config;
 }

@@ -108,3 +108,25 @@ export class Peer {
 export async function runtimeOf(peer: Peer): Promise<unknown> {
   return (await peer.waitFor("runtime")).runtime;
 }
+
+/** Starts a peer, asserts the runtime it reports, and returns it. */
+export async function startPeer(runtime: RuntimeName, role: string, options: Record<string, unknown>, limitMs?: number): Promise<Peer> {
+  const peer = new Peer(runtime, "peer.mjs", [role, JSON.stringify(options)], limitMs);
+  const reported = await runtimeOf(peer);
+  if (reported !== runtime) {
+    peer.stop();
+    throw new Error(`expected a ${runtime} process, it reports ${String(reported)}`);
+  }
+  return peer;
+}
+
+/** A client's report (fixtures/peer.mjs runPlan). */
+export interface PlanResult {
+  ok: boolean;
+  error?: { name: string; code?: string; message: string };
+  bad: number;
+  timedOut: boolean;
+  disconnect?: string;
+  channels: Record<string, { kind: string; sent: number; received: number; duplicates: number; outOfOrder: number; converged?: boolean }>;
+  ms: number;
+}
