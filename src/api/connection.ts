@@ -12,8 +12,9 @@
 import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
 import { TypedEmitter } from "./emitter.js";
-import { ClosedError, MessageQueueOverflowError } from "./errors.js";
+import { ClosedError, InvalidOptionError, MessageQueueOverflowError } from "./errors.js";
 import type { Driver } from "./driver.js";
+import { host } from "./host.js";
 
 export interface Message {
   channel: number;
@@ -47,6 +48,8 @@ export interface SendCallOptions {
 }
 
 export const DEFAULT_MAX_QUEUED_MESSAGES = 65_536;
+/** Longer than the endpoint's graceful close timeout (1 s by default). */
+const CLOSE_SAFETY_NET_MS = 5_000;
 
 export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
   readonly id: ConnectionId;
@@ -58,6 +61,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   readonly closed: Promise<DisconnectInfo>;
   #driver: Driver;
   #open = true;
+  /** close() was called: no more sends, waiting for the endpoint's disconnect event. */
+  #closing = false;
   #resolveClosed!: (info: DisconnectInfo) => void;
   #receipts = new Map<number, (delivered: boolean) => void>();
   #iterators = new Set<MessageQueue>();
@@ -94,8 +99,9 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     if (held !== undefined) for (const event of held) this._dispatch(event);
   }
 
+  /** False from close() on (and after any disconnect). */
   get isOpen(): boolean {
-    return this.#open;
+    return this.#open && !this.#closing;
   }
 
   /**
@@ -106,7 +112,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
   send(data: Uint8Array, options: SendCallOptions = {}): Promise<boolean> | void {
-    if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     const receiptWanted = options.receipt === true;
     const receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted });
     this.#driver.requestService();
@@ -121,15 +127,25 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   }
 
   /**
-   * Closes gracefully (the peer is told, with `reason`) and resolves when it is closed.
-   * Closing a closed connection resolves with the original reason.
+   * Closes gracefully: the peer is told (with `reason`), and the promise resolves once it has
+   * acknowledged, or the endpoint's close timeout (about a second) has passed. Sends after
+   * close() throw ClosedError. Closing a closed connection resolves with the original reason.
    */
   close(reason: DisconnectReason = "normal", userData?: Uint8Array): Promise<DisconnectInfo> {
-    if (this.#open) {
+    // PROTOCOL §4: reason codes below 64 are the protocol's own; the wire has one byte.
+    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
+      throw new InvalidOptionError(`close(): an application reason is { app: n } with n an integer in 64..255 (0..63 are reserved by the protocol), got ${String(reason.app)}`);
+    }
+    if (this.#open && !this.#closing) {
+      this.#closing = true;
       this.#driver.endpoint.close(this.id, reason, userData);
       this.#driver.service();
-      // The endpoint may report the disconnect in the service above; if not, it is ours to report.
-      if (this.#open) this._dispatch({ type: "disconnect", connection: this.id, reason });
+      if (this.#open) {
+        // The endpoint reports the disconnect when the peer acknowledges or its close timeout
+        // passes. A custom endpoint that never reports it is covered by this safety net.
+        const timer = host.setTimeout(() => this._dispatch({ type: "disconnect", connection: this.id, reason }), CLOSE_SAFETY_NET_MS);
+        void this.closed.then(() => host.clearTimeout(timer));
+      }
     }
     return this.closed;
   }

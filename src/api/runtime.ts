@@ -85,7 +85,9 @@ export class Server extends TypedEmitter<ServerEvents> {
   /** Tells every client (reason "server-shutdown"), then closes the socket. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      for (const conn of [...this.#connections.values()]) void conn.close("server-shutdown");
+      // Each close resolves when the client acknowledged or the endpoint's close timeout passed;
+      // the socket stays open until then so a lost DISCONNECT is resent.
+      await Promise.all([...this.#connections.values()].map((conn) => conn.close("server-shutdown")));
       this.#driver.service();
       await this.#driver.close();
     })();

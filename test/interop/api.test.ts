@@ -139,4 +139,22 @@ describe("public API on Node (real engine)", () => {
       await server.close();
     }
   });
+
+  it("close() is graceful both ways: the server sees the client's reason, server.close() tells clients server-shutdown", async () => {
+    const server = await listen({ ...base, host: "127.0.0.1", port: 0 });
+    const serverSaw: unknown[] = [];
+    server.on("disconnect", ({ info }) => serverSaw.push(info.reason));
+    const a = await connect(`127.0.0.1:${server.address.port}`, base);
+    const b = await connect(`127.0.0.1:${server.address.port}`, base);
+    expect(() => a.close({ app: 42 })).toThrow(InvalidOptionError);
+    const closing = a.close({ app: 100 });
+    expect(a.isOpen).toBe(false);
+    expect(() => a.send(Uint8Array.of(1))).toThrow(ClosedError);
+    expect((await closing).reason).toEqual({ app: 100 });
+    const until = Date.now() + 3000;
+    while (serverSaw.length === 0 && Date.now() < until) await sleep(10);
+    expect(serverSaw).toEqual([{ app: 100 }]);
+    await server.close();
+    expect((await Promise.race([b.closed, sleep(3000).then(() => ({ reason: "still open" }))])).reason).toBe("server-shutdown");
+  });
 });
