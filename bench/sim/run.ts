@@ -1,0 +1,107 @@
+/**
+ * `npm run bench:sim` (full) or `npm run bench:sim -- --quick` (under 30 s): issue 4's
+ * congestion and timing scenarios through real Endpoints over the simulator, on a virtual
+ * clock, seeded. Writes bench/results/sim.json and prints a table with the goals.
+ *
+ * Options: --quick, --seed N (default 1), --trace (print the bulk run's controller trace),
+ *          --out PATH (default bench/results/sim.json).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { round } from "./harness.js";
+import { runBulk, runClock, runFairness, runLight } from "./scenarios.js";
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const seed = Number(flag("--seed") ?? 1);
+if (!Number.isInteger(seed) || seed < 0) {
+  console.error(`--seed ${flag("--seed")}: use a non-negative integer`);
+  process.exit(2);
+}
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const out = resolve(flag("--out") ?? join(root, "bench/results/sim.json"));
+
+interface Row {
+  scenario: string;
+  figure: string;
+  value: number;
+  goal: string;
+  met: boolean;
+  realMs: number;
+}
+const rows: Row[] = [];
+function timed<T>(fn: () => T): [T, number] {
+  const start = performance.now();
+  const r = fn();
+  return [r, performance.now() - start];
+}
+
+const [bulk, bulkMs] = timed(() =>
+  runBulk({ seed, bandwidthBps: 2e6, rttMs: 60, queuePackets: 50, warmupMs: 2000, durationMs: quick ? 12_000 : 30_000, traceEveryMs: 500 }),
+);
+rows.push({ scenario: "bulk2mbit", figure: "utilization", value: bulk.utilization, goal: ">= 0.85", met: bulk.utilization >= 0.85, realMs: bulkMs });
+rows.push({ scenario: "bulk2mbit", figure: "p95QueueDelayMs", value: bulk.p95QueueDelayMs, goal: "< 30", met: bulk.p95QueueDelayMs < 30, realMs: 0 });
+
+const [lan, lanMs] = timed(() => runBulk({ seed, bandwidthBps: 100e6, rttMs: 1, queuePackets: 50, warmupMs: 0, durationMs: 1000, traceEveryMs: 100 }));
+rows.push({ scenario: "lan100mbit", figure: "utilizationAt1s", value: lan.utilization, goal: ">= 0.80", met: lan.utilization >= 0.8, realMs: lanMs });
+
+const [fair, fairMs] = timed(() =>
+  runFairness({ seed, bandwidthBps: 2e6, rttMs: 60, queuePackets: 50, secondStartMs: 2000, warmupMs: quick ? 6000 : 10_000, durationMs: quick ? 20_000 : 40_000 }),
+);
+rows.push({ scenario: "fairness", figure: "jain", value: fair.jain, goal: ">= 0.9", met: fair.jain >= 0.9, realMs: fairMs });
+
+const [light, lightMs] = timed(() =>
+  runLight({ seed, oneWayMs: 30, bandwidthBps: 10e6, rateHz: 30, messageBytes: 200, durationMs: quick ? 10_000 : 60_000 }),
+);
+rows.push({ scenario: "light30hz", figure: "p99ExtraDelayMs", value: light.p99ExtraDelayMs, goal: "<= 2", met: light.p99ExtraDelayMs <= 2, realMs: lightMs });
+
+const [clock, clockMs] = timed(() => runClock({ seed, latencyMs: 40, jitterMs: 20, serverClockOffsetMs: 123_456.789, afterMs: 5000 }));
+rows.push({ scenario: "clock", figure: "errorMs", value: clock.errorMs, goal: "<= 2, bound holds", met: clock.errorMs <= 2 && clock.boundViolations === 0, realMs: clockMs });
+
+const result = {
+  bulk2mbit: { utilization: round(bulk.utilization), p95QueueDelayMs: round(bulk.p95QueueDelayMs) },
+  lan100mbit: { utilizationAt1s: round(lan.utilization) },
+  fairness: { jain: round(fair.jain) },
+  light30hz: { p99ExtraDelayMs: round(light.p99ExtraDelayMs) },
+  clock: { errorMs: round(clock.errorMs) },
+  details: {
+    command: `npm run bench:sim${quick ? " -- --quick" : ""}${seed !== 1 ? ` --seed ${seed}` : ""}`,
+    seed,
+    quick,
+    bulk2mbit: { ...omitTrace(bulk), setup: "2 Mbit/s, 60 ms RTT, 50-packet queue, 28 B/datagram overhead; window from 2 s after the handshake" },
+    lan100mbit: { ...omitTrace(lan), setup: "100 Mbit/s, 1 ms RTT, 50-packet queue; window = first simulated second after the handshake" },
+    fairness: { ...fair, setup: "2 connections, one shared 2 Mbit/s server->clients link, 60 ms RTT; 2nd starts 2 s later" },
+    light30hz: { ...light, setup: "30 Hz x 200 B both ways, 30 ms one-way, 10 Mbit/s (uncongested)" },
+    clock: { ...clock, setup: "40 ms + uniform [0, 20) ms each way (50 +/- 10 ms), server clock offset +123456.789 ms" },
+  },
+};
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
+
+console.log(`bench:sim ${quick ? "(quick) " : ""}seed ${seed}`);
+console.log("scenario     figure            value      goal               met   real ms");
+for (const r of rows) {
+  console.log(
+    `${r.scenario.padEnd(12)} ${r.figure.padEnd(17)} ${String(round(r.value)).padStart(9)}  ${r.goal.padEnd(18)} ${r.met ? "yes" : "NO "}  ${r.realMs ? Math.round(r.realMs) : ""}`,
+  );
+}
+console.log(`bulk2mbit: goodput ${round(bulk.goodputRatio)} of the link, p50 queue ${round(bulk.p50QueueDelayMs)} ms, ${bulk.tailDropped} tail drops, ${bulk.resends} resends`);
+console.log(`fairness: shares ${fair.shares.map((s) => round(s)).join(" / ")}, utilization ${round(fair.utilization)}, p95 queue ${round(fair.p95QueueDelayMs)} ms`);
+console.log(`light30hz: ${light.messages} messages, p50 ${round(light.p50ExtraDelayMs)} ms, max ${round(light.maxExtraDelayMs)} ms (serialization ${round(light.serializationMs)} ms included)`);
+console.log(`clock: bound ${round(clock.boundMs)} ms, ${clock.boundChecks} checks, ${clock.boundViolations} violations`);
+if (args.includes("--trace")) {
+  console.log("bulk2mbit trace (t ms, bw estimate bit/s, rtt ms, packets in flight, queued at bottleneck, utilization):");
+  for (const p of bulk.trace) console.log(`${p.t}\t${p.bandwidthEstimateBps}\t${round(p.rttMs, 1)}\t${p.inFlightPackets}\t${p.queuedPackets}\t${round(p.utilization)}`);
+}
+console.log(`wrote ${out}`);
+
+function omitTrace<T extends { trace: unknown }>(r: T): Omit<T, "trace"> {
+  const { trace, ...rest } = r;
+  void trace;
+  return rest;
+}
