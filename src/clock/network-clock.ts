@@ -254,8 +254,16 @@ export class NetworkClock {
         let sse = 0;
         for (const s of t) sse += (s.offset - mo - slope * (s.localTime - mt)) ** 2;
         const stdErr = Math.sqrt(sse / (n - 2) / sxx);
-        this.allowance = this.driftAllowance + 3 * stdErr;
-        this.drift = Math.max(-this.maxDrift, Math.min(this.maxDrift, slope));
+        // Use the fit only when it says more than the prior ("drift unknown, within
+        // unknownDriftPpm"). Over a few seconds, offsets that scatter by a few ms (path
+        // asymmetry) give slopes off by ~1000 ppm; projecting along such a slope moved the
+        // estimate by several ms (measured through the session on a 50 +/- 10 ms link: error
+        // 2 ms -> 8 ms between 5 s and 10 s), while drift 0 with the prior allowance stays sound.
+        const fitAllowance = this.driftAllowance + 3 * stdErr;
+        if (fitAllowance < this.unknownDrift) {
+          this.allowance = fitAllowance;
+          this.drift = Math.max(-this.maxDrift, Math.min(this.maxDrift, slope));
+        }
       }
     }
     // Offset: median of trusted offsets projected to the reference time.
