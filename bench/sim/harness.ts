@@ -23,6 +23,8 @@ export type Handler = (address: Address, event: EndpointEvent, now: number) => v
 /** A world of endpoints with a list of event handlers (scenarios add their own). */
 export class Scene {
   readonly handlers: Handler[] = [];
+  /** Called for every datagram a node hands to a link (world time). */
+  readonly transmitHandlers: ((from: Address, to: Address, bytes: Uint8Array, now: number) => void)[] = [];
   readonly world: World<EndpointEvent>;
   readonly server: Endpoint;
   readonly clients: Endpoint[] = [];
@@ -31,7 +33,10 @@ export class Scene {
     readonly seed: number,
     options: { server?: Partial<EndpointConfig>; serverClockOffsetMs?: number; engine?: "wasm" | "ts" } = {},
   ) {
-    this.world = new World<EndpointEvent>({ onEvent: (a, e, n) => this.handlers.forEach((h) => h(a, e, n)) });
+    this.world = new World<EndpointEvent>({
+      onEvent: (a, e, n) => this.handlers.forEach((h) => h(a, e, n)),
+      onTransmit: (f, t, b, n) => this.transmitHandlers.forEach((h) => h(f, t, b, n)),
+    });
     this.server = new Endpoint({
       protocolId: PROTOCOL_ID,
       server: true,

@@ -6,13 +6,13 @@
  * Options: --quick, --seed N (default 1), --trace (print the bulk run's controller trace),
  *          --out PATH (default bench/results/sim.json).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { g, importDynamic, nowMs, scriptArgs, type FsModule } from "../lib/host.js";
+import { repoRoot } from "../lib/paths.js";
 import { round } from "./harness.js";
 import { runBulk, runClock, runFairness, runLight } from "./scenarios.js";
 
-const args = process.argv.slice(2);
+const args = scriptArgs();
+const console = g.console;
 const quick = args.includes("--quick");
 const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
@@ -21,10 +21,10 @@ const flag = (name: string): string | undefined => {
 const seed = Number(flag("--seed") ?? 1);
 if (!Number.isInteger(seed) || seed < 0) {
   console.error(`--seed ${flag("--seed")}: use a non-negative integer`);
-  process.exit(2);
+  g.process?.exit(2);
+  throw new Error("bad --seed");
 }
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-const out = resolve(flag("--out") ?? join(root, "bench/results/sim.json"));
+const out = flag("--out") ?? repoRoot() + "bench/results/sim.json";
 
 interface Row {
   scenario: string;
@@ -36,9 +36,9 @@ interface Row {
 }
 const rows: Row[] = [];
 function timed<T>(fn: () => T): [T, number] {
-  const start = performance.now();
+  const start = nowMs();
   const r = fn();
-  return [r, performance.now() - start];
+  return [r, nowMs() - start];
 }
 
 const [bulk, bulkMs] = timed(() =>
@@ -80,8 +80,9 @@ const result = {
     clock: { ...clock, setup: "40 ms + uniform [0, 20) ms each way (50 +/- 10 ms), server clock offset +123456.789 ms" },
   },
 };
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
+const fs = await importDynamic<FsModule>("node:fs");
+fs.mkdirSync(out.slice(0, out.lastIndexOf("/")) || ".", { recursive: true });
+fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
 
 console.log(`bench:sim ${quick ? "(quick) " : ""}seed ${seed}`);
 console.log("scenario     figure            value      goal               met   real ms");

@@ -240,6 +240,11 @@ export interface ClockOptions {
   serverClockOffsetMs: number;
   /** Evaluate this long after the handshake. */
   afterMs: number;
+  /**
+   * Client CLOCK_REQUEST period. Unset: the session's default (1000 ms). EndpointConfig has
+   * no option for it yet, so a value here is written into the client's resolved config.
+   */
+  clockSyncMs?: number;
 }
 
 export interface ClockResult {
@@ -257,6 +262,7 @@ export interface ClockResult {
 export function runClock(o: ClockOptions): ClockResult {
   const scene = new Scene(o.seed, { serverClockOffsetMs: o.serverClockOffsetMs });
   const client = scene.addClient();
+  if (o.clockSyncMs !== undefined) client.config.clockSyncMs = o.clockSyncMs;
   const c = clientAddress(0);
   const link = { latencyMs: o.latencyMs, jitterMs: o.jitterMs };
   scene.world.route(SERVER, c, scene.link("down", link));
