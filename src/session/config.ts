@@ -109,7 +109,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     handshakeResendMaxMs: 1000,
     closeTimeoutMs: 1000,
     cookieWindowMs: 10_000,
-    ackDelayMs: 5,
+    ackDelayMs: positive("ackDelayMs", config.ackDelayMs ?? 5, 0, 1000),
     clockSyncMs: 1000,
     noConnectionRatePerAddress: 2,
     rateLimitEntries: 4096,

@@ -57,6 +57,8 @@ export interface EndpointConfig {
   unresponsiveMs?: number;
   /** Send a keepalive after this long without sending. Default timeoutMs / 4 (seed 000). */
   keepaliveMs?: number;
+  /** Longest a pure ack waits for data to piggyback on. Default 5 ms. */
+  ackDelayMs?: number;
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
   maxReceiveBufferBytes?: number;
   /** Congestion controller: "default" | "binary" | "fixed" | "none". */
