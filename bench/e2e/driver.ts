@@ -37,6 +37,8 @@ export interface ThroughputOptions {
   ackEvery: number;
   durationMs: number;
   warmupMs: number;
+  /** Also record each message's delivery latency (send() call to B's verified receipt). */
+  recordLatency?: boolean;
 }
 
 export interface ThroughputResult {
@@ -49,6 +51,8 @@ export interface ThroughputResult {
   /** Windows given up after no ack progress (unreliable transports only: loss). */
   stalls: number;
   verified: boolean;
+  /** With `recordLatency`: delivery latencies (ms) of messages received after the warm-up. */
+  latenciesMs?: number[];
 }
 
 const ACK_SIZE = 8;
@@ -67,6 +71,10 @@ export function runThroughput(pair: MessagePair, opt: ThroughputOptions): Promis
       for (let i = 0; i < poolSize; i++) pool.push(new Uint8Array(opt.size));
     }
     const ackBuf = new Uint8Array(ACK_SIZE);
+    // Send times by sequence, in a ring: never more than `window` messages are unacknowledged,
+    // so a slot is reused only after its message has been delivered (reliable carriers).
+    const sentAt = opt.recordLatency ? new Float64Array(poolSize) : undefined;
+    const latencies: number[] = [];
     let sent = 0;
     let acked = 0;
     let stopped = false;
@@ -90,6 +98,7 @@ export function runThroughput(pair: MessagePair, opt: ThroughputOptions): Promis
         while (sent - acked < opt.window && n < opt.window) {
           const buf = pair.copiesOnSend ? pool[sent % poolSize] : new Uint8Array(opt.size);
           fillPayload(buf, sent);
+          if (sentAt !== undefined) sentAt[sent % poolSize] = nowMs();
           pair.sendAtoB(buf);
           sent++;
           n++;
@@ -123,6 +132,7 @@ export function runThroughput(pair: MessagePair, opt: ThroughputOptions): Promis
       }
       if (seq >= nextExpected) nextExpected = seq + 1;
       received++;
+      if (sentAt !== undefined && warmCount >= 0) latencies.push(nowMs() - sentAt[seq % poolSize]);
       if (++sinceAck >= opt.ackEvery) {
         sinceAck = 0;
         writeU32(ackBuf, 0, ACK_TAG);
@@ -175,6 +185,7 @@ export function runThroughput(pair: MessagePair, opt: ThroughputOptions): Promis
         outOfOrder,
         stalls,
         verified: corrupt === 0 && (!pair.reliable || outOfOrder === 0) && received > 0,
+        ...(sentAt !== undefined ? { latenciesMs: latencies } : {}),
       });
     };
     const endTimer = g.setTimeout(() => finish(), opt.warmupMs + opt.durationMs);

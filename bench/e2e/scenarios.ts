@@ -1,6 +1,6 @@
 // One runtime's scenario process. Started by run.ts as
 //   node|bun|deno dist/bench/e2e/scenarios.js <group> [--quick]
-// with <group> one of: raw, tcp, peer:<npm name>. Both ends of every connection live in
+// with <group> one of: raw, tcp, peer:<npm name>, ackwire, loss [--node=<path of node>]. Both ends of every connection live in
 // this one process (as the DESIGN's runtime numbers were measured). Prints exactly one
 // line `E2E_RESULT {json}` on stdout, then exits.
 
@@ -18,6 +18,7 @@ import { g, runtimeName, runtimeVersion, scriptArgs, sleep } from "../lib/host.j
 import { rawUdpApiName, rawUdpPair } from "./transports/raw-udp.js";
 import { tcpPair } from "./transports/tcp.js";
 import { PEERS } from "./peers/index.js";
+import { measureAckwire, measureLoss } from "./ackwire-scenarios.js";
 
 /** Flow control per traffic class (see bench/README.md). */
 const RAW_WINDOW = { window: 64, ackEvery: 16 };
@@ -132,7 +133,7 @@ export async function measureGroup(
   };
 }
 
-async function runGroup(group: string, quick: boolean): Promise<unknown> {
+async function runGroup(group: string, quick: boolean, nodePath: string): Promise<unknown> {
   if (group === "raw") return measureGroup(rawUdpPair, "kernel", rawUdpApiName(), false, quick);
   if (group === "tcp") return measureGroup(tcpPair, "kernel", "node:net, noDelay, u32 length prefix", true, quick);
   if (group.startsWith("peer:")) {
@@ -145,9 +146,10 @@ async function runGroup(group: string, quick: boolean): Promise<unknown> {
     const r = await measureGroup(() => peer.pair(), peer.impl, peer.mode, true, quick, peer.maxInFlightBytes, peer.maxInFlightMessages);
     return { ...r, mode: peer.mode };
   }
-  // HOOK(ackwire): add `ackwire` (reliable-ordered and unreliable channels over the public
-  // listen()/connect() API, same drivers) and `loss` (goodput and delivery latency through
-  // the src/sim UDP proxy) groups here, and list them in run.ts's GROUPS.
+  // ackwire over its public API (ackwire-scenarios.ts): loopback throughput and ping, and
+  // reliable-ordered delivery through the impairment proxy (run in a Node child process).
+  if (group === "ackwire") return measureAckwire(quick);
+  if (group === "loss") return measureLoss(quick, nodePath);
   throw new Error(`unknown group ${group}`);
 }
 
@@ -161,9 +163,11 @@ async function main(): Promise<void> {
   const args = scriptArgs();
   const quick = args.includes("--quick");
   const group = args.find((a) => !a.startsWith("--")) ?? "raw";
+  // The loss group starts the proxy with Node whatever runtime this is (run.ts passes its own).
+  const nodePath = args.find((a) => a.startsWith("--node="))?.slice("--node=".length) ?? (g.Deno === undefined && g.Bun === undefined ? (g.process as unknown as { execPath: string }).execPath : "node");
   let out: unknown;
   try {
-    out = await runGroup(group, quick);
+    out = await runGroup(group, quick, nodePath);
   } catch (e) {
     out = { error: errorText(e) };
   }
