@@ -11,8 +11,9 @@
  * out of the send arena (what a socket send does) is. The cost of the two cpuUsage() calls
  * per timed turn is measured in the same run and subtracted (the raw figure is in
  * core-detail.json).
- * Memory: heap delta (after a GC when run with --expose-gc) from before the handshakes to after
- * all 1,000 are connected, divided by 1,000, plus the server engine's linear memory / 1,000.
+ * Memory: heapUsed + arrayBuffers delta (after a GC when run with --expose-gc) from before the
+ * handshakes to after all 1,000 are connected, divided by 1,000, plus the server engine's
+ * linear memory / 1,000.
  * Client connection objects are created (connect()) before the baseline is taken, so the delta
  * is the server's per-connection state (plus the clients' small handshake-completion growth).
  *
@@ -218,7 +219,9 @@ let now = 0;
 for (let i = 0; i < CONNECTIONS; i++) clients[i].connect(now, SERVER);
 gc?.();
 gc?.();
-const heapBefore = proc.memoryUsage().heapUsed;
+// Typed-array backing stores live outside the JS heap (arrayBuffers): count both.
+const memBefore = proc.memoryUsage();
+const heapBefore = memBefore.heapUsed + memBefore.arrayBuffers;
 for (let tick = 0; tick < 20_000 && (serverConns.length < CONNECTIONS || clientConn.some((c) => c < 0)); tick++) {
   step(now, tick, false);
   now += TICK_MS;
@@ -229,7 +232,8 @@ if (serverConns.length < CONNECTIONS) {
 }
 gc?.();
 gc?.();
-const heapAfter = proc.memoryUsage().heapUsed;
+const memAfter = proc.memoryUsage();
+const heapAfter = memAfter.heapUsed + memAfter.arrayBuffers;
 const engineBytes = server.engine.bytes.byteLength;
 const bytesPerConnection = Math.round((heapAfter - heapBefore + engineBytes) / CONNECTIONS);
 

@@ -102,7 +102,6 @@ const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 /** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
 const CLOCK_REPLY_FRAME = 6 + 1 + 4 + 8;
 const RING = PACKET_WINDOW;
-const RING_MASK = RING - 1;
 /** Packets of the ring kept free for pure acks and keepalives. */
 const RING_HEADROOM = 16;
 
@@ -142,8 +141,9 @@ export class Connection {
   private readonly ping = new PingTracker();
   private readonly loss = new LossEstimator();
   private clock: NetworkClock | undefined;
-  /** Per packet sequence (ring): the controller's record, undefined for non-eliciting packets. */
-  private readonly sentCc: (SentPacket | undefined)[] = new Array<SentPacket | undefined>(RING).fill(undefined);
+  /** The controller's record per ack-eliciting packet in flight (by sequence). A Map, not a
+   *  256-slot ring: game connections have a handful in flight, and per-connection memory counts. */
+  private readonly sentCc = new Map<number, SentPacket>();
   private elicitingInFlight = 0;
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
@@ -317,9 +317,9 @@ export class Connection {
   // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
 
   private onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
-    const record = this.sentCc[sequence & RING_MASK];
-    this.sentCc[sequence & RING_MASK] = undefined;
+    const record = this.sentCc.get(sequence);
     if (record !== undefined) {
+      this.sentCc.delete(sequence);
       this.elicitingInFlight--;
       this.ccInFlightBytes -= record.bytes;
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
@@ -338,9 +338,9 @@ export class Connection {
   }
 
   private onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number): void {
-    const record = this.sentCc[sequence & RING_MASK];
-    this.sentCc[sequence & RING_MASK] = undefined;
+    const record = this.sentCc.get(sequence);
     if (record !== undefined) {
+      this.sentCc.delete(sequence);
       this.elicitingInFlight--;
       this.ccInFlightBytes -= record.bytes;
       this.loss.onLost();
@@ -536,12 +536,12 @@ export class Connection {
     const eliciting = framesLength > 0;
     this.delivery.dispatch(sequence, now, length, contents ?? this.channels.acquireContents());
     if (eliciting) {
-      this.sentCc[sequence & RING_MASK] = this.cc.onSent(now, length, this.ccInFlightBytes);
+      this.sentCc.set(sequence, this.cc.onSent(now, length, this.ccInFlightBytes));
       this.ccInFlightBytes += length;
       this.elicitingInFlight++;
       if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtt.rtoMs(); // RFC 6298 §5.1
     } else {
-      this.sentCc[sequence & RING_MASK] = undefined;
+      this.sentCc.delete(sequence); // a stale entry 65,536 packets old cannot exist; be safe
     }
     this.ackOwed = false;
     this.receivedSinceAck = 0;
