@@ -101,10 +101,10 @@ export class Dashboard {
   }
 
   #drawTable(s: DashboardState, rates: number[][]): void {
-    const head = ["client", "rtt ms", "loss %", "bw est", "move/s up", "snap/s dn", "chat/s up", "chat/s dn", "state/s up", "resends up/dn", "reliable (arrived/sent)"];
-    const widths = [6, 7, 7, 10, 10, 10, 10, 10, 11, 14, 0];
+    const head = ["#", "rtt ms", "loss %", "bw est", "move/s", "snap/s", "chat/s up", "chat/s dn", "state/s", "resends", "reliable (arrived/sent)"];
+    const widths = [3, 6, 6, 9, 7, 7, 9, 9, 7, 9, 0];
     const cells = (values: string[]): string => values.map((v, i) => (widths[i]! > 0 ? v.padStart(widths[i]!) : ` ${v}`)).join(" ");
-    const lines = [`${this.#title}   t=${s.elapsedS.toFixed(1)}/${s.durationS} s  [${s.phase}]`, dim(cells(head))];
+    const lines = [this.#title, `t = ${s.elapsedS.toFixed(1)} / ${s.durationS} s   [${s.phase}]`, dim(cells(head))];
     s.reports.forEach((r, i) => {
       const rate = rates[i]!;
       const bad = r.chatOutOfOrder + r.relayOutOfOrder + r.corrupt;
