@@ -12,8 +12,8 @@ import { writeCharts } from "./charts.js";
 
 const RUNTIMES: readonly RuntimeName[] = ["node", "bun", "deno"];
 
-/** Every group each runtime runs. HOOK(ackwire): append "ackwire" and "loss" here. */
-const GROUPS: readonly string[] = ["raw", "tcp", ...PEERS.map((p) => `peer:${p.name}`)];
+/** Every group each runtime runs: baselines, peers, then ackwire and ackwire under loss. */
+const GROUPS: readonly string[] = ["raw", "tcp", ...PEERS.map((p) => `peer:${p.name}`), "ackwire", "loss"];
 
 type Json = Record<string, unknown>;
 
@@ -22,10 +22,13 @@ export interface RuntimeResults {
   raw: Json;
   tcp: Json;
   peers: Record<string, Json>;
-  /** HOOK(ackwire): filled by the "ackwire" group (reliable-ordered and unreliable channels). */
+  /** The "ackwire" group (reliable-ordered and unreliable channels, ping). */
   ackwire: Json | null;
-  /** HOOK(ackwire): filled by the "loss" group (goodput, delivery latency p50/p99 under loss). */
+  /** The "loss" group: per loss percent, the 30 Hz stream's p50/p99 and bulk goodput. */
   loss: Json | null;
+  /** ackwire against this runtime's raw ceiling, measured in this run. */
+  ratios?: Json;
+  goals?: Json;
 }
 
 function commandFor(rt: RuntimeName, script: string, args: string[]): [string, string[]] {
@@ -34,8 +37,9 @@ function commandFor(rt: RuntimeName, script: string, args: string[]): [string, s
     case "bun":
       return [bin + "bun", [script, ...args]];
     case "deno":
-      // --unstable-net: Deno.listenDatagram; --allow-ffi: lets it try native addons.
-      return [bin + "deno", ["run", "--unstable-net", "--allow-net", "--allow-read", "--allow-env", "--allow-sys", "--allow-ffi", script, ...args]];
+      // --unstable-net: Deno.listenDatagram; --allow-ffi: lets it try native addons;
+      // --allow-run: the loss group starts its proxy process.
+      return [bin + "deno", ["run", "--unstable-net", "--allow-net", "--allow-read", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-run", script, ...args]];
     default:
       return [(g.process as unknown as { execPath: string }).execPath, [script, ...args]];
   }
@@ -51,7 +55,9 @@ interface ProcessOutcome {
 
 async function runScenario(cp: ChildProcessModule, rt: RuntimeName, group: string, quick: boolean, timeoutMs: number): Promise<ProcessOutcome> {
   const script = repoRoot() + "dist/bench/e2e/scenarios.js";
-  const [cmd, args] = commandFor(rt, script, [group, ...(quick ? ["--quick"] : [])]);
+  // The loss group starts its impairment proxy with this same Node, whatever runtime it is on.
+  const nodeArg = `--node=${(g.process as unknown as { execPath: string }).execPath}`;
+  const [cmd, args] = commandFor(rt, script, [group, ...(quick ? ["--quick"] : []), ...(group === "loss" ? [nodeArg] : [])]);
   const decoder = new g.TextDecoder();
   let stdout = "";
   let stderr = "";
@@ -104,6 +110,58 @@ function failureText(o: ProcessOutcome): string {
   return `process ${how}, no result${o.stderrTail ? `: ${o.stderrTail}` : ""}`;
 }
 
+function lossSummary(levels: Record<string, Json> | undefined): string {
+  if (levels === undefined) return "no levels";
+  return Object.entries(levels)
+    .map(([pct, l]) => `${pct}%: stream p50 ${l.p50Ms} p99 ${l.p99Ms} ms, bulk ${l.goodputMBps} MB/s${l.errors ? " (errors)" : ""}`)
+    .join("; ");
+}
+
+const ratio = (a: unknown, b: unknown): number | null =>
+  typeof a === "number" && typeof b === "number" && a > 0 && b > 0 ? Math.round((a / b) * 1000) / 1000 : null;
+
+/** Stream p99 bound at 5% loss: 2 x one-way delay + one RTT (the proxy's 25 ms each way). */
+const LOSS_P99_BOUND_MS = 2 * 25 + 50;
+
+/** Ratios against this runtime's raw ceiling and the issue's goals, from one run's results. */
+function evaluate(rt: RuntimeName, r: RuntimeResults): { ratios: Json; goals: Json } {
+  const a = r.ackwire ?? {};
+  const ratios = {
+    reliableOrdered1000VsRaw: ratio(a.reliableOrderedMbps1000, r.raw.mbps1000),
+    aggregated100VsRawPps: ratio(a.aggregatedMps100, r.raw.pps100),
+    pingP50VsRaw: ratio(a.pingP50Us, r.raw.pingP50Us),
+    unreliable100VsRawPps: ratio(a.unreliableMps100, r.raw.pps100),
+  };
+  const goal = (value: number | null, target: string, met: boolean): Json => ({ value, target, met: value !== null && met });
+  const goals: Json = {
+    reliableOrdered1000VsRaw: goal(ratios.reliableOrdered1000VsRaw, ">= 0.8", (ratios.reliableOrdered1000VsRaw ?? 0) >= 0.8),
+    aggregated100VsRawPps: goal(ratios.aggregated100VsRawPps, ">= 4", (ratios.aggregated100VsRawPps ?? 0) >= 4),
+    pingP50VsRaw: goal(ratios.pingP50VsRaw, "<= 1.25", (ratios.pingP50VsRaw ?? Infinity) <= 1.25),
+  };
+  const at5 = (r.loss as Record<string, Json> | null)?.["5"];
+  const p99 = typeof at5?.p99Ms === "number" && at5.p99Ms > 0 ? at5.p99Ms : null;
+  goals.loss5StreamP99Ms = goal(p99, `<= ${LOSS_P99_BOUND_MS} ms (2 x 25 ms one-way + 50 ms RTT)`, (p99 ?? Infinity) <= LOSS_P99_BOUND_MS);
+  if (rt === "node") {
+    // Same scenario, same driver: ackwire's aggregated 100 B vs the peer's 100 B reliable
+    // messages/s, reliable-ordered 1000 B MB/s, and ping p50 (lower is better).
+    const vsPeers: Json = {};
+    let all = true;
+    for (const [name, p] of Object.entries(r.peers)) {
+      if ("error" in p) continue;
+      const ahead = {
+        msgs100: [a.aggregatedMps100, p.pps100],
+        mbps1000: [a.reliableOrderedMbps1000, p.mbps1000],
+        pingP50Us: [a.pingP50Us, p.pingP50Us],
+        met: Number(a.aggregatedMps100) > Number(p.pps100) && Number(a.reliableOrderedMbps1000) > Number(p.mbps1000) && Number(a.pingP50Us) < Number(p.pingP50Us),
+      };
+      all &&= ahead.met;
+      vsPeers[name] = ahead;
+    }
+    goals.aheadOfEveryPeer = { met: all && Object.keys(vsPeers).length > 0, vsPeers };
+  }
+  return { ratios, goals };
+}
+
 async function main(): Promise<void> {
   const args = scriptArgs();
   const quick = args.includes("--quick");
@@ -120,15 +178,28 @@ async function main(): Promise<void> {
     results[rt] = r;
     for (const group of GROUPS) {
       const t0 = nowMs();
-      const o = await runScenario(cp, rt, group, quick, timeoutMs);
+      const o = await runScenario(cp, rt, group, quick, group === "loss" ? 3 * timeoutMs : timeoutMs);
       const inner = (o.json?.result as Json | undefined) ?? { error: failureText(o) };
       if (o.json?.version !== undefined) r.version = String(o.json.version);
       if (group === "raw") r.raw = inner;
       else if (group === "tcp") r.tcp = inner;
       else if (group.startsWith("peer:")) r.peers[group.slice(5)] = inner;
-      const summary = "error" in inner ? `ERROR ${String(inner.error).slice(0, 160)}` : `${inner.pps100} msg/s @100B, ${inner.mbps1000} MB/s @1000B, ping p50 ${inner.pingP50Us} us p99 ${inner.pingP99Us} us${inner.verified ? "" : " (NOT VERIFIED)"}`;
+      else if (group === "ackwire") r.ackwire = inner;
+      else if (group === "loss") r.loss = "error" in inner ? inner : ((inner.levels as Json) ?? inner);
+      const summary =
+        "error" in inner
+          ? `ERROR ${String(inner.error).slice(0, 160)}`
+          : group === "loss"
+            ? lossSummary(inner.levels as Record<string, Json>)
+            : group === "ackwire"
+              ? `unreliable ${inner.unreliableMps100} msg/s @100B, reliable-ordered ${inner.reliableOrderedMbps1000} MB/s @1000B, aggregated ${inner.aggregatedMps100} msg/s @100B, ping p50 ${inner.pingP50Us} us p99 ${inner.pingP99Us} us${inner.verified ? "" : " (NOT VERIFIED)"}`
+              : `${inner.pps100} msg/s @100B, ${inner.mbps1000} MB/s @1000B, ping p50 ${inner.pingP50Us} us p99 ${inner.pingP99Us} us${inner.verified ? "" : " (NOT VERIFIED)"}`;
       g.console.log(`${rt.padEnd(5)} ${group.padEnd(18)} ${summary}  [${((nowMs() - t0) / 1000).toFixed(1)} s]`);
     }
+    const { ratios, goals } = evaluate(rt, r);
+    r.ratios = ratios;
+    r.goals = goals;
+    g.console.log(`${rt.padEnd(5)} ratios ${JSON.stringify(ratios)}`);
   }
 
   const outDir = benchDir() + "results/";
@@ -143,6 +214,9 @@ async function main(): Promise<void> {
         pps100: "messages/s at 100 B payload (raw: datagrams/s)",
         mbps1000: "payload MB/s (1e6 bytes) at 1000 B messages",
         pingP50Us: "100 B round trip, microseconds",
+        ackwire: "unreliableMps100 / aggregatedMps100: messages/s at 100 B; reliableOrderedMbps1000: MB/s at 1000 B (one message per datagram); pingP50Us/pingP99Us: reliable-ordered 100 B round trip",
+        loss: "per loss percent (both directions, 50 ms RTT): p50Ms/p99Ms = 30 Hz stream delivery latency (send() to delivery), goodputMBps = bulk 1000 B reliable-ordered",
+        ratios: "ackwire / raw UDP of the same runtime in the same run",
       },
       seconds: Math.round((nowMs() - started) / 100) / 10,
     },
@@ -150,7 +224,7 @@ async function main(): Promise<void> {
   };
   fs.writeFileSync(outDir + "e2e.json", JSON.stringify(doc, null, 2) + "\n");
   writeCharts(fs, outDir, results);
-  g.console.log(`wrote ${outDir}e2e.json, throughput.svg, peers.svg, latency-cdf.svg in ${doc.meta.seconds} s`);
+  g.console.log(`wrote ${outDir}e2e.json, throughput.svg, peers.svg, latency-cdf.svg, loss-latency-cdf.svg in ${doc.meta.seconds} s`);
 }
 
 void main();

@@ -45,6 +45,8 @@ export interface CdfChartSpec {
   logX?: boolean;
   width?: number;
   height?: number;
+  /** Vertical reference lines (a goal, a bound), dashed, labelled at the top. */
+  markers?: { value: number; label: string }[];
 }
 
 export const PALETTE = [
@@ -189,7 +191,7 @@ export function cdfChart(spec: CdfChartSpec): string {
   const m = { left: 70, right: 20 + legendW, top: spec.subtitle ? 70 : 50, bottom: 60 };
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
-  const all = spec.series.flatMap((s) => s.points).filter((v) => Number.isFinite(v) && v > 0);
+  const all = [...spec.series.flatMap((s) => s.points), ...(spec.markers ?? []).map((mk) => mk.value)].filter((v) => Number.isFinite(v) && v > 0);
   const scale = spec.logX
     ? logScale(all.length ? Math.min(...all) : 1, all.length ? Math.max(...all) : 10)
     : linearScale(all.length ? Math.max(...all) : 1);
@@ -212,6 +214,11 @@ export function cdfChart(spec: CdfChartSpec): string {
   out.push(text(m.left + plotW / 2, height - 16, spec.xLabel, 'font-size="12" text-anchor="middle"'));
   out.push(text(18, m.top + plotH / 2, "fraction of samples ≤ x", `font-size="12" text-anchor="middle" transform="rotate(-90 18 ${r(m.top + plotH / 2)})"`));
 
+  for (const mk of spec.markers ?? []) {
+    const mx = x(mk.value);
+    out.push(`<line x1="${r(mx)}" y1="${m.top}" x2="${r(mx)}" y2="${m.top + plotH}" stroke="#000" stroke-width="1.5" stroke-dasharray="6 4"/>`);
+    out.push(text(mx - 4, m.top + 14, mk.label, 'font-size="11" text-anchor="end" font-style="italic" fill="#000"'));
+  }
   spec.series.forEach((s, i) => {
     const color = s.color ?? PALETTE[i % PALETTE.length];
     const pts = s.points
