@@ -63,7 +63,7 @@ if (!ifNeeded || wasmStale) {
 // Step 2: tsc -> dist/
 const stamp = join(root, "dist", ".build-stamp");
 const tsInputs = Math.max(
-  ...["src", "runtimes", "bench"].map((d) => newestIn(join(root, d), isTs)),
+  ...["src", "runtimes", "bench", "demo"].map((d) => newestIn(join(root, d), isTs)),
   mtime(join(root, "tsconfig.json")),
 );
 if (!ifNeeded || mtime(stamp) < tsInputs) {
