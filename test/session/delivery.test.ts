@@ -10,8 +10,8 @@ import { checkPayload, connectPair, makePair, payload } from "./helpers.js";
 // 4 reliable-sequenced.
 const RO = 0, US = 1, UN = 2, RU = 3, RS = 4;
 
-function scenario(seed: number, link: LinkConfig, count = 300) {
-  const pair = makePair(seed, { pair: { link: { latencyMs: 15, ...link } } });
+function scenario(seed: number, link: LinkConfig, count = 300, engine: "ts" | "wasm" = "ts") {
+  const pair = makePair(seed, { server: { engine }, client: { engine }, pair: { link: { latencyMs: 15, ...link } } });
   const [c] = connectPair(pair);
   const got = new Map<number, number[]>([[RO, []], [US, []], [UN, []], [RU, []], [RS, []]]);
   let corrupted = 0;
@@ -79,5 +79,18 @@ describe("delivery guarantees per mode", () => {
         expect(un.length, why).toBe(count);
       }
     });
+  });
+});
+
+describe("the same guarantees on the WASM engine", () => {
+  it("loss 20% + reordering + duplication (seed 150)", () => {
+    const seed = 150;
+    const count = 300;
+    const { got, corrupted, pair } = scenario(seed, { lossRate: 0.2, jitterMs: 20, reorder: true, reorderRate: 0.1, duplicateRate: 0.1 }, count, "wasm");
+    expect(pair.server.engine.kind).toBe("wasm");
+    expect(corrupted, `seed ${seed}`).toBe(0);
+    const all = Array.from({ length: count }, (_, i) => i);
+    expect(got.get(RO), `seed ${seed}`).toEqual(all);
+    expect([...(got.get(RU) as number[])].sort((a, b) => a - b), `seed ${seed}`).toEqual(all);
   });
 });
