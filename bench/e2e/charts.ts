@@ -47,7 +47,7 @@ export function writeCharts(fs: FsModule, outDir: string, results: Partial<Recor
 
   // peers.svg: messages/s at 100 B, one group per transport, one bar per runtime (log axis).
   const transports: { label: string; get: (r: RuntimeResults) => Json | undefined }[] = [
-    { label: "ackwire (reliable-ordered)", get: (r) => r.ackwire ?? undefined },
+    { label: "ackwire", get: (r) => r.ackwire ?? undefined },
     { label: "raw UDP", get: (r) => r.raw },
     { label: "TCP", get: (r) => r.tcp },
     ...peerNames.map((p) => ({ label: p, get: (r: RuntimeResults) => r.peers[p] })),
