@@ -39,6 +39,16 @@ export interface BulkOptions {
   warmupMs: number;
   congestion?: string;
   traceEveryMs?: number;
+  /** Independent random loss per datagram, in BOTH directions (Wi-Fi/mobile-like). Default 0. */
+  lossRate?: number;
+  /** Uniform extra delay [0, jitterMs) per datagram in both directions, order kept. Default 0. */
+  jitterMs?: number;
+  /**
+   * Messages the bulk sender keeps sent and not yet received (default 256). Reliable-ordered
+   * delivery stalls behind a lost message for about one RTT, so on a large-BDP lossy path this
+   * must exceed ~2 BDP or the application, not the controller, limits the rate.
+   */
+  senderWindow?: number;
 }
 
 export interface BulkResult {
@@ -50,6 +60,8 @@ export interface BulkResult {
   p95QueueDelayMs: number;
   tailDropped: number;
   resends: number;
+  /** Datagrams the data link dropped at random (not at the queue) in the window. */
+  randomLost: number;
   bandwidthEstimateBps: number;
   trace: TracePoint[];
 }
@@ -60,12 +72,19 @@ export function runBulk(o: BulkOptions): BulkResult {
   const client = scene.addClient(o.congestion ? { congestion: o.congestion } : {});
   const c = clientAddress(0);
   const oneWay = o.rttMs / 2;
-  const bottleneck = { bandwidthBps: o.bandwidthBps, queuePackets: o.queuePackets, overheadBytes: WIRE_OVERHEAD_BYTES, latencyMs: oneWay };
+  const bottleneck = {
+    bandwidthBps: o.bandwidthBps,
+    queuePackets: o.queuePackets,
+    overheadBytes: WIRE_OVERHEAD_BYTES,
+    latencyMs: oneWay,
+    ...(o.lossRate ? { lossRate: o.lossRate } : {}),
+    ...(o.jitterMs ? { jitterMs: o.jitterMs } : {}),
+  };
   const down = scene.world.route(SERVER, c, scene.link("down", bottleneck));
   scene.world.route(c, SERVER, scene.link("up", bottleneck));
   const [, serverConn] = scene.connect(0);
   void client;
-  const bulk = new BulkSender(scene, scene.server, serverConn, c);
+  const bulk = new BulkSender(scene, scene.server, serverConn, c, 0, o.senderWindow ?? 256);
   const t0 = scene.world.now;
   bulk.start();
 
@@ -91,6 +110,7 @@ export function runBulk(o: BulkOptions): BulkResult {
   const bitsAtStart = wireBits(down);
   const payloadAtStart = bulk.receivedBytes;
   const droppedAtStart = down.stats.tailDropped;
+  const lostAtStart = down.stats.lost;
   down.queueDelay.reset();
   scene.world.runUntil(t0 + o.durationMs);
   const window = o.durationMs - o.warmupMs;
@@ -103,6 +123,7 @@ export function runBulk(o: BulkOptions): BulkResult {
     p95QueueDelayMs: down.queueDelay.percentile(95),
     tailDropped: down.stats.tailDropped - droppedAtStart,
     resends: stats.resends,
+    randomLost: down.stats.lost - lostAtStart,
     bandwidthEstimateBps: stats.bandwidthEstimateBps,
     trace,
   };
