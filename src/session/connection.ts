@@ -22,6 +22,7 @@ import { createController, type CongestionAlgorithm, type CongestionController, 
 import { RttEstimator } from "../congestion/rtt.js";
 import { PingTracker } from "../congestion/ping.js";
 import { LossEstimator } from "../congestion/loss.js";
+import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import {
@@ -140,6 +141,8 @@ export class Connection {
   private readonly rtt = new RttEstimator();
   private readonly ping = new PingTracker();
   private readonly loss = new LossEstimator();
+  /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
+  private readonly bandwidth = new BandwidthChangeDetector();
   private clock: NetworkClock | undefined;
   /** The controller's record per ack-eliciting packet in flight (by sequence). A Map, not a
    *  256-slot ring: game connections have a handful in flight, and per-connection memory counts. */
@@ -297,6 +300,8 @@ export class Connection {
   afterReceive(now: number): void {
     this.delivery.detectLosses(now, this.rtt.rtoMs());
     this.drainToEvents();
+    const change = this.bandwidth.update(now, this.cc.bandwidthEstimateBps());
+    if (change !== undefined) this.host.emit({ type: "bandwidth", connection: this.id, bitsPerSecond: change.bps });
     if (this.state === ConnectionState.Connected && this.channels.receiveBufferedBytes() > this.host.config.maxReceiveBufferBytes) {
       this.close(now, "receive-buffer-exceeded", new Uint8Array(0));
     }

@@ -36,3 +36,20 @@ describe("clock sync and receive bound", () => {
     expect(cd[0]?.type === "disconnect" && cd[0].reason, `seed ${seed}`).toBe("receive-buffer-exceeded");
   });
 });
+
+describe("bandwidth events", () => {
+  it("a bulk transfer over a 4 Mbit/s bottleneck reports a bandwidth estimate near it", () => {
+    const seed = 403;
+    const cap = 4_000_000;
+    const pair = makePair(seed, { pair: { link: { latencyMs: 20, bandwidthBps: cap, queuePackets: 64 } } });
+    const [c] = connectPair(pair);
+    for (let i = 0; i < 400; i++) pair.client.send(c, payload(i, 1100), { channel: 3 });
+    pair.drive({ maxTimeMs: 3000 });
+    const events = pair.clientEvents().filter((e) => e.type === "bandwidth");
+    expect(events.length, `seed ${seed}`).toBeGreaterThan(0);
+    const last = events.at(-1);
+    const bps = last?.type === "bandwidth" ? last.bitsPerSecond : 0;
+    expect(bps, `seed ${seed}`).toBeGreaterThan(cap / 4);
+    expect(bps, `seed ${seed}`).toBeLessThan(cap * 4);
+  });
+});
