@@ -55,6 +55,33 @@ const [fair, fairMs] = timed(() =>
 );
 rows.push({ scenario: "fairness", figure: "jain", value: fair.jain, goal: ">= 0.9", met: fair.jain >= 0.9, realMs: fairMs });
 
+// Paths with random (non-congestive) loss and jitter: loss in both directions, before the
+// bottleneck (a lost datagram takes no bandwidth). 20 Mbit/s x 80 ms = 163 datagrams of BDP;
+// the 400-datagram queue (196 ms) is generous; the sender keeps 2048 messages outstanding so
+// reliable-ordered head-of-line stalls (~1 RTT per loss) do not make the application the limit.
+const lossy20 = (lossRate: number) =>
+  timed(() =>
+    runBulk({ seed, bandwidthBps: 20e6, rttMs: 80, queuePackets: 400, lossRate, senderWindow: 2048, warmupMs: 2000, durationMs: quick ? 8000 : 20_000 }),
+  );
+const [lossy5, lossy5Ms] = lossy20(0.05);
+rows.push({ scenario: "lossy20m@5%", figure: "goodput", value: lossy5.goodputRatio, goal: ">= 0.70", met: lossy5.goodputRatio >= 0.7, realMs: lossy5Ms });
+const [lossy10, lossy10Ms] = lossy20(0.1);
+rows.push({ scenario: "lossy20m@10%", figure: "goodput", value: lossy10.goodputRatio, goal: ">= 0.60", met: lossy10.goodputRatio >= 0.6, realMs: lossy10Ms });
+const lossy2 = (jitterMs: number) =>
+  timed(() =>
+    runBulk({ seed, bandwidthBps: 2e6, rttMs: 60, queuePackets: 50, lossRate: jitterMs > 0 ? 0 : 0.02, jitterMs, warmupMs: 2000, durationMs: quick ? 12_000 : 30_000 }),
+  );
+const [loss2m, loss2mMs] = lossy2(0);
+rows.push({ scenario: "lossy2m@2%", figure: "utilization", value: loss2m.utilization, goal: ">= 0.85", met: loss2m.utilization >= 0.85, realMs: loss2mMs });
+rows.push({ scenario: "lossy2m@2%", figure: "p95QueueDelayMs", value: loss2m.p95QueueDelayMs, goal: "< 30", met: loss2m.p95QueueDelayMs < 30, realMs: 0 });
+const [jit2m, jit2mMs] = lossy2(2);
+rows.push({ scenario: "jitter2m", figure: "utilization", value: jit2m.utilization, goal: ">= 0.85", met: jit2m.utilization >= 0.85, realMs: jit2mMs });
+rows.push({ scenario: "jitter2m", figure: "p95QueueDelayMs", value: jit2m.p95QueueDelayMs, goal: "< 30", met: jit2m.p95QueueDelayMs < 30, realMs: 0 });
+const [both2m, both2mMs] = timed(() =>
+  runBulk({ seed, bandwidthBps: 2e6, rttMs: 60, queuePackets: 50, lossRate: 0.02, jitterMs: 2, warmupMs: 2000, durationMs: quick ? 12_000 : 30_000 }),
+);
+rows.push({ scenario: "loss+jitter2m", figure: "p95QueueDelayMs", value: both2m.p95QueueDelayMs, goal: "< 30", met: both2m.p95QueueDelayMs < 30, realMs: both2mMs });
+
 const [light, lightMs] = timed(() =>
   runLight({ seed, oneWayMs: 30, bandwidthBps: 10e6, rateHz: 30, messageBytes: 200, durationMs: quick ? 10_000 : 60_000 }),
 );
@@ -82,6 +109,11 @@ const result = {
   lan100mbit: { utilizationAt1s: round(lan.utilization) },
   fairness: { jain: round(fair.jain) },
   light30hz: { p99ExtraDelayMs: round(light.p99ExtraDelayMs) },
+  lossy20mbit5pct: { goodput: round(lossy5.goodputRatio), utilization: round(lossy5.utilization) },
+  lossy20mbit10pct: { goodput: round(lossy10.goodputRatio), utilization: round(lossy10.utilization) },
+  lossy2mbit2pct: { utilization: round(loss2m.utilization), p95QueueDelayMs: round(loss2m.p95QueueDelayMs) },
+  jitter2mbit: { utilization: round(jit2m.utilization), p95QueueDelayMs: round(jit2m.p95QueueDelayMs) },
+  lossJitter2mbit: { utilization: round(both2m.utilization), p95QueueDelayMs: round(both2m.p95QueueDelayMs) },
   clock: { errorMs: round(clock.errorMs), errorMsWith10HzSync: round(clock10Hz.errorMs) },
   details: {
     command: `npm run bench:sim${quick ? " -- --quick" : ""}${seed !== 1 ? ` --seed ${seed}` : ""}`,
@@ -90,6 +122,11 @@ const result = {
     bulk2mbit: { ...omitTrace(bulk), setup: "2 Mbit/s, 60 ms RTT, 50-packet queue, 28 B/datagram overhead; window from 2 s after the handshake" },
     lan100mbit: { ...omitTrace(lan), setup: "100 Mbit/s, 1 ms RTT, 50-packet queue; window = first simulated second after the handshake" },
     fairness: { ...fair, setup: "2 connections, one shared 2 Mbit/s server->clients link, 60 ms RTT; 2nd starts 2 s later" },
+    lossy20mbit5pct: { ...omitTrace(lossy5), setup: "20 Mbit/s, 80 ms RTT, 400-packet queue, 5% random loss each way (before the bottleneck), sender keeps 2048 messages outstanding; window 2 s to end" },
+    lossy20mbit10pct: { ...omitTrace(lossy10), setup: "as lossy20mbit5pct with 10% loss" },
+    lossy2mbit2pct: { ...omitTrace(loss2m), setup: "2 Mbit/s, 60 ms RTT, 50-packet queue, 2% random loss each way" },
+    jitter2mbit: { ...omitTrace(jit2m), setup: "2 Mbit/s, 60 ms RTT, 50-packet queue, uniform [0, 2) ms jitter each way, order kept" },
+    lossJitter2mbit: { ...omitTrace(both2m), setup: "2% loss and 2 ms jitter each way on the 2 Mbit/s path" },
     light30hz: { ...light, setup: "30 Hz x 200 B both ways, 30 ms one-way, 10 Mbit/s (uncongested)" },
     clock: {
       ...clock,
@@ -111,6 +148,9 @@ for (const r of rows) {
   );
 }
 console.log(`bulk2mbit: goodput ${round(bulk.goodputRatio)} of the link, p50 queue ${round(bulk.p50QueueDelayMs)} ms, ${bulk.tailDropped} tail drops, ${bulk.resends} resends`);
+for (const [name, r] of [["lossy20m@5%", lossy5], ["lossy20m@10%", lossy10], ["lossy2m@2%", loss2m], ["jitter2m", jit2m], ["loss+jitter2m", both2m]] as const) {
+  console.log(`${name}: utilization ${round(r.utilization)}, goodput ${round(r.goodputRatio)}, p50/p95 queue ${round(r.p50QueueDelayMs)}/${round(r.p95QueueDelayMs)} ms, ${r.randomLost} random losses, estimate ${round(r.bandwidthEstimateBps / 1e6)} Mbit/s`);
+}
 console.log(`fairness: shares ${fair.shares.map((s) => round(s)).join(" / ")}, utilization ${round(fair.utilization)}, p95 queue ${round(fair.p95QueueDelayMs)} ms`);
 console.log(`light30hz: ${light.messages} messages, p50 ${round(light.p50ExtraDelayMs)} ms, max ${round(light.maxExtraDelayMs)} ms (serialization ${round(light.serializationMs)} ms included)`);
 console.log(`clock: bound ${round(clock.boundMs)} ms, ${clock.boundChecks} checks, ${clock.boundViolations} violations`);

@@ -197,11 +197,14 @@ export class DefaultController implements CongestionController {
 
   /**
    * True if the path shows a queue: the recent RTT is above min RTT by the margin. Before any
-   * RTT sample there is no evidence either way; loss then counts (the conservative choice).
+   * RTT sample there is no queue evidence, and the only data in flight is the (paced) initial
+   * window, so such a loss is not taken as congestion either: reacting to it would end Startup
+   * at 10 packets on any lossy path (the packet-threshold detector needs acks, so in practice
+   * this only concerns timeouts).
    */
   queueVisible(): boolean {
     const recent = this.recentRttMs();
-    if (Number.isNaN(recent) || Number.isNaN(this.minRtt)) return true;
+    if (Number.isNaN(recent) || Number.isNaN(this.minRtt)) return false;
     const margin = Math.max(this.queueMarginMinMs, this.queueMarginFraction * this.minRtt);
     return recent > this.minRtt + margin;
   }
