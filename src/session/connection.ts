@@ -148,6 +148,8 @@ export class Connection {
    *  256-slot ring: game connections have a handful in flight, and per-connection memory counts. */
   private readonly sentCc = new Map<number, SentPacket>();
   private elicitingInFlight = 0;
+  /** Send time of the newest packet acknowledged so far (-1 before any). */
+  private largestAckedSentTime = -1;
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
   private lastSentAt: number;
@@ -298,13 +300,28 @@ export class Connection {
 
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
-    this.delivery.detectLosses(now, this.rtt.rtoMs());
+    this.delivery.detectLosses(now, this.lossTimeout(now));
     this.drainToEvents();
     const change = this.bandwidth.update(now, this.cc.bandwidthEstimateBps());
     if (change !== undefined) this.host.emit({ type: "bandwidth", connection: this.id, bitsPerSecond: change.bps });
     if (this.state === ConnectionState.Connected && this.channels.receiveBufferedBytes() > this.host.config.maxReceiveBufferBytes) {
       this.close(now, "receive-buffer-exceeded", new Uint8Array(0));
     }
+  }
+
+  /**
+   * The age at which an in-flight packet counts as lost on this receive pass (the notification
+   * manager applies the packet threshold itself, RFC 9002 §6.1.1). Time threshold, RFC 9002
+   * §6.1.2: a packet sent before the largest acknowledged one is lost once it is
+   * 9/8 x max(smoothed RTT, latest RTT) old. Expressing "sent before the largest acked" as an
+   * age (now - its send time) lets the manager's oldest-first scan apply both rules. Anything
+   * older than the RTO is lost regardless.
+   */
+  private lossTimeout(now: number): number {
+    const rto = this.rtt.rtoMs();
+    if (this.rtt.sampleCount === 0 || this.largestAckedSentTime < 0) return rto;
+    const threshold = Math.max((9 / 8) * Math.max(this.rtt.smoothedMs, this.rtt.latestMs), 1);
+    return Math.min(rto, Math.max(threshold, now - this.largestAckedSentTime));
   }
 
   private drainToEvents(): void {
@@ -322,6 +339,7 @@ export class Connection {
   // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
 
   private onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
+    if (sentTime > this.largestAckedSentTime) this.largestAckedSentTime = sentTime;
     const record = this.sentCc.get(sequence);
     if (record !== undefined) {
       this.sentCc.delete(sequence);
