@@ -24,6 +24,8 @@ export interface ChannelConfig {
   maxMessageBytes?: number;
   /** Higher goes first when a datagram has room for only some channels. Default 0. */
   priority?: number;
+  /** latest-state: most keys tracked per direction (same value on both peers). Default 4096. */
+  maxKeys?: number;
 }
 
 /** Eight channels, one per common use, unless the application gives its own list. */
