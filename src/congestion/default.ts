@@ -8,7 +8,8 @@
  * and is NOT a conformant implementation of either BBR version.
  *
  * Model:
- *   btlBw  = windowed max of delivery-rate samples over the last 10 round trips;
+ *   btlBw  = windowed max over the last 10 round trips of delivery-rate samples (Startup) or of
+ *            each round's upper-quartile sample (after Startup; see commitRoundBandwidth);
  *   minRtt = windowed min RTT over 10 s;
  *   BDP    = btlBw * minRtt.
  *   pacing rate = pacingGain * btlBw, congestion window = cwndGain * BDP + 3 packets.
@@ -25,12 +26,14 @@
  * discarded if the interval is shorter than min RTT. Samples taken while application-limited
  * (see onAppLimited) only raise the estimate, never lower it.
  *
- * Loss reaction: when the fraction of bytes lost in the current round exceeds `lossThreshold`
- * (default 2%), at most once per round and only for packets sent after the previous reaction
- * (the recovery-epoch rule of RFC 9002 7.3.2): in-flight is capped at 0.7 x the in-flight when
- * the lost packet was sent (floored at half the BDP and the minimum window, so random loss
- * cannot collapse the window), Startup ends, and a 1.25 probe phase ends. The cap grows by 25%
- * per round without excess loss and is removed once it no longer binds.
+ * Loss reaction: loss counts only while a queue is visible (recent RTT > min RTT + margin, see
+ * queueVisible()): random loss on Wi-Fi/mobile comes without one, overflow of a FIFO does not.
+ * When the round's queue-coincident lost fraction exceeds `lossThreshold` (default 2%), at most
+ * once per round and only for packets sent after the previous reaction (the recovery-epoch rule
+ * of RFC 9002 7.3.2): in-flight is capped at 0.7 x the in-flight when the lost packet was sent,
+ * floored at one BDP (a reaction drains queue, never the pipe), Startup ends, and a 1.25 probe
+ * phase ends. The cap grows by 25% per round without excess loss and is removed once it no
+ * longer binds.
  *
  * Pacing: token bucket (pacer.ts). The first 10 packets may leave at once; after that a sender
  * that was idle may burst max(4 packets, 1 ms at the pacing rate). Pacing never goes below
