@@ -3,9 +3,10 @@
  * node:* modules are loaded with a string-typed dynamic import: the project compiles without
  * @types/node, and importing this file never touches node:dgram until a socket is opened.
  */
-import { formatAddress, AddressCache, isIpv6Literal } from "../../src/api/address.js";
+import { formatAddress, AddressCache, isIpv6Literal, SenderNames } from "../../src/api/address.js";
 import { AddressInUseError, AddressNotAvailableError, HostNotFoundError, SocketError } from "../../src/api/errors.js";
 import { deferToNextTurn } from "../../src/api/host.js";
+import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramBatch, DatagramSocket, OpenSocketOptions } from "../../src/api/socket.js";
 
 interface RemoteInfo {
@@ -20,14 +21,19 @@ interface NodeUdpSocket {
   once(event: "error", listener: (error: Error & { code?: string }) => void): void;
   off(event: "error", listener: (error: Error & { code?: string }) => void): void;
   send(msg: Uint8Array, port: number, address: string): void;
+  /** Sends libuv still holds (queued because the kernel buffer was full). Node >= 18.8. */
+  getSendQueueCount?(): number;
   address(): { address: string; port: number };
   setRecvBufferSize(bytes: number): void;
   setSendBufferSize(bytes: number): void;
   close(callback?: () => void): void;
 }
 
+/** node:dgram's `lookup` option: (address, family, callback). */
+type SyncLookup = (address: string, family: unknown, callback: (error: Error | null, address: string, family: number) => void) => void;
+
 interface NodeDgram {
-  createSocket(options: { type: "udp4" | "udp6"; ipv6Only?: boolean }): NodeUdpSocket;
+  createSocket(options: { type: "udp4" | "udp6"; lookup?: SyncLookup }): NodeUdpSocket;
 }
 
 interface NodeDns {
@@ -39,10 +45,30 @@ export async function importNodeModule<T>(name: string): Promise<T> {
 }
 
 /** Binds a node:dgram socket (udp6 for an IPv6 host) and wires it as a DatagramSocket. */
+/**
+ * Binds a node:dgram socket (udp6 for an IPv6 host) and wires it as a DatagramSocket.
+ *
+ * Receive: the first datagram of an event-loop turn is handed to the driver at once (a
+ * ping-pong never waits for the next turn); the rest of that turn's burst is collected and
+ * delivered as one batch on `setImmediate`, so bulk traffic keeps one service per burst.
+ *
+ * Send: node:dgram resolves the address before sending, by default with dns.lookup, which
+ * answers on process.nextTick even for an IP literal, so the send itself runs later. The driver
+ * only ever sends to IP literals, so the socket gets a lookup that answers synchronously, and
+ * `send()` reaches libuv's `uv_udp_try_send` before it returns. Only when the kernel refuses
+ * (EAGAIN) does libuv queue the buffer and read it later (Node's udp_wrap: try_send, then
+ * uv_udp_send with the same buffer, no copy). Hence each datagram is copied into a slab, and the
+ * slab is reused as soon as libuv's send queue is empty again.
+ */
 export async function openNodeSocket(options: OpenSocketOptions): Promise<DatagramSocket> {
   const dgram = await importNodeModule<NodeDgram>("node:dgram");
   const v6 = isIpv6Literal(options.host);
-  const udp = dgram.createSocket({ type: v6 ? "udp6" : "udp4" });
+  let lookupAnswered = false;
+  const lookup: SyncLookup = (address, _family, callback) => {
+    lookupAnswered = true;
+    callback(null, address, isIpv6Literal(address) ? 6 : 4);
+  };
+  const udp = dgram.createSocket({ type: v6 ? "udp6" : "udp4", lookup });
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error & { code?: string }): void => reject(bindError(error, options.host, options.port));
     udp.once("error", onError);
@@ -61,25 +87,37 @@ export async function openNodeSocket(options: OpenSocketOptions): Promise<Datagr
   const bound = udp.address();
   const counters = { sendFailures: 0, receiveErrors: 0 };
   const addresses = new AddressCache();
+  const senders = new SenderNames();
+  const slab = new SendSlab();
+  // Reuse the slab only while every send is known to have run synchronously (a runtime whose
+  // node:dgram ignores or defers the lookup keeps allocating fresh slabs instead).
+  let sendsAreSynchronous = typeof udp.getSendQueueCount === "function";
+  const first: DatagramBatch = { length: 1, from: [""], bytes: [new Uint8Array(0)] };
   const batch: DatagramBatch = { length: 0, from: [], bytes: [] };
   let callback: (batch: DatagramBatch) => void = () => {};
-  let deliveryQueued = false;
+  let turnOpen = false;
   let open = true;
-  // node:dgram emits one "message" per datagram; those of one poll are delivered as one batch.
-  const deliver = (): void => {
-    deliveryQueued = false;
+  const endTurn = (): void => {
+    turnOpen = false;
     if (!open || batch.length === 0) return;
     callback(batch);
     batch.length = 0;
   };
   udp.on("message", (msg, rinfo) => {
-    const n = batch.length++;
-    batch.from[n] = formatAddress(rinfo.address, rinfo.port);
-    batch.bytes[n] = msg; // a fresh Buffer per datagram: safe to hand over without a copy
-    if (!deliveryQueued) {
-      deliveryQueued = true;
-      deferToNextTurn(deliver);
+    // `msg` is a fresh Buffer per datagram: safe to hand over without a copy.
+    const from = senders.get(rinfo.address, rinfo.port);
+    if (!turnOpen) {
+      turnOpen = true;
+      deferToNextTurn(endTurn);
+      if (!open) return;
+      first.from[0] = from;
+      first.bytes[0] = msg;
+      callback(first);
+      return;
     }
+    const n = batch.length++;
+    batch.from[n] = from;
+    batch.bytes[n] = msg;
   });
   udp.on("error", () => void counters.receiveErrors++);
   return {
@@ -88,13 +126,14 @@ export async function openNodeSocket(options: OpenSocketOptions): Promise<Datagr
     send(bytes, to) {
       if (!open) return;
       const { host, port } = addresses.get(to);
+      lookupAnswered = false;
       try {
-        // libuv may queue the send when the socket buffer is full and read the bytes later, so
-        // the arena view is copied.
-        udp.send(bytes.slice(), port, host);
+        udp.send(slab.copy(bytes), port, host);
       } catch {
         counters.sendFailures++;
       }
+      if (!lookupAnswered) sendsAreSynchronous = false;
+      if (sendsAreSynchronous && udp.getSendQueueCount!() === 0) slab.releaseAll();
     },
     flush() {},
     onDatagrams(cb) {

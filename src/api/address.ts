@@ -67,3 +67,22 @@ export class AddressCache {
     return hp;
   }
 }
+
+/**
+ * The core's address text for each sender, cached: a receive burst comes from few peers, and
+ * formatting a fresh string per datagram showed up in profiles. Keyed by port first (one
+ * number compare), then the IP is checked, so two hosts on one port are still told apart.
+ * Bounded: cleared past 4096 ports.
+ */
+export class SenderNames {
+  #byPort = new Map<number, { ip: string; text: Address }>();
+
+  get(ip: string, port: number): Address {
+    const hit = this.#byPort.get(port);
+    if (hit !== undefined && hit.ip === ip) return hit.text;
+    const text = formatAddress(ip, port);
+    if (this.#byPort.size >= 4096) this.#byPort.clear();
+    this.#byPort.set(port, { ip, text });
+    return text;
+  }
+}

@@ -8,6 +8,13 @@
  * queued messages are consumed: reliable data is never dropped silently. The "message" event
  * sees every message whether or not an iterator is open. The iterator ends (done) after the
  * disconnect, once the queue is drained.
+ *
+ * Sends racing the peer's disconnect: the endpoint drops a connection the moment it learns it
+ * ended (the peer's DISCONNECT, a timeout), but the "disconnect" event reaches the application
+ * only after the events queued before it, e.g. the messages of the same datagram burst. A
+ * `send()` from such a "message" listener cannot know; it is dropped (a receipt resolves
+ * false) and `isOpen` turns false at once. Once "disconnect" was emitted, or after close(),
+ * `send()` throws ClosedError (ERR_CLOSED).
  */
 import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
@@ -63,6 +70,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   #open = true;
   /** close() was called: no more sends, waiting for the endpoint's disconnect event. */
   #closing = false;
+  /** The endpoint no longer holds this connection; its "disconnect" event is on its way. */
+  #ended = false;
   #resolveClosed!: (info: DisconnectInfo) => void;
   #receipts = new Map<number, (delivered: boolean) => void>();
   #iterators = new Set<MessageQueue>();
@@ -101,7 +110,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
 
   /** False from close() on (and after any disconnect). */
   get isOpen(): boolean {
-    return this.#open && !this.#closing;
+    return this.#open && !this.#closing && !this.#ended;
   }
 
   /**
@@ -114,7 +123,16 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   send(data: Uint8Array, options: SendCallOptions = {}): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     const receiptWanted = options.receipt === true;
-    const receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted });
+    let receipt: number | void = undefined;
+    if (!this.#ended) {
+      try {
+        receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted });
+      } catch (error) {
+        if (!isEndedError(error)) throw error;
+        this.#ended = true;
+      }
+    }
+    if (this.#ended) return receiptWanted ? Promise.resolve(false) : undefined;
     this.#driver.requestService();
     if (!receiptWanted) return;
     if (typeof receipt !== "number") return Promise.resolve(false);
@@ -122,8 +140,14 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   }
 
   stats(): ConnectionStats {
-    if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
-    return this.#driver.endpoint.stats(this.id);
+    if (!this.#open || this.#ended) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    try {
+      return this.#driver.endpoint.stats(this.id);
+    } catch (error) {
+      if (!isEndedError(error)) throw error;
+      this.#ended = true;
+      throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    }
   }
 
   /**
@@ -203,6 +227,15 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     else queue.end();
     return queue;
   }
+}
+
+/**
+ * The session's errors for a connection it no longer holds (removed) or that is past Connected
+ * (the peer's disconnect arrived): both mean "ended", whatever the application could see.
+ */
+function isEndedError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ERR_UNKNOWN_CONNECTION" || code === "ERR_CONNECTION_CLOSED";
 }
 
 /** One async iterator's bounded queue of messages. */
