@@ -69,3 +69,33 @@ describe("TS reference engine", () => {
     expect(b.dropCount(DropReason.BadCrc)).toBe(1);
   });
 });
+
+describe("host misuse is handled the same by both engines", () => {
+  it("a descriptor outside the receive arena is BadLength, an out-of-range slot is UnknownPeer, bad seal arguments throw", async () => {
+    const { createEngine } = await import("../src/engine/index.js");
+    const { EngineUsageError } = await import("../src/engine/layout.js");
+    const config = { protocolId: 7, maxSlots: 2, channels };
+    const results = [createEngine(config, "ts"), createEngine(config, "wasm")].map((e) => {
+      expect(e.kind === "ts" || e.kind === "wasm").toBe(true);
+      e.resetSlot(0, 1);
+      const tx = e.layout.txArenaOffset;
+      e.sealData(0, tx, 0, PacketType.Keepalive);
+      const rx = e.layout.rxArenaOffset;
+      e.bytes.copyWithin(rx, tx, tx + 13);
+      e.descriptors.set([e.layout.txArenaOffset, 13, 0, 0, rx, 13, 5, 0, rx + e.layout.rxArenaBytes - 4, 13, 0, 0], 0);
+      const n = e.processBatch(3);
+      expect(() => e.sealData(2, tx, 0, PacketType.Data)).toThrow(EngineUsageError);
+      expect(() => e.sealData(0, 0, 0, PacketType.Data)).toThrow(EngineUsageError);
+      expect(() => e.sealControl(e.layout.txArenaOffset + e.layout.txArenaBytes - 2, 4)).toThrow(EngineUsageError);
+      return Array.from(e.records.slice(0, n * RECORD_INTS));
+    });
+    expect(results[0]).toEqual(results[1]);
+    const types = [];
+    for (let i = 0; i < results[0].length; i += RECORD_INTS) types.push([results[0][i], results[0][i + 2]]);
+    expect(types).toEqual([
+      [RecordType.DatagramDropped, DropReason.BadLength],
+      [RecordType.UnknownPeer, 0],
+      [RecordType.DatagramDropped, DropReason.BadLength],
+    ]);
+  });
+});

@@ -161,3 +161,12 @@ export class EngineConfigError extends Error {
     this.name = "EngineConfigError";
   }
 }
+
+/** Misuse of the engine by its caller (bad slot, offset outside an arena, ...). */
+export class EngineUsageError extends Error {
+  readonly code = "ENGINE_USAGE";
+  constructor(message: string) {
+    super(message);
+    this.name = "EngineUsageError";
+  }
+}

@@ -13,6 +13,7 @@ import {
   DESCRIPTOR_INTS,
   DropReason,
   FRAME_FLAG_FRAGMENT,
+  MAX_DATAGRAM_BYTES,
   MESSAGE_WINDOW,
   PACKET_WINDOW,
   PacketType,
@@ -37,6 +38,7 @@ import {
   memoryPages,
   PAGE_BYTES,
   scratchOffsetOf,
+  EngineUsageError,
 } from "./layout.js";
 import { CRC32C_TABLES } from "./crc32c-table.js";
 import { sequenceGreaterThan } from "./sequence.js";
@@ -58,6 +60,7 @@ export class TsEngine implements Engine {
   private readonly channelCount: number;
   private readonly orderedChannelCount: number;
   private readonly counters: Uint32Array;
+  private readonly maxSlots: number;
   /** CRC state after the 8-byte prefix, so each datagram continues from it. */
   private readonly prefixCrc: number;
   private recordCount = 0;
@@ -74,6 +77,7 @@ export class TsEngine implements Engine {
     this.records = new Int32Array(buffer, L.recordOffset, L.maxRecords * RECORD_INTS);
     this.counters = new Uint32Array(buffer, L.counterOffset, 16);
     this.channelCount = config.channels.length;
+    this.maxSlots = config.maxSlots;
     this.kinds = new Uint8Array(buffer, L.configOffset + ConfigField.ChannelKinds, this.channelCount);
     this.kinds.set(config.channels);
     this.orderedChannelCount = config.channels.filter(isOrdered).length;
@@ -112,12 +116,24 @@ export class TsEngine implements Engine {
   }
 
   sealControl(offset: number, length: number): number {
+    const L = this.layout;
+    if (!Number.isInteger(length) || length < 1 || offset < L.txArenaOffset || offset + length + CRC_BYTES > L.txArenaOffset + L.txArenaBytes)
+      throw new EngineUsageError(`sealControl(offset ${offset}, length ${length}): outside the send arena`);
     const crc = (crcUpdate(this.prefixCrc, this.bytes, offset, length) ^ 0xffffffff) >>> 0;
     this.view.setUint32(offset + length, crc, true);
     return length + CRC_BYTES;
   }
 
   sealData(slot: number, offset: number, framesLength: number, type: PacketType): number {
+    const L = this.layout;
+    const total = framesLength + DATA_HEADER_BYTES + CRC_BYTES;
+    if (
+      !Number.isInteger(slot) || slot < 0 || slot >= this.maxSlots ||
+      (type !== PacketType.Data && type !== PacketType.Keepalive) ||
+      !Number.isInteger(framesLength) || framesLength < 0 || (type === PacketType.Keepalive && framesLength !== 0) ||
+      total > MAX_DATAGRAM_BYTES || offset < L.txArenaOffset || offset + total > L.txArenaOffset + L.txArenaBytes
+    )
+      throw new EngineUsageError(`sealData(slot ${slot}, offset ${offset}, framesLength ${framesLength}, type ${type}): arguments outside the slot range or the send arena`);
     const v = this.view;
     const base = this.slotBase(slot);
     const seq = v.getUint32(base + SlotField.NextSendSequence, true);
@@ -186,6 +202,9 @@ export class TsEngine implements Engine {
     const b = this.bytes;
     const v = this.view;
     if (len < 1 + CRC_BYTES) return this.drop(index, slot, DropReason.TooShort);
+    // A descriptor outside the receive arena is host misuse: never read it (as the WASM engine).
+    const L = this.layout;
+    if (off < L.rxArenaOffset || off + len > L.rxArenaOffset + L.rxArenaBytes) return this.drop(index, slot, DropReason.BadLength);
     const bodyEnd = off + len - CRC_BYTES;
     const crc = (crcUpdate(this.prefixCrc, b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
     if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
@@ -201,7 +220,7 @@ export class TsEngine implements Engine {
       this.emit(RecordType.Control, slot, type, index, 0, 0, off + 1, bodyLength);
       return;
     }
-    if (slot < 0) {
+    if (slot < 0 || slot >= this.maxSlots) {
       this.counters[DropReason.UnknownPeer]++;
       this.emit(RecordType.UnknownPeer, slot, 0, index, 0, 0, 0, 0);
       return;

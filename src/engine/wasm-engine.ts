@@ -7,6 +7,7 @@
  * packet, numbers only, no strings, no per-call allocation. The WASM bytes come from a
  * generated module (base64), so Node, Bun and Deno load them the same way.
  */
+import { EngineUsageError } from "./layout.js";
 import {
   DATA_OVERHEAD_BYTES,
   MAX_DATAGRAM_BYTES,
@@ -62,14 +63,7 @@ interface EngineExports {
 
 export type WasmBuild = "release" | "debug";
 
-/** Misuse of the engine by its caller (bad slot, offset outside an arena, ...). */
-export class EngineUsageError extends Error {
-  readonly code = "ENGINE_USAGE";
-  constructor(message: string) {
-    super(message);
-    this.name = "EngineUsageError";
-  }
-}
+export { EngineUsageError };
 
 const INIT_ERRORS: Record<number, string> = {
   1: "the WASM module's static data overlaps the layout: raise RESERVED_LOW_BYTES in src/engine/layout.ts",
