@@ -1,0 +1,271 @@
+/**
+ * RPC: the codec, two peers wired back to back on a virtual clock, the peer over the sans-IO
+ * Endpoint on the simulator (with loss), and once over real loopback sockets on Node.
+ */
+import { describe, expect, it } from "vitest";
+import { decodeValue, encodeValue } from "../../src/game/codec.js";
+import { RpcPeer, type RpcHandler, type RpcOptions } from "../../src/game/rpc.js";
+import { attachRpc } from "../../src/game/rpc-connection.js";
+import { Rng } from "../../src/sim/rng.js";
+import { connectPair, endpointPair, settle } from "./helpers.js";
+
+describe("codec", () => {
+  it("round-trips every kind of value", () => {
+    const values = [
+      null,
+      true,
+      false,
+      0,
+      127,
+      128,
+      2 ** 40 + 3,
+      Number.MAX_SAFE_INTEGER,
+      -1,
+      -129,
+      Number.MIN_SAFE_INTEGER,
+      1.5,
+      -0,
+      NaN,
+      Infinity,
+      2 ** 60,
+      "",
+      "héllo ✓ 🎮",
+      new Uint8Array([0, 1, 255]),
+      [1, "two", [3, null]],
+      { a: 1, b: { c: [true, new Uint8Array(3)] }, "": "empty key" },
+    ];
+    for (const v of values) expect(decodeValue(encodeValue(v))).toEqual(v);
+    expect(Object.is(decodeValue(encodeValue(-0)), -0)).toBe(true);
+    // Small integers are one tag byte plus one byte.
+    expect(encodeValue(42).length).toBe(2);
+  });
+
+  it("keeps a __proto__ key as a plain field", () => {
+    const bytes = encodeValue(JSON.parse('{"__proto__": {"polluted": 1}}'));
+    const out = decodeValue(bytes) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("refuses values it cannot carry, with a typed error", () => {
+    expect(() => encodeValue(() => 1)).toThrow(expect.objectContaining({ code: "ERR_GAME_CODEC" }));
+    const cyclic: unknown[] = [];
+    cyclic.push(cyclic);
+    expect(() => encodeValue(cyclic)).toThrow(expect.objectContaining({ code: "ERR_GAME_CODEC" }));
+  });
+
+  it("never throws on random or truncated input (seed 11)", () => {
+    const rng = new Rng(11);
+    const sample = encodeValue({ list: [1, -2, 3.5, "x", new Uint8Array(4)], nested: { deep: [[[]]] } });
+    let rejected = 0;
+    for (let i = 0; i < 3000; i++) {
+      const bytes = i % 2 === 0 ? sample.slice(0, rng.int(sample.length)) : Uint8Array.from({ length: rng.int(40) }, () => rng.int(256));
+      if (i % 3 === 0 && bytes.length > 0) bytes[rng.int(bytes.length)] = 0x08; // array tags with huge counts
+      expect(() => decodeValue(bytes), "seed 11").not.toThrow();
+      if (decodeValue(bytes) === undefined) rejected++;
+    }
+    expect(rejected).toBeGreaterThan(1000);
+  });
+});
+
+/** Two peers whose sends are queued and delivered by `pump()`, on a shared virtual clock. */
+function backToBack(a: Partial<RpcOptions>, b: Partial<RpcOptions>) {
+  const clock = { now: 0 };
+  const toB: Uint8Array[] = [];
+  const toA: Uint8Array[] = [];
+  const peerA = new RpcPeer({ send: (d) => toB.push(d), now: () => clock.now, ...a });
+  const peerB = new RpcPeer({ send: (d) => toA.push(d), now: () => clock.now, ...b });
+  const pump = async () => {
+    for (let i = 0; i < 50 && (toA.length > 0 || toB.length > 0); i++) {
+      for (const d of toB.splice(0)) peerB.receive(d);
+      for (const d of toA.splice(0)) peerA.receive(d);
+      await settle();
+    }
+  };
+  return { clock, peerA, peerB, pump, toA, toB };
+}
+
+describe("RpcPeer back to back", () => {
+  const handlers: Record<string, RpcHandler> = {
+    add: (p) => (p as number[])[0]! + (p as number[])[1]!,
+    echo: async (p) => p,
+    fail: () => {
+      throw Object.assign(new Error("no such unit"), { code: "E_UNIT" });
+    },
+    never: () => new Promise(() => undefined),
+  };
+
+  it("answers calls, concurrently and out of order, and carries remote errors typed", async () => {
+    const slow: RpcHandler = (p) => new Promise((r) => setTimeout(() => r(p), 5));
+    const { peerA, pump } = backToBack({}, { handlers: { ...handlers, slow } });
+    const first = peerA.call("slow", "first");
+    const second = peerA.call("add", [2, 3]);
+    await pump();
+    await expect(second).resolves.toBe(5); // answered while "slow" still runs
+    await new Promise((r) => setTimeout(r, 10));
+    await pump();
+    await expect(first).resolves.toBe("first");
+    await expect(peerA.call("echo", { bytes: new Uint8Array([9]) }).then(async (v) => v)).toBeDefined();
+    const failing = peerA.call("fail");
+    const unknown = peerA.call("nope");
+    await pump();
+    await expect(failing).rejects.toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "E_UNIT" });
+    await expect(unknown).rejects.toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "ERR_RPC_UNKNOWN_METHOD" });
+  });
+
+  it("times out on the virtual clock, cancels the handler, drops the late answer", async () => {
+    let handlerSignal: { aborted: boolean } | undefined;
+    const { clock, peerA, peerB, pump } = backToBack(
+      { defaultTimeoutMs: 100 },
+      {
+        handlers: {
+          never: (_p, ctx) => {
+            handlerSignal = ctx.signal;
+            return new Promise(() => undefined);
+          },
+        },
+      },
+    );
+    const call = peerA.call("never");
+    await pump();
+    expect(peerA.pollTimeout()).toBe(100);
+    clock.now = 99;
+    peerA.handleTimeout(clock.now);
+    expect(peerA.inFlight).toBe(1);
+    clock.now = 100;
+    peerA.handleTimeout(clock.now);
+    await expect(call).rejects.toMatchObject({ code: "ERR_RPC_TIMEOUT" });
+    await pump(); // the CANCEL reaches B
+    expect(handlerSignal?.aborted).toBe(true);
+    expect(peerB.runningHandlers).toBe(0);
+    expect(peerA.counters.timeouts).toBe(1);
+  });
+
+  it("cancels with an AbortSignal, before and during the call", async () => {
+    const { peerA, peerB, pump } = backToBack({}, { handlers });
+    const controller = new AbortController();
+    const call = peerA.call("never", null, { signal: controller.signal });
+    await pump();
+    expect(peerB.runningHandlers).toBe(1);
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: "ERR_RPC_ABORTED" });
+    await pump();
+    expect(peerB.runningHandlers).toBe(0);
+    await expect(peerA.call("add", [1, 1], { signal: controller.signal })).rejects.toMatchObject({ code: "ERR_RPC_ABORTED" });
+  });
+
+  it("limits concurrency on both sides", async () => {
+    const { peerA, pump } = backToBack({ maxInFlight: 3 }, { handlers });
+    const calls = [peerA.call("never"), peerA.call("never"), peerA.call("never")];
+    await expect(peerA.call("add", [1, 2])).rejects.toMatchObject({ code: "ERR_RPC_BUSY" });
+    await pump();
+    expect(peerA.inFlight).toBe(3);
+    peerA.close("test over");
+    for (const c of calls) await expect(c).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
+
+    const server = backToBack({}, { handlers, maxConcurrentHandlers: 2 });
+    const many = [1, 2, 3, 4].map(() => server.peerA.call("never"));
+    many.forEach((p) => p.catch(() => undefined)); // the two running ones are never answered
+    await server.pump();
+    expect(server.peerB.runningHandlers).toBe(2);
+    expect(server.peerB.counters.busyRefused).toBe(2);
+    await expect(many[2]).rejects.toMatchObject({ remoteCode: "ERR_RPC_BUSY" });
+    await expect(many[3]).rejects.toMatchObject({ remoteCode: "ERR_RPC_BUSY" });
+    server.peerA.close();
+  });
+
+  it("delivers notifications one way, and counts malformed messages", async () => {
+    const seen: unknown[] = [];
+    const { peerA, peerB, pump, toA } = backToBack({}, { handlers: { chat: (p) => void seen.push(p) } });
+    peerA.notify("chat", "gg");
+    peerA.notify("unknown", 1);
+    await pump();
+    expect(seen).toEqual(["gg"]);
+    expect(toA.length).toBe(0); // nothing comes back
+    for (const junk of [new Uint8Array(0), new Uint8Array([1]), new Uint8Array([3, 1, 0x0a]), new Uint8Array([9, 9, 9]), new Uint8Array([2, 300])]) peerB.receive(junk);
+    expect(peerB.counters.malformed).toBe(5);
+  });
+
+  it("rejects oversized messages with a typed error", async () => {
+    const { peerA } = backToBack({ maxMessageBytes: 100 }, {});
+    await expect(peerA.call("echo", new Uint8Array(200))).rejects.toMatchObject({ code: "ERR_GAME_MESSAGE_TOO_LARGE" });
+    expect(peerA.inFlight).toBe(0);
+  });
+});
+
+describe("RpcPeer over the sans-IO Endpoint (simulated network)", () => {
+  for (const seed of [21, 22]) {
+    it(`answers 200 calls exactly once under 10% loss (seed ${seed})`, async () => {
+      const pair = endpointPair(seed, { link: { latencyMs: 20, jitterMs: 5, lossRate: 0.1 } });
+      const [c, s] = connectPair(pair);
+      const client = new RpcPeer({ send: (d) => pair.client.send(c, d, { channel: 0 }), now: () => pair.now, defaultTimeoutMs: 20_000, maxInFlight: 256 });
+      let handled = 0;
+      const server = new RpcPeer({
+        send: (d) => pair.server.send(s, d, { channel: 0 }),
+        now: () => pair.now,
+        maxConcurrentHandlers: 256,
+        handlers: { square: (p) => (handled++, (p as number) * (p as number)) },
+      });
+      const results = new Map<number, number>();
+      const failures: unknown[] = [];
+      for (let i = 0; i < 200; i++) client.call("square", i).then((v) => results.set(i, v as number), (e: unknown) => failures.push(e));
+      for (let round = 0; round < 3000 && results.size < 200; round++) {
+        pair.drive({ maxTimeMs: 5, maxSteps: 10_000 });
+        for (const ev of pair.serverEvents()) if (ev.type === "message" && ev.channel === 0) server.receive(ev.data);
+        for (const ev of pair.clientEvents()) if (ev.type === "message" && ev.channel === 0) client.receive(ev.data);
+        client.handleTimeout(pair.now);
+        await settle();
+      }
+      expect(failures, `seed ${seed}`).toEqual([]);
+      expect(results.size, `seed ${seed}`).toBe(200);
+      for (const [i, v] of results) expect(v).toBe(i * i);
+      expect(handled).toBe(200);
+      expect(pair.toServer.stats.lost + pair.toClient.stats.lost, `seed ${seed}: the link should have lost packets`).toBeGreaterThan(0);
+      expect(client.counters.malformed + server.counters.malformed).toBe(0);
+    });
+  }
+});
+
+describe("attachRpc over real loopback sockets (Node)", () => {
+  it("calls both ways, remote error, notification, closes with the connection", async () => {
+    const { listen, connect } = await import("../../runtimes/node/index.js");
+    const protocolId = 0x52504331;
+    const server = await listen({ port: 0, host: "127.0.0.1", protocolId });
+    const notes: unknown[] = [];
+    const serverSide = new Promise<ReturnType<typeof attachRpc>>((resolve) => {
+      server.on("connection", (conn) => {
+        resolve(
+          attachRpc(conn, {
+            handlers: {
+              hello: (name) => `hello ${String(name)}`,
+              boom: () => {
+                throw Object.assign(new Error("bad"), { code: "E_BAD" });
+              },
+              note: (p) => void notes.push(p),
+            },
+          }),
+        );
+      });
+    });
+    try {
+      const conn = await connect(`127.0.0.1:${server.address.port}`, { protocolId });
+      const rpc = attachRpc(conn, { handlers: { whoami: () => "client" }, defaultTimeoutMs: 2000 });
+      expect(await rpc.call("hello", "node")).toBe("hello node");
+      const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => rpc.call("hello", i)));
+      expect(answers).toEqual(Array.from({ length: 50 }, (_, i) => `hello ${i}`));
+      await expect(rpc.call("boom")).rejects.toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "E_BAD" });
+      const srv = await serverSide;
+      expect(await srv.call("whoami")).toBe("client");
+      rpc.notify("note", { n: 1 });
+      expect(await rpc.call("hello", "after note")).toBe("hello after note"); // ordered channel: note came first
+      expect(notes).toEqual([{ n: 1 }]);
+      const hanging = srv.call("never-answered-because-closed", null, { timeoutMs: 10_000 }).catch((e: unknown) => e);
+      await conn.close();
+      expect(await hanging).toMatchObject({ code: expect.stringMatching(/ERR_RPC_(CLOSED|REMOTE)/) });
+      await expect(rpc.call("hello")).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
+    } finally {
+      await server.close();
+    }
+  });
+});
