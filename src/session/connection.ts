@@ -53,7 +53,10 @@ export const enum Timer {
   ConnectTimeout = 1,
   /** A pure ack is owed; send it at this time unless data carried it first. */
   AckDelay = 2,
-  /** RFC 6298 retransmission timer for ack-eliciting packets in flight (with backoff). */
+  /** Loss detection (RFC 9002 §6.2.1 shape): the earlier of the time threshold for the oldest
+   *  ack-eliciting packet sent before the newest acknowledged one, and the RTO (with backoff)
+   *  of the oldest ack-eliciting packet in flight. Always measured from the oldest packet, so a
+   *  steady stream of acks cannot push it back. */
   Retransmit = 3,
   /** Nothing sent for keepaliveMs: send a KEEPALIVE. */
   Keepalive = 4,
@@ -103,6 +106,10 @@ const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 /** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
 const CLOCK_REPLY_FRAME = 6 + 1 + 4 + 8;
 const RING = PACKET_WINDOW;
+/** kGranularity (RFC 9002 §6.1.2): the smallest loss delay, in ms. */
+const TIMER_GRANULARITY_MS = 1;
+/** Slack for comparing an age with the delay a timer was computed from (float rounding). */
+const TIME_EPSILON_MS = 1e-6;
 /** Packets of the ring kept free for pure acks and keepalives. */
 const RING_HEADROOM = 16;
 
@@ -301,6 +308,7 @@ export class Connection {
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
     this.delivery.detectLosses(now, this.lossTimeout(now));
+    this.armLossTimer();
     this.drainToEvents();
     const change = this.bandwidth.update(now, this.cc.bandwidthEstimateBps());
     if (change !== undefined) this.host.emit({ type: "bandwidth", connection: this.id, bitsPerSecond: change.bps });
@@ -320,8 +328,35 @@ export class Connection {
   private lossTimeout(now: number): number {
     const rto = this.rtt.rtoMs();
     if (this.rtt.sampleCount === 0 || this.largestAckedSentTime < 0) return rto;
-    const threshold = Math.max((9 / 8) * Math.max(this.rtt.smoothedMs, this.rtt.latestMs), 1);
-    return Math.min(rto, Math.max(threshold, now - this.largestAckedSentTime));
+    return Math.min(rto, Math.max(this.lossDelay(), now - this.largestAckedSentTime));
+  }
+
+  /** Send time of the oldest ack-eliciting packet in flight (Infinity if none). The Map keeps
+   *  insertion order = send order. */
+  private oldestElicitingSentTime(): number {
+    for (const record of this.sentCc.values()) return record.sentTime;
+    return Infinity;
+  }
+
+  /** Re-arm the loss-detection timer from the oldest ack-eliciting packet in flight. */
+  private armLossTimer(): void {
+    const oldest = this.oldestElicitingSentTime();
+    if (oldest === Infinity) {
+      this.timers[Timer.Retransmit] = Infinity;
+      return;
+    }
+    let at = oldest + this.rtt.rtoMs();
+    // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
+    // at sent time + loss delay.
+    if (this.largestAckedSentTime >= 0 && oldest <= this.largestAckedSentTime && this.rtt.sampleCount > 0) {
+      at = Math.min(at, oldest + this.lossDelay());
+    }
+    this.timers[Timer.Retransmit] = at;
+  }
+
+  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity. */
+  private lossDelay(): number {
+    return Math.max((9 / 8) * Math.max(this.rtt.smoothedMs, this.rtt.latestMs), TIMER_GRANULARITY_MS);
   }
 
   private drainToEvents(): void {
@@ -353,8 +388,6 @@ export class Connection {
       this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
       this.loss.onDelivered();
       this.cc.onAck(now, record, this.ccInFlightBytes);
-      // RFC 6298 §5.3: new data acked -> restart the timer; §5.2: none outstanding -> stop.
-      this.timers[Timer.Retransmit] = this.elicitingInFlight > 0 ? now + this.rtt.rtoMs() : Infinity;
     }
     this.channels.onDelivered(now, contents);
     this.channels.releaseContents(contents);
@@ -368,7 +401,6 @@ export class Connection {
       this.ccInFlightBytes -= record.bytes;
       this.loss.onLost();
       this.cc.onLoss(now, record, this.ccInFlightBytes);
-      if (this.elicitingInFlight === 0) this.timers[Timer.Retransmit] = Infinity;
     }
     // Lost reliable contents go back to their channels and leave again in NEW packets.
     this.channels.onLost(now, contents);
@@ -412,11 +444,20 @@ export class Connection {
       }
     }
     if (t[Timer.Retransmit] <= now) {
-      // RFC 6298 §5.4-5.6: declare the timed-out packets lost (their data is resent in new
-      // packets), back off the RTO, restart the timer.
-      const lost = this.delivery.detectLosses(now, this.rtt.rtoMs());
-      this.rtt.onRetransmitTimeout();
-      t[Timer.Retransmit] = this.elicitingInFlight > 0 ? now + this.rtt.rtoMs() : Infinity;
+      // Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also past the RTO, it
+      // is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare it lost
+      // (its data is resent in new packets at once) and back off.
+      // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
+      // below delay, so the comparisons here allow for it.
+      const rtoDue = this.oldestElicitingSentTime() + this.rtt.rtoMs() <= now + TIME_EPSILON_MS;
+      let lost = this.delivery.detectLosses(now, this.lossTimeout(now) - TIME_EPSILON_MS);
+      if (rtoDue) {
+        lost += this.delivery.detectLosses(now, this.rtt.rtoMs() - TIME_EPSILON_MS);
+        this.rtt.onRetransmitTimeout();
+      }
+      this.armLossTimer();
+      // Never leave the timer due: a pass that made no progress must not spin.
+      if (t[Timer.Retransmit] <= now) t[Timer.Retransmit] = now + TIMER_GRANULARITY_MS;
       if (lost > 0) wantsSend = true;
       this.drainToEvents();
     }

@@ -302,7 +302,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   pollTimeout(): number | undefined {
-    if (this.batchCount > 0) return this.lastNow;
+    // Something is ready to send (a resend after a detected loss, an app send between drives):
+    // the deadline is now, so a driver that only wakes on this timer still transmits at once.
+    if (this.batchCount > 0 || this.readyHead < this.ready.length || this.immediateHead < this.immediate.length || this.controlHead < this.control.length) {
+      return this.lastNow;
+    }
     return this.heap.peekTime();
   }
 
