@@ -1,11 +1,15 @@
 /**
- * ackwire on Bun: Bun.udpSocket. Sends of one drain go out in one sendMany() call; the receive
- * callback only records the datagram (Bun's receive buffer holds ~92 datagrams of 1000 B and
- * has no size option, so a slow callback loses packets). `import { listen, connect } from "ackwire/bun"`.
+ * ackwire on Bun: Bun.udpSocket. Sends of one drain go out in one sendMany() call, copied into
+ * a reused slab (what the kernel refuses waits for "drain" and keeps its copy). Receive: the
+ * first datagram of an event-loop turn goes to the driver at once (a ping-pong never waits a
+ * turn); the rest of the burst is only recorded and delivered as one batch on setImmediate
+ * (Bun's receive buffer holds ~92 datagrams of 1000 B and has no size option, so a slow
+ * callback loses packets). `import { listen, connect } from "ackwire/bun"`.
  */
-import { AddressCache, formatAddress } from "../../src/api/address.js";
+import { AddressCache, SenderNames } from "../../src/api/address.js";
 import { deferToNextTurn } from "../../src/api/host.js";
 import { createRuntime } from "../../src/api/runtime.js";
+import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramBatch, DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
 import { bindError, resolveWithNodeDns } from "../node/socket.js";
 
@@ -40,24 +44,32 @@ const MAX_PENDING_SENDS = 8192;
 async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket> {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   const counters = { sendFailures: 0, receiveErrors: 0 };
+  const first: DatagramBatch = { length: 1, from: [""], bytes: [new Uint8Array(0)] };
   const batch: DatagramBatch = { length: 0, from: [], bytes: [] };
+  const senders = new SenderNames();
   let callback: (batch: DatagramBatch) => void = () => {};
-  let deliveryQueued = false;
+  let turnOpen = false;
   let open = true;
-  const deliver = (): void => {
-    deliveryQueued = false;
+  const endTurn = (): void => {
+    turnOpen = false;
     if (!open || batch.length === 0) return;
     callback(batch);
     batch.length = 0;
   };
   // Flat sendMany list of copies (the engine's bytes are only valid until its next call).
   let pending: (Uint8Array | number | string)[] = [];
+  const slab = new SendSlab();
   let udp: BunUdpSocket;
   const flush = (): void => {
     if (!open || pending.length === 0) return;
     const sent = udp.sendMany(pending);
-    if (sent * 3 >= pending.length) pending = [];
-    else pending = pending.slice(sent * 3); // the rest waits for "drain"
+    if (sent * 3 >= pending.length) {
+      // sendMany has handed every copy to the kernel: the slab is free again.
+      pending.length = 0;
+      slab.releaseAll();
+    } else {
+      pending = pending.slice(sent * 3); // the rest waits for "drain"
+    }
   };
   try {
     udp = await bun.udpSocket({
@@ -66,13 +78,19 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       binaryType: "uint8array",
       socket: {
         data(_socket, data, port, address) {
-          const n = batch.length++;
-          batch.from[n] = formatAddress(address, port);
-          batch.bytes[n] = data;
-          if (!deliveryQueued) {
-            deliveryQueued = true;
-            deferToNextTurn(deliver);
+          const from = senders.get(address, port);
+          if (!turnOpen) {
+            turnOpen = true;
+            deferToNextTurn(endTurn);
+            if (!open) return;
+            first.from[0] = from;
+            first.bytes[0] = data;
+            callback(first);
+            return;
           }
+          const n = batch.length++;
+          batch.from[n] = from;
+          batch.bytes[n] = data;
         },
         drain() {
           flush();
@@ -96,7 +114,7 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
         return;
       }
       const { host, port } = addresses.get(to);
-      pending.push(bytes.slice(), port, host);
+      pending.push(slab.copy(bytes), port, host);
     },
     flush,
     onDatagrams(cb) {

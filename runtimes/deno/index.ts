@@ -6,10 +6,11 @@
  * UnstableNetRequiredError when `requireUnstableNet` is set.
  * `import { listen, connect } from "ackwire/deno"`.
  */
-import { AddressCache, formatAddress } from "../../src/api/address.js";
+import { AddressCache, SenderNames } from "../../src/api/address.js";
 import { UnstableNetRequiredError } from "../../src/api/errors.js";
 import { host } from "../../src/api/host.js";
 import { createRuntime } from "../../src/api/runtime.js";
+import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramBatch, DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
 import { bindError, openNodeSocket, resolveWithNodeDns } from "../node/socket.js";
 
@@ -60,6 +61,7 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
   let closing = false; // set once the last sends are out: stops both loops
 
   // Receive loop: each datagram is a fresh buffer from Deno, handed over as a batch of one.
+  const senders = new SenderNames();
   void (async () => {
     while (!closing) {
       let data: Uint8Array;
@@ -71,14 +73,16 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
         counters.receiveErrors++; // e.g. ICMP port unreachable reported on the socket
         continue;
       }
-      batch.from[0] = formatAddress(from.hostname, from.port);
+      batch.from[0] = senders.get(from.hostname, from.port);
       batch.bytes[0] = data;
       callback(batch);
     }
   })();
 
-  // Send pump: one send in flight at a time, in the order the engine produced them.
+  // Send pump: one send in flight at a time, in the order the engine produced them. Copies come
+  // from a slab that is reused once the pump has awaited every queued send.
   const addresses = new AddressCache();
+  const slab = new SendSlab();
   const queue: { data: Uint8Array; addr: DenoUdpAddr }[] = [];
   let pumping: Promise<void> | undefined;
   const pump = async (): Promise<void> => {
@@ -92,6 +96,7 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
       }
     } finally {
       queue.length = 0;
+      slab.releaseAll();
       pumping = undefined;
     }
   };
@@ -108,7 +113,7 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
         if (udpAddrs.size >= 4096) udpAddrs.clear();
         udpAddrs.set(to, addr);
       }
-      queue.push({ data: bytes.slice(), addr });
+      queue.push({ data: slab.copy(bytes), addr });
     },
     flush() {
       if (pumping === undefined && queue.length > 0 && open) pumping = pump();

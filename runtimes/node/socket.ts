@@ -45,6 +45,15 @@ export async function importNodeModule<T>(name: string): Promise<T> {
 }
 
 /** Binds a node:dgram socket (udp6 for an IPv6 host) and wires it as a DatagramSocket. */
+export interface NodeSendOptions {
+  /**
+   * The runtime is Node itself, whose udp_wrap tries the send synchronously and queues the
+   * buffer only on EAGAIN (so an empty send queue after `send()` means the copy is free). Other
+   * runtimes' node:dgram emulations may send later: they keep a fresh copy per datagram.
+   */
+  reuseCopies?: boolean;
+}
+
 /**
  * Binds a node:dgram socket (udp6 for an IPv6 host) and wires it as a DatagramSocket.
  *
@@ -57,16 +66,17 @@ export async function importNodeModule<T>(name: string): Promise<T> {
  * only ever sends to IP literals, so the socket gets a lookup that answers synchronously, and
  * `send()` reaches libuv's `uv_udp_try_send` before it returns. Only when the kernel refuses
  * (EAGAIN) does libuv queue the buffer and read it later (Node's udp_wrap: try_send, then
- * uv_udp_send with the same buffer, no copy). Hence each datagram is copied into a slab, and the
- * slab is reused as soon as libuv's send queue is empty again.
+ * uv_udp_send with the same buffer, no copy). Hence each datagram is copied into a slab; on Node
+ * (`reuseCopies`) the slab is reused as soon as libuv's send queue is empty again.
  */
-export async function openNodeSocket(options: OpenSocketOptions): Promise<DatagramSocket> {
+export async function openNodeSocket(options: OpenSocketOptions, nodeSends: NodeSendOptions = {}): Promise<DatagramSocket> {
   const dgram = await importNodeModule<NodeDgram>("node:dgram");
   const v6 = isIpv6Literal(options.host);
+  const family = v6 ? 6 : 4; // the driver sends only to IP literals of the socket's own family
   let lookupAnswered = false;
   const lookup: SyncLookup = (address, _family, callback) => {
     lookupAnswered = true;
-    callback(null, address, isIpv6Literal(address) ? 6 : 4);
+    callback(null, address, family);
   };
   const udp = dgram.createSocket({ type: v6 ? "udp6" : "udp4", lookup });
   await new Promise<void>((resolve, reject) => {
@@ -91,7 +101,7 @@ export async function openNodeSocket(options: OpenSocketOptions): Promise<Datagr
   const slab = new SendSlab();
   // Reuse the slab only while every send is known to have run synchronously (a runtime whose
   // node:dgram ignores or defers the lookup keeps allocating fresh slabs instead).
-  let sendsAreSynchronous = typeof udp.getSendQueueCount === "function";
+  let sendsAreSynchronous = nodeSends.reuseCopies === true && typeof udp.getSendQueueCount === "function";
   const first: DatagramBatch = { length: 1, from: [""], bytes: [new Uint8Array(0)] };
   const batch: DatagramBatch = { length: 0, from: [], bytes: [] };
   let callback: (batch: DatagramBatch) => void = () => {};
