@@ -33,8 +33,11 @@ export interface ResolvedConfig {
   cookieWindowMs: number;
   /** Delay before a pure ack is sent when an ack is owed and nothing else goes out. */
   ackDelayMs: number;
-  /** Client: CLOCK_REQUEST period. */
+  /** Client: CLOCK_REQUEST period after the fast start. */
   clockSyncMs: number;
+  /** Client: CLOCK_REQUEST period during the first clockSyncFastPhaseMs after connecting. */
+  clockSyncFastMs: number;
+  clockSyncFastPhaseMs: number;
   /** NO_CONNECTION replies per address per second. */
   noConnectionRatePerAddress: number;
   /** Addresses tracked by each rate limiter. */
@@ -110,7 +113,9 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     closeTimeoutMs: 1000,
     cookieWindowMs: 10_000,
     ackDelayMs: positive("ackDelayMs", config.ackDelayMs ?? 5, 0, 1000),
-    clockSyncMs: 1000,
+    clockSyncMs: positive("clockSyncMs", config.clockSyncMs ?? 1000, 10, 3_600_000),
+    clockSyncFastMs: 100,
+    clockSyncFastPhaseMs: 5000,
     noConnectionRatePerAddress: 2,
     rateLimitEntries: 4096,
   };

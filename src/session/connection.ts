@@ -159,6 +159,9 @@ export class Connection {
   private largestAckedSentTime = -1;
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
+  private connectedAt: number;
+  /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
+  private deliveredAtLastRto = -1;
   private lastSentAt: number;
   private unresponsive = false;
   private ackOwed = false;
@@ -193,6 +196,7 @@ export class Connection {
     this.cc = createController({ algorithm: config.congestion as CongestionAlgorithm });
     this.lastReceivedAt = now;
     this.lastSentAt = now;
+    this.connectedAt = now;
     if (role === Role.Server) this.startConnected(now);
   }
 
@@ -228,6 +232,7 @@ export class Connection {
   private startConnected(now: number): void {
     const c = this.host.config;
     this.state = ConnectionState.Connected;
+    this.connectedAt = now;
     this.lastReceivedAt = now;
     this.lastSentAt = now;
     this.timers[Timer.Idle] = now + c.timeoutMs;
@@ -453,7 +458,11 @@ export class Connection {
       let lost = this.delivery.detectLosses(now, this.lossTimeout(now) - TIME_EPSILON_MS);
       if (rtoDue) {
         lost += this.delivery.detectLosses(now, this.rtt.rtoMs() - TIME_EPSILON_MS);
-        this.rtt.onRetransmitTimeout();
+        // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
+        // a single tail loss in a live stream must not double the timer for the next packet
+        // (a 30 Hz stream would then wait for the next ack instead of its RTO).
+        if (this.delivery.delivered === this.deliveredAtLastRto) this.rtt.onRetransmitTimeout();
+        this.deliveredAtLastRto = this.delivery.delivered;
       }
       this.armLossTimer();
       // Never leave the timer due: a pass that made no progress must not spin.
@@ -462,7 +471,9 @@ export class Connection {
       this.drainToEvents();
     }
     if (t[Timer.ClockSync] <= now) {
-      t[Timer.ClockSync] = now + c.clockSyncMs;
+      // Fast start: 10 requests/s for the first 5 s, then the configured period.
+      const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
+      t[Timer.ClockSync] = now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs);
       this.clockRequestDue = true;
       wantsSend = true;
     }
@@ -540,7 +551,11 @@ export class Connection {
     // that size): more packets in flight could not be acknowledged, so they cap the window
     // whatever the congestion controller allows.
     const windowRoom = this.delivery.inFlight < RING - RING_HEADROOM;
-    if (dataDue && windowRoom) {
+    if (!dataDue) {
+      // Nothing queued although the window may allow more: delivery-rate samples from here on
+      // are application-limited (the controller must not read them as the path's capacity).
+      if (windowRoom && this.cc.canSend(this.ccInFlightBytes, c.mtu)) this.cc.onAppLimited(now, this.ccInFlightBytes);
+    } else if (windowRoom) {
       allowed = this.cc.canSend(this.ccInFlightBytes, c.mtu);
       if (allowed) {
         const at = this.cc.nextSendTime(now);

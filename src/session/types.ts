@@ -59,6 +59,10 @@ export interface EndpointConfig {
   unresponsiveMs?: number;
   /** Send a keepalive after this long without sending. Default timeoutMs / 4 (seed 000). */
   keepaliveMs?: number;
+  /** Client: CLOCK_REQUEST period once the clock has converged. Default 1000 ms. For the first
+   *  5 s after connecting requests go out every 100 ms (or every clockSyncMs if smaller): the
+   *  estimate's error is set by the smallest jitter seen each way, which needs many samples. */
+  clockSyncMs?: number;
   /** Longest a pure ack waits for data to piggyback on. Default 5 ms. */
   ackDelayMs?: number;
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
