@@ -1,0 +1,80 @@
+/**
+ * LAN discovery on a real datagram socket, through the runtime adapter layer (the same
+ * `DatagramSocket` the transport uses), on Node, Bun or Deno.
+ *
+ * Broadcast: `DatagramSocket` has no switch for SO_BROADCAST today, so a query sent to a
+ * broadcast address (255.255.255.255 or a subnet's .255) is refused by the OS on most systems
+ * and counted in `socket.counters.sendFailures`. Until the adapters offer it, give the asker
+ * the hosts' addresses (unicast), or take the host list from the lobby (./lobby.ts).
+ */
+import type { HostPort } from "../api/address.js";
+import { host, monotonicNow } from "../api/host.js";
+import type { DatagramSocket, RuntimeAdapter } from "../api/socket.js";
+import type { Address } from "../session/sans-io.js";
+import { DiscoveryAsker, DiscoveryResponder, type DiscoveredHost, type HostInfo } from "./discovery.js";
+import { currentAdapter } from "./runtime-adapter.js";
+
+function pump(socket: DatagramSocket, node: DiscoveryResponder | DiscoveryAsker): void {
+  for (let t = node.pollTransmit(); t !== undefined; t = node.pollTransmit()) socket.send(t.bytes, t.to);
+  socket.flush();
+}
+
+export interface RunningResponder {
+  readonly address: HostPort;
+  readonly responder: DiscoveryResponder;
+  close(): Promise<void>;
+}
+
+/** Answers LAN queries on `host:port` (default 0.0.0.0; pick a fixed port the askers know). */
+export async function startDiscoveryResponder(options: {
+  appId: number;
+  info: HostInfo;
+  port: number;
+  host?: string;
+  adapter?: RuntimeAdapter;
+}): Promise<RunningResponder> {
+  const responder = new DiscoveryResponder({ appId: options.appId, info: options.info });
+  const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: options.port });
+  socket.onDatagrams((batch) => {
+    const now = monotonicNow();
+    for (let i = 0; i < batch.length; i++) responder.handleDatagram(now, batch.from[i]!, batch.bytes[i]!);
+    pump(socket, responder);
+  });
+  return { address: socket.localAddress, responder, close: () => socket.close() };
+}
+
+/**
+ * Sends a query to every target every `intervalMs` for `durationMs` and returns the hosts that
+ * answered. Resolves after `durationMs` (a bounded number of queries, then the socket closes).
+ */
+export async function discoverHosts(options: {
+  appId: number;
+  targets: Address[];
+  durationMs?: number;
+  intervalMs?: number;
+  /** Local bind address. Default 0.0.0.0 (use 127.0.0.1 to stay on loopback). */
+  host?: string;
+  adapter?: RuntimeAdapter;
+  seed?: number;
+}): Promise<DiscoveredHost[]> {
+  const durationMs = options.durationMs ?? 1000;
+  const intervalMs = options.intervalMs ?? 250;
+  const seed = options.seed ?? host.crypto.getRandomValues(new Uint32Array(1))[0]!;
+  const asker = new DiscoveryAsker({ appId: options.appId, targets: options.targets, seed, hostTtlMs: durationMs + intervalMs });
+  const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: 0 });
+  socket.onDatagrams((batch) => {
+    const now = monotonicNow();
+    for (let i = 0; i < batch.length; i++) asker.handleDatagram(now, batch.from[i]!, batch.bytes[i]!);
+  });
+  const rounds = Math.max(1, Math.ceil(durationMs / intervalMs));
+  try {
+    for (let round = 0; round < rounds; round++) {
+      asker.query(monotonicNow());
+      pump(socket, asker);
+      await new Promise<void>((resolve) => host.setTimeout(resolve, intervalMs));
+    }
+    return asker.hosts(monotonicNow());
+  } finally {
+    await socket.close();
+  }
+}
