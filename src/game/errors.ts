@@ -94,3 +94,17 @@ export class CodecError extends GameError {
     super("ERR_GAME_CODEC", message);
   }
 }
+
+/** Lobby: the registry holds maxEntries hosts already. */
+export class LobbyFullError extends GameError {
+  constructor(limit: number) {
+    super("ERR_LOBBY_FULL", `the lobby lists ${limit} hosts already: try again later (or raise maxEntries on the lobby server)`);
+  }
+}
+
+/** Lobby: a heartbeat or update from a connection that has no registered host. */
+export class LobbyNotRegisteredError extends GameError {
+  constructor() {
+    super("ERR_LOBBY_NOT_REGISTERED", "this connection has no host in the lobby (it expired or was never registered): call register again");
+  }
+}
