@@ -1,5 +1,6 @@
 /** Endpoint configuration with every default filled in and every value checked once. */
 import { DeliveryKind } from "../engine/abi.js";
+import type { CongestionConfig } from "../congestion/controller.js";
 import { SessionConfigError } from "./errors.js";
 import { DEFAULT_CHANNELS, type ChannelConfig, type DeliveryMode, type EndpointConfig } from "./types.js";
 
@@ -19,6 +20,7 @@ export interface ResolvedConfig {
   keepaliveMs: number;
   maxReceiveBufferBytes: number;
   congestion: string;
+  congestionOptions: Omit<CongestionConfig, "algorithm">;
   accept?: EndpointConfig["accept"];
   seed: number;
   engine: "wasm" | "ts";
@@ -104,6 +106,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     keepaliveMs: positive("keepaliveMs", config.keepaliveMs ?? timeoutMs / 4, 1),
     maxReceiveBufferBytes: positive("maxReceiveBufferBytes", config.maxReceiveBufferBytes ?? 8 * 1024 * 1024, 1500),
     congestion: config.congestion ?? "default",
+    congestionOptions: config.congestionOptions ?? {},
     accept: config.accept,
     seed: (config.seed ?? 1) >>> 0,
     engine: config.engine ?? "wasm",

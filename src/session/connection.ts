@@ -18,7 +18,13 @@ import {
   type Engine,
 } from "../engine/abi.js";
 import { ChannelSet, DeliveryNotificationManager, PacketContents } from "../channels/index.js";
-import { createController, type CongestionAlgorithm, type CongestionController, type SentPacket } from "../congestion/controller.js";
+import {
+  createController,
+  type CongestionAlgorithm,
+  type CongestionConfig,
+  type CongestionController,
+  type SentPacket,
+} from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
 import { PingTracker } from "../congestion/ping.js";
 import { LossEstimator } from "../congestion/loss.js";
@@ -181,6 +187,8 @@ export class Connection {
     readonly role: Role,
     now: number,
     salt: number,
+    /** Seeds the controller's random choices: flows sharing a link start in different phases. */
+    ccSeed = 0,
   ) {
     const config = host.config;
     this.salt = salt;
@@ -193,7 +201,7 @@ export class Connection {
       },
       { capacity: RING },
     );
-    this.cc = createController({ algorithm: config.congestion as CongestionAlgorithm });
+    this.cc = createController(controllerConfig(config, ccSeed));
     this.lastReceivedAt = now;
     this.lastSentAt = now;
     this.connectedAt = now;
@@ -759,6 +767,17 @@ export class Connection {
   serverTime(now: number): number | undefined {
     return this.clock !== undefined && this.clock.synchronized ? this.clock.serverTime(now) : undefined;
   }
+}
+
+/** The controller config for one connection: the endpoint's options, plus its mtu and a seed. */
+function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfig {
+  const o = config.congestionOptions;
+  return {
+    algorithm: config.congestion as CongestionAlgorithm,
+    default: { mtu: config.mtu, seed, ...o.default },
+    binary: o.binary,
+    fixed: o.fixed,
+  };
 }
 
 /** A system-channel frame header: channel 255, kind Unreliable, messageSeq 0, length. */

@@ -32,6 +32,7 @@ import {
   AlreadyConnectedError,
   ConnectionClosedError,
   InvalidAddressError,
+  InvalidReasonError,
   TooManyHandshakesError,
   UnknownConnectionError,
   UserDataTooLargeError,
@@ -119,6 +120,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private pendingAttempts = 0;
 
   private events: EndpointEvent[] = [];
+  /** Closed connections whose "disconnect" event is still in the queue. */
+  private readonly undelivered = new Set<ConnectionId>();
   private eventHead = 0;
   private readonly heap = new DeadlineHeap<Connection>();
   private ready: Connection[] = [];
@@ -204,8 +207,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     return conn.id;
   }
 
-  /** Queue a message. Returns a receipt id if `options.receipt` (see the "receipt" event), else 0. */
-  send(connection: ConnectionId, data: Uint8Array, options: SendOptions): number {
+  /**
+   * Queue a message. Returns a receipt id if `options.receipt` (see the "receipt" event), else 0.
+   * `now` stamps the message (for its age and the pacer); without it the message carries the
+   * time of the last handleDatagram/handleTimeout/poll call, so a caller that sends between drives should pass it.
+   * A connection that has closed but whose "disconnect" event has not been polled yet throws
+   * ConnectionClosedError (ERR_CONNECTION_CLOSED), never UnknownConnectionError.
+   */
+  send(connection: ConnectionId, data: Uint8Array, options: SendOptions, now?: number): number {
+    if (now !== undefined && now > this.lastNow) this.lastNow = now;
     const conn = this.live(connection);
     if (conn.state !== ConnectionState.Connected) throw new ConnectionClosedError(connection, stateName(conn.state));
     const receipt = conn.send(this.lastNow, options.channel, data, options);
@@ -214,7 +224,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   /** Graceful close: DISCONNECT with the reason (and user data) until acknowledged. */
-  close(connection: ConnectionId, reason: DisconnectReason = "normal", userData: Uint8Array = EMPTY): void {
+  close(connection: ConnectionId, reason: DisconnectReason = "normal", userData: Uint8Array = EMPTY, now?: number): void {
+    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
+      throw new InvalidReasonError(reason.app);
+    }
+    if (now !== undefined && now > this.lastNow) this.lastNow = now;
     const conn = this.byId.get(connection);
     if (conn === undefined) return; // already gone: closing twice is harmless
     if (userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
@@ -248,7 +262,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   private live(connection: ConnectionId): Connection {
     const conn = this.byId.get(connection);
-    if (conn === undefined) throw new UnknownConnectionError(connection);
+    if (conn === undefined) {
+      // Closed, but the application has not seen its "disconnect" event yet.
+      if (this.undelivered.has(connection)) throw new ConnectionClosedError(connection, "closed");
+      throw new UnknownConnectionError(connection);
+    }
     return conn;
   }
 
@@ -314,6 +332,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.processPending();
     if (this.eventHead === this.events.length) return undefined;
     const ev = this.events[this.eventHead++];
+    if (ev.type === "disconnect") this.undelivered.delete(ev.connection);
     if (this.eventHead === this.events.length) {
       this.events = [];
       this.eventHead = 0;
@@ -401,7 +420,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private allocate(now: number, address: Address, role: Role, salt: number): Connection {
     const slot = this.freeSlots.pop() as number;
     this.engine.resetSlot(slot, this.random() & 0xffff); // random initial sequence (seed 000)
-    const conn = new Connection(this, this.nextId++, slot, address, role, now, salt);
+    const conn = new Connection(this, this.nextId++, slot, address, role, now, salt, this.random());
     this.slots[slot] = conn;
     this.byAddress.set(address, conn);
     this.byId.set(conn.id, conn);
@@ -423,6 +442,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal" };
     if (conn.closeDeny !== undefined) ev.deny = conn.closeDeny;
     if (conn.closeUserData !== undefined && conn.closeUserData.length > 0) ev.userData = conn.closeUserData;
+    this.undelivered.add(conn.id);
     this.emit(ev);
   }
 

@@ -42,6 +42,15 @@ export class UnknownConnectionError extends SessionError {
   }
 }
 
+export class InvalidReasonError extends SessionError {
+  constructor(code: unknown) {
+    super(
+      "ERR_INVALID_REASON",
+      `application disconnect code ${String(code)} is out of range; use an integer in 64..255 (0..63 are reserved for the protocol, PROTOCOL §4), or a named reason such as "normal"`,
+    );
+  }
+}
+
 export class InvalidAddressError extends SessionError {
   constructor(address: string) {
     super("ERR_INVALID_ADDRESS", `malformed address ${JSON.stringify(address)}; write "host:port" or "[ipv6]:port" with a port in 1..65535`);

@@ -4,6 +4,7 @@
  * `SansIoNode<EndpointEvent>` from ./sans-io.ts plus the commands below.
  */
 import type { DeliveryKind } from "../engine/abi.js";
+import type { CongestionConfig } from "../congestion/controller.js";
 import type { Address } from "./sans-io.js";
 
 export type { Address };
@@ -69,6 +70,9 @@ export interface EndpointConfig {
   maxReceiveBufferBytes?: number;
   /** Congestion controller: "default" | "binary" | "fixed" | "none". */
   congestion?: string;
+  /** Thresholds for the chosen controller (src/congestion: `default`, `binary`, `fixed`
+   *  sections). The session fills in `mtu` and a per-connection `seed` unless given here. */
+  congestionOptions?: Omit<CongestionConfig, "algorithm">;
   /** Accept hook (server): sees the client's user data; return true, false or a deny. */
   accept?: (request: ConnectRequestInfo) => AcceptDecision;
   /** Seed for everything random (initial sequences, salts, cookie secret). Tests fix it;
