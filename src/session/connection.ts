@@ -116,6 +116,11 @@ const RING = PACKET_WINDOW;
 const TIMER_GRANULARITY_MS = 1;
 /** Slack for comparing an age with the delay a timer was computed from (float rounding). */
 const TIME_EPSILON_MS = 1e-6;
+/** Loss-rate EWMA gain per ack-eliciting packet outcome. */
+const LOSS_GAIN = 1 / 64;
+const LOST_MEMORY = 64;
+/** Eliciting packets received since our last send at which an ack leaves without delay. */
+const ACK_NOW_PACKETS = 8;
 /** Packets of the ring kept free for pure acks and keepalives. */
 const RING_HEADROOM = 16;
 
@@ -168,6 +173,12 @@ export class Connection {
   private connectedAt: number;
   /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
   private deliveredAtLastRto = -1;
+  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
+  private lossRate = 0;
+  /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
+   *  late acks; -1 = empty. */
+  private readonly recentlyLost = new Int32Array(LOST_MEMORY).fill(-1);
+  private spuriousLosses = 0;
   private lastSentAt: number;
   private unresponsive = false;
   private ackOwed = false;
@@ -293,10 +304,27 @@ export class Connection {
       this.ackOwed = true;
       this.timers[Timer.AckDelay] = now + this.host.config.ackDelayMs;
     }
+    // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
+    // before they could fall out of the peer's 33-packet ack window and be declared lost.
+    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.timers[Timer.AckDelay] = now;
   }
 
   onPacketAcked(now: number, sequence: number): void {
-    this.delivery.acknowledge(sequence, now);
+    if (!this.delivery.acknowledge(sequence, now)) this.onLateAck(sequence);
+  }
+
+  /**
+   * An ack for a packet already declared lost: the declaration was spurious. If it was an
+   * ack-eliciting packet counted in the loss rate, take that loss back out of the estimate (the
+   * EWMA's gain per outcome; the outcome is at most a few dozen packets old, so the decay since
+   * is negligible). Without this, every timer that fired a little early inflated stats().lossRate.
+   */
+  private onLateAck(sequence: number): void {
+    const slot = sequence & (LOST_MEMORY - 1);
+    if (this.recentlyLost[slot] !== sequence) return;
+    this.recentlyLost[slot] = -1;
+    this.spuriousLosses++;
+    this.lossRate = Math.max(0, this.lossRate - LOSS_GAIN);
   }
 
   onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
@@ -339,7 +367,7 @@ export class Connection {
    * older than the RTO is lost regardless.
    */
   private lossTimeout(now: number): number {
-    const rto = this.rtt.rtoMs();
+    const rto = this.rtoMs();
     if (this.rtt.sampleCount === 0 || this.largestAckedSentTime < 0) return rto;
     return Math.min(rto, Math.max(this.lossDelay(), now - this.largestAckedSentTime));
   }
@@ -358,13 +386,23 @@ export class Connection {
       this.timers[Timer.Retransmit] = Infinity;
       return;
     }
-    let at = oldest + this.rtt.rtoMs();
+    let at = oldest + this.rtoMs();
     // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
     // at sent time + loss delay.
     if (this.largestAckedSentTime >= 0 && oldest <= this.largestAckedSentTime && this.rtt.sampleCount > 0) {
       at = Math.min(at, oldest + this.lossDelay());
     }
     this.timers[Timer.Retransmit] = at;
+  }
+
+  /**
+   * Retransmission timeout for the oldest packet: the RFC 6298 RTO (with backoff) plus the
+   * peer's ack delay, as in RFC 9002's PTO (§6.2.1: srtt + max(4 rttvar, G) + max_ack_delay).
+   * The peer's delay is assumed to be ours (both ends use the same protocol defaults); without
+   * it a pure ack held back by the peer's delay often arrived just after the timer fired.
+   */
+  private rtoMs(): number {
+    return this.rtt.rtoMs() + this.host.config.ackDelayMs;
   }
 
   /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity. */
@@ -400,6 +438,7 @@ export class Connection {
       if (firstOnly) this.rtt.onSample(now, now - sentTime);
       this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
       this.loss.onDelivered();
+      this.lossRate += LOSS_GAIN * (0 - this.lossRate);
       this.cc.onAck(now, record, this.ccInFlightBytes);
     }
     this.channels.onDelivered(now, contents);
@@ -413,6 +452,8 @@ export class Connection {
       this.elicitingInFlight--;
       this.ccInFlightBytes -= record.bytes;
       this.loss.onLost();
+      this.lossRate += LOSS_GAIN * (1 - this.lossRate);
+      this.recentlyLost[sequence & (LOST_MEMORY - 1)] = sequence;
       this.cc.onLoss(now, record, this.ccInFlightBytes);
     }
     // Lost reliable contents go back to their channels and leave again in NEW packets.
@@ -462,10 +503,10 @@ export class Connection {
       // (its data is resent in new packets at once) and back off.
       // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
       // below delay, so the comparisons here allow for it.
-      const rtoDue = this.oldestElicitingSentTime() + this.rtt.rtoMs() <= now + TIME_EPSILON_MS;
+      const rtoDue = this.oldestElicitingSentTime() + this.rtoMs() <= now + TIME_EPSILON_MS;
       let lost = this.delivery.detectLosses(now, this.lossTimeout(now) - TIME_EPSILON_MS);
       if (rtoDue) {
-        lost += this.delivery.detectLosses(now, this.rtt.rtoMs() - TIME_EPSILON_MS);
+        lost += this.delivery.detectLosses(now, this.rtoMs() - TIME_EPSILON_MS);
         // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
         // a single tail loss in a live stream must not double the timer for the next packet
         // (a 30 Hz stream would then wait for the next ack instead of its RTO).
@@ -626,7 +667,7 @@ export class Connection {
       this.sentCc.set(sequence, this.cc.onSent(now, length, this.ccInFlightBytes));
       this.ccInFlightBytes += length;
       this.elicitingInFlight++;
-      if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtt.rtoMs(); // RFC 6298 §5.1
+      if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtoMs(); // RFC 6298 §5.1
     } else {
       this.sentCc.delete(sequence); // a stale entry 65,536 packets old cannot exist; be safe
     }
@@ -735,7 +776,7 @@ export class Connection {
       rttVarMs: this.rtt.rttVarMs,
       minRttMs: this.rtt.minMs,
       jitterMs: this.rtt.jitterMs,
-      lossRate: this.loss.smoothedRate(),
+      lossRate: this.lossRate,
       linkPingMs: this.ping.linkPingMs(),
       transmissionPingMs: this.ping.transmissionPingMs(),
       bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),
