@@ -71,6 +71,7 @@ export interface ChannelStats {
 }
 
 export const DEFAULT_MAX_KEYS = 4096;
+const EMPTY = new Uint8Array(0);
 const MIB = 1024 * 1024;
 /** Most channels per connection (the engine's per-slot state is sized for this). */
 export const MAX_CHANNELS = 32;
@@ -104,14 +105,21 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** Channel indexes grouped by priority, highest first. */
   private readonly groups: number[][] = [];
   private readonly roundRobin: number[] = [];
-  private readonly exhausted: Uint8Array;
+  /**
+   * Bit c set: channel c may have a frame to write. Set on send, on a frame lost, and when an
+   * acknowledgement may have moved a flow-control window; cleared by hasPending() once it has
+   * checked the channel has nothing. Keeps hasPending() and writeFrames() from visiting idle
+   * channels (most channels of most connections are idle).
+   */
+  private pendingMask = 0;
   private readonly pool: PacketContents[] = [];
   private readonly messages = new Queue<ReceivedMessage>();
   private readonly receipts = new Queue<Receipt>();
-  /** Receipt ids not yet reported: each reports exactly once. */
-  private readonly outstandingReceipts = new Set<number>();
+  /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
+  private outstandingReceipts: Set<number> | undefined;
   private nextReceipt = 1;
-  private readonly unreliablePartials = new Set<Partial>();
+  /** Unreliable partial messages in arrival order, for eviction (created on the first). */
+  private unreliablePartials: Set<Partial> | undefined;
   private buffered = 0;
   private readonly maxReceiveBufferBytes: number;
   private readonly counters = { duplicates: 0, stale: 0, invalid: 0, evicted: 0 };
@@ -162,7 +170,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       this.groups.push(this.senders.filter((s) => s.priority === p).map((s) => s.index));
       this.roundRobin.push(0);
     }
-    this.exhausted = new Uint8Array(channels.length);
     this.sent = new Array<number>(channels.length).fill(0);
     this.received = new Array<number>(channels.length).fill(0);
   }
@@ -194,25 +201,47 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       if (key === undefined || !Number.isInteger(key) || key < 0 || key > 0xffffffff) {
         throw new InvalidKeyError(channel, `latest-state sends need { key } as an integer in 0..4294967295, got ${key}`);
       }
-      if (!ch.keys.has(key) && ch.keys.size >= ch.maxKeys) throw new TooManyKeysError(channel, ch.maxKeys);
+      if (!ch.hasKey(key) && ch.keyCount >= ch.maxKeys) throw new TooManyKeysError(channel, ch.maxKeys);
     } else if (key !== undefined) {
       throw new InvalidKeyError(channel, `a key is only meaningful on latest-state channels; drop { key } or use a latest-state channel`);
     }
-    const receipt = opts?.receipt === true ? this.nextReceipt++ : 0;
-    if (receipt !== 0) this.outstandingReceipts.add(receipt);
-    const copy = data.slice();
-    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, copy, receipt);
-    else ch.enqueue(copy, receipt);
+    let receipt = 0;
+    if (opts?.receipt === true) {
+      receipt = this.nextReceipt++;
+      (this.outstandingReceipts ??= new Set<number>()).add(receipt);
+    }
+    // The channel copies `data` (once: into a pooled buffer for a one-frame message).
+    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
+    else ch.enqueue(data, receipt);
     this.sent[channel]++;
     return receipt;
+  }
+
+  /**
+   * LatestState: delete `key`. Sends a tombstone (an empty value, which is what an empty send()
+   * on a latest-state channel means): the peer receives a message with empty `data` and this
+   * `key` (if no newer value of the key reached it first), and both sides forget the key, so it
+   * no longer counts against maxKeys once the tombstone is acknowledged. Reliable like any
+   * value: a lost tombstone is resent while it is the key's newest value. Returns a receipt id
+   * as send() does. Throws InvalidKeyError / UnknownChannelError / TooManyKeysError on misuse.
+   */
+  deleteKey(now: number, channel: number, key: number, opts?: { receipt?: boolean }): number {
+    const ch = this.senders[channel];
+    if (ch !== undefined && ch.kind !== DeliveryKind.LatestState) {
+      throw new InvalidKeyError(channel, `deleteKey() is only meaningful on latest-state channels`);
+    }
+    return this.send(now, channel, EMPTY, opts?.receipt === true ? { key, receipt: true } : { key });
   }
 
   /** Connection closed: every outstanding receipt reports lost, all queues are emptied. */
   failAll(now?: number): void {
     void now;
     for (const s of this.senders) s.failAll();
-    for (const id of this.outstandingReceipts) this.receipts.push({ receipt: id, delivered: false });
-    this.outstandingReceipts.clear();
+    if (this.outstandingReceipts !== undefined) {
+      for (const id of this.outstandingReceipts) this.receipts.push({ receipt: id, delivered: false });
+      this.outstandingReceipts.clear();
+    }
+    this.pendingMask = 0;
   }
 
   /** Bytes of application data queued or awaiting acknowledgement (for back-pressure). */
@@ -236,7 +265,14 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** Anything to send now: a lost reliable frame, or new data the flow-control window allows. */
   hasPending(now: number): boolean {
     void now;
-    for (const s of this.senders) if (s.hasResend() || s.hasFresh()) return true;
+    // Only channels flagged since their last check are visited; a flagged channel with nothing
+    // to write (queue drained, window full) is unflagged until the next send/loss/ack on it.
+    while (this.pendingMask !== 0) {
+      const bit = this.pendingMask & -this.pendingMask;
+      const s = this.senders[31 - Math.clz32(bit)];
+      if (s.hasResend() || s.hasFresh()) return true;
+      this.pendingMask &= ~bit;
+    }
     return false;
   }
 
@@ -251,26 +287,32 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     void now;
     let pos = offset;
     const end = Math.min(offset + capacity, bytes.length);
-    for (let pass = 0; pass < 2; pass++) {
-      for (let g = 0; g < this.groups.length; g++) {
-        const group = this.groups[g];
-        for (const c of group) this.exhausted[c] = 0;
-        let active = group.length;
-        let i = this.roundRobin[g] % group.length;
-        while (active > 0 && pos < end) {
-          const c = group[i];
-          if (this.exhausted[c] === 0) {
-            const s = this.senders[c];
-            const n =
-              pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
-            if (n === 0) {
-              this.exhausted[c] = 1;
-              active--;
-            } else {
-              pos += n;
+    const pending = this.pendingMask;
+    if (pending !== 0) {
+      for (let pass = 0; pass < 2; pass++) {
+        for (let g = 0; g < this.groups.length; g++) {
+          const group = this.groups[g];
+          // Bit c of `exhausted`: channel c has nothing more (or nothing that fits) this pass.
+          // Channels not flagged pending have nothing at all.
+          let exhausted = ~pending;
+          let active = 0;
+          for (let k = 0; k < group.length; k++) if ((pending & (1 << group[k])) !== 0) active++;
+          let i = this.roundRobin[g] % group.length;
+          while (active > 0 && pos < end) {
+            const c = group[i];
+            if ((exhausted & (1 << c)) === 0) {
+              const s = this.senders[c];
+              const n =
+                pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
+              if (n === 0) {
+                exhausted |= 1 << c;
+                active--;
+              } else {
+                pos += n;
+              }
             }
+            i = i + 1 === group.length ? 0 : i + 1;
           }
-          i = i + 1 === group.length ? 0 : i + 1;
         }
       }
     }
@@ -375,7 +417,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   /** @internal */
   receiptSettled(receipt: number, delivered: boolean): void {
-    if (this.outstandingReceipts.delete(receipt)) this.receipts.push({ receipt, delivered });
+    if (this.outstandingReceipts !== undefined && this.outstandingReceipts.delete(receipt)) {
+      this.receipts.push({ receipt, delivered });
+    }
+  }
+  /** @internal */
+  markPending(index: number): void {
+    this.pendingMask |= 1 << index;
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
@@ -389,6 +437,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   makeRoomForUnreliable(bytes: number): boolean {
     while (this.buffered + bytes > this.maxReceiveBufferBytes) {
+      if (this.unreliablePartials === undefined) return false;
       const oldest = this.unreliablePartials.values().next();
       if (oldest.done) return false;
       const p = oldest.value;
@@ -399,11 +448,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
   /** @internal */
   trackUnreliable(p: Partial): void {
-    this.unreliablePartials.add(p);
+    (this.unreliablePartials ??= new Set<Partial>()).add(p);
   }
   /** @internal */
   untrackUnreliable(p: Partial): void {
-    this.unreliablePartials.delete(p);
+    this.unreliablePartials?.delete(p);
   }
   /** @internal */
   countInvalid(): void {

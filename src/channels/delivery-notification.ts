@@ -17,10 +17,12 @@
  * An ack that arrives after its packet was declared lost is counted in `lateAcks` and otherwise
  * ignored (the record was already reported).
  *
- * Storage is a ring of `capacity` slots indexed by `sequence % capacity` (seed 002's sequence
- * buffer): flat typed arrays plus one array of T. Packets must be dispatched in sequence order
- * (each one the previous + 1, mod 65536), which is what a packet layer does. If more than
- * `capacity` packets are in flight, the oldest is reported dropped to make room.
+ * Storage is a ring indexed by `sequence % size` (seed 002's sequence buffer): flat typed arrays
+ * plus one array of T. The ring starts at `initialCapacity` slots and doubles when a packet
+ * would land on a slot still in flight, up to `capacity`; most connections keep a few packets in
+ * flight, so most rings stay small. Packets must be dispatched in sequence order (each one the
+ * previous + 1, mod 65536), which is what a packet layer does. If more than `capacity` packets
+ * are in flight, the oldest is reported dropped to make room.
  *
  * Public so applications that build their own replication on raw packets can use it.
  */
@@ -37,6 +39,8 @@ export interface DeliveryNotificationOptions {
   capacity?: number;
   /** Sequences behind the newest ack at which a packet is lost. Default 3. */
   packetThreshold?: number;
+  /** Slots allocated at first (power of two, <= capacity). Default min(16, capacity). */
+  initialCapacity?: number;
 }
 
 import { sequenceGreaterThan } from "../engine/sequence.js";
@@ -53,12 +57,14 @@ export class DeliveryNotificationManager<T> {
   bytesInFlight = 0;
 
   private readonly handler: DeliveryHandler<T>;
-  private readonly mask: number;
+  /** Current ring size - 1 (the ring grows up to `capacity`). */
+  private mask: number;
+  private readonly capacity: number;
   private readonly packetThreshold: number;
-  private readonly sequences: Int32Array;
-  private readonly sentTimes: Float64Array;
-  private readonly sizes: Int32Array;
-  private readonly data: (T | undefined)[];
+  private sequences: Int32Array;
+  private sentTimes: Float64Array;
+  private sizes: Int32Array;
+  private data: (T | undefined)[];
   /** Sequence of the oldest record that may still be in flight (scan start). */
   private oldest = 0;
   /** Sequence expected by the next dispatch, or -1 before the first. */
@@ -71,13 +77,43 @@ export class DeliveryNotificationManager<T> {
     if (!Number.isInteger(capacity) || capacity < 64 || (capacity & (capacity - 1)) !== 0 || capacity > 32768) {
       throw new RangeError(`DeliveryNotificationManager capacity must be a power of two in 64..32768, got ${capacity}`);
     }
+    const initial = options.initialCapacity ?? Math.min(16, capacity);
+    if (!Number.isInteger(initial) || initial < 1 || (initial & (initial - 1)) !== 0 || initial > capacity) {
+      throw new RangeError(`DeliveryNotificationManager initialCapacity must be a power of two in 1..capacity, got ${initial}`);
+    }
     this.handler = handler;
-    this.mask = capacity - 1;
+    this.capacity = capacity;
+    this.mask = initial - 1;
     this.packetThreshold = Math.max(1, options.packetThreshold ?? 3);
-    this.sequences = new Int32Array(capacity).fill(EMPTY);
-    this.sentTimes = new Float64Array(capacity);
-    this.sizes = new Int32Array(capacity);
-    this.data = new Array<T | undefined>(capacity).fill(undefined);
+    this.sequences = new Int32Array(initial).fill(EMPTY);
+    this.sentTimes = new Float64Array(initial);
+    this.sizes = new Int32Array(initial);
+    this.data = new Array<T | undefined>(initial).fill(undefined);
+  }
+
+  /** Double the ring (up to capacity), moving the in-flight records to their new slots. */
+  private grow(): void {
+    const size = (this.mask + 1) * 2;
+    const mask = size - 1;
+    const sequences = new Int32Array(size).fill(EMPTY);
+    const sentTimes = new Float64Array(size);
+    const sizes = new Int32Array(size);
+    const data = new Array<T | undefined>(size).fill(undefined);
+    for (let i = 0; i <= this.mask; i++) {
+      const sequence = this.sequences[i];
+      if (sequence === EMPTY) continue;
+      // In-flight sequences span fewer than the old size, so they stay distinct in the new ring.
+      const j = sequence & mask;
+      sequences[j] = sequence;
+      sentTimes[j] = this.sentTimes[i];
+      sizes[j] = this.sizes[i];
+      data[j] = this.data[i];
+    }
+    this.mask = mask;
+    this.sequences = sequences;
+    this.sentTimes = sentTimes;
+    this.sizes = sizes;
+    this.data = data;
   }
 
   get inFlight(): number {
@@ -98,7 +134,11 @@ export class DeliveryNotificationManager<T> {
       throw new RangeError(`DeliveryNotificationManager: dispatch out of order (expected ${this.next}, got ${sequence})`);
     }
     if (this.next === -1) this.oldest = sequence;
-    const slot = sequence & this.mask;
+    let slot = sequence & this.mask;
+    while (this.sequences[slot] !== EMPTY && this.mask + 1 < this.capacity) {
+      this.grow();
+      slot = sequence & this.mask;
+    }
     if (this.sequences[slot] !== EMPTY) {
       // Ring full: the record being overwritten is `capacity` packets old. Report it dropped.
       this.drop(slot, now);
@@ -121,7 +161,7 @@ export class DeliveryNotificationManager<T> {
     sequence &= 0xffff;
     const slot = sequence & this.mask;
     if (this.sequences[slot] !== sequence) {
-      if (this.next !== -1 && sequenceDistance(this.next, sequence) <= this.mask + 1) this.lateAcks++;
+      if (this.next !== -1 && sequenceDistance(this.next, sequence) <= this.capacity) this.lateAcks++;
       return false;
     }
     if (this.largestAcked === -1 || sequenceGreaterThan(sequence, this.largestAcked)) this.largestAcked = sequence;

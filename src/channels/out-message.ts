@@ -9,6 +9,8 @@ export const enum FragState {
   Acked = 2,
 }
 
+const EMPTY = new Uint8Array(0);
+
 export class OutMessage {
   /** Message sequence of fragment 0, unwrapped (wire value is `& 0xffff`); -1 until started. */
   seqBase = -1;
@@ -23,12 +25,19 @@ export class OutMessage {
   abandoned = false;
   /** Unreliable receipt already reported lost. */
   lossReported = false;
-  states: Uint8Array;
+  /** Data held in `data` is a pooled buffer (see buffer-pool.ts). */
+  pooled = false;
+  /** State of fragment 0 when not fragmented (no per-message typed array for the common case). */
+  private state0: FragState = FragState.NeedsSend;
+  /** Per-fragment states, only for fragmented messages. */
+  private states: Uint8Array | undefined;
 
   constructor(
     readonly channel: number,
     readonly kind: DeliveryKind,
+    /** The payload is data[0 .. length): a pooled buffer may be longer than the message. */
     public data: Uint8Array,
+    public length: number,
     public fragCount: number,
     readonly fragPayload: number,
     readonly key: number,
@@ -37,17 +46,33 @@ export class OutMessage {
     /** Receipt id, 0 = none. */
     public receipt: number,
   ) {
-    this.states = new Uint8Array(fragCount);
+    if (fragCount > 1) this.states = new Uint8Array(fragCount);
   }
 
   /** Replace the payload of a message that has not started (LatestState coalescing). */
-  replace(data: Uint8Array, fragCount: number, version: number): void {
+  replace(data: Uint8Array, length: number, fragCount: number, version: number, pooled: boolean): void {
     this.data = data;
+    this.length = length;
+    this.pooled = pooled;
     this.version = version;
-    if (fragCount !== this.fragCount) {
-      this.fragCount = fragCount;
-      this.states = new Uint8Array(fragCount);
-    }
+    this.fragCount = fragCount;
+    this.state0 = FragState.NeedsSend;
+    this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
+  }
+
+  state(f: number): FragState {
+    return this.states === undefined ? this.state0 : (this.states[f] as FragState);
+  }
+  setState(f: number, s: FragState): void {
+    if (this.states === undefined) this.state0 = s;
+    else this.states[f] = s;
+  }
+
+  /** Take the payload away (it will never be written again); returns the buffer it was in. */
+  takeData(): Uint8Array {
+    const d = this.data;
+    this.data = EMPTY;
+    return d;
   }
 
   get fragmented(): boolean {
@@ -59,8 +84,8 @@ export class OutMessage {
     return i * this.fragPayload;
   }
   fragmentLength(i: number): number {
-    if (this.fragCount === 1) return this.data.length;
-    return Math.min(this.fragPayload, this.data.length - i * this.fragPayload);
+    if (this.fragCount === 1) return this.length;
+    return Math.min(this.fragPayload, this.length - i * this.fragPayload);
   }
 
   /** Started and still holding the channel's flow-control window. */

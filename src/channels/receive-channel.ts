@@ -46,19 +46,98 @@ export interface ReceiveHost {
   countDuplicate(): void;
 }
 
+/** First size of a ReliableOrdered held-frame ring (grows by doubling up to MESSAGE_WINDOW). */
+const HELD_RING_START = 16;
+const NO_SEQ = -1;
+
+/**
+ * ReliableOrdered frames held (copied) until the engine releases them, by 16-bit messageSeq.
+ * A ring indexed by `seq & (size - 1)` that starts small and doubles when two held sequences
+ * collide; at MESSAGE_WINDOW slots nothing live can collide (the engine only holds frames
+ * within its 1024-message window).
+ */
+class HeldRing {
+  count = 0;
+  private seqs: Int32Array = new Int32Array(HELD_RING_START).fill(NO_SEQ);
+  private payloads: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(HELD_RING_START);
+  private frags: Int32Array = new Int32Array(HELD_RING_START);
+
+  /** Store a held frame; returns the payload it replaced (same seq held twice), if any. */
+  put(seq: number, payload: Uint8Array, fragInfo: number): Uint8Array | undefined {
+    let i = seq & (this.seqs.length - 1);
+    while (this.seqs[i] !== NO_SEQ && this.seqs[i] !== seq && this.seqs.length < MESSAGE_WINDOW) {
+      this.grow();
+      i = seq & (this.seqs.length - 1);
+    }
+    const old = this.seqs[i] === NO_SEQ ? undefined : this.payloads[i];
+    if (old === undefined) this.count++;
+    this.seqs[i] = seq;
+    this.payloads[i] = payload;
+    this.frags[i] = fragInfo;
+    return old;
+  }
+
+  /** Remove and return the frame held for `seq` (its fragInfo in `lastFragInfo`). */
+  take(seq: number): Uint8Array | undefined {
+    const i = seq & (this.seqs.length - 1);
+    if (this.seqs[i] !== seq) return undefined;
+    const payload = this.payloads[i];
+    this.lastFragInfo = this.frags[i];
+    this.seqs[i] = NO_SEQ;
+    this.payloads[i] = undefined;
+    this.count--;
+    return payload;
+  }
+  lastFragInfo = 0;
+
+  private grow(): void {
+    const size = this.seqs.length * 2;
+    const seqs = new Int32Array(size).fill(NO_SEQ);
+    const payloads = new Array<Uint8Array | undefined>(size);
+    const frags = new Int32Array(size);
+    for (let i = 0; i < this.seqs.length; i++) {
+      const seq = this.seqs[i];
+      if (seq === NO_SEQ) continue;
+      // Held seqs lie within one 1024-message window, so they stay distinct mod any size <= 1024;
+      // at a size where two still collide, the later grow() call (from put) handles it.
+      const j = seq & (size - 1);
+      seqs[j] = seq;
+      payloads[j] = this.payloads[i];
+      frags[j] = this.frags[i];
+    }
+    this.seqs = seqs;
+    this.payloads = payloads;
+    this.frags = frags;
+  }
+}
+
+/** One copy of arena bytes into a new buffer (the delivered message must outlive the arena). */
+export function copyOut(arena: Uint8Array, offset: number, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  if (length > 0) out.set(arena.subarray(offset, offset + length));
+  return out;
+}
+
 export class ReceiveChannel {
-  readonly partials = new Map<number, Partial>();
+  /** Messages being reassembled by id (created on the first fragment). */
+  private partialsById: Map<number, Partial> | undefined;
   /** Newest messageSeq seen on this channel, unwrapped; NaN before the first. */
   private newestSeen = NaN;
   /** Sequenced kinds: newest message id delivered, unwrapped. */
   private lastDelivered = NaN;
-  /** LatestState: newest delivered message id per key, unwrapped. */
-  private readonly keyNewest = new Map<number, number>();
-  // ReliableOrdered: frames held until released (by messageSeq & (MESSAGE_WINDOW - 1)).
-  private held: (Uint8Array | undefined)[] | undefined;
-  private heldFrag: Int32Array | undefined;
+  /** LatestState: newest delivered message id per live key, unwrapped (created on the first). */
+  private keyNewest: Map<number, number> | undefined;
+  /**
+   * LatestState: deleted keys -> id of their tombstone, in arrival order. Kept until the
+   * tombstone is a full message window behind the newest seen messageSeq: by then the engine
+   * rejects any older value of the key as stale, so it can no longer resurrect the key. At most
+   * MESSAGE_WINDOW entries (each has its own messageSeq within one window).
+   */
+  private tombstones: Map<number, number> | undefined;
+  // ReliableOrdered: frames held until released (created on the first hold).
+  private held: HeldRing | undefined;
   // ReliableOrdered: the fragmented message being assembled from in-order frames.
-  private orderedParts: Uint8Array[] = [];
+  private orderedParts: Uint8Array[] | undefined;
   private orderedCount = 0;
   private orderedBytes = 0;
 
@@ -72,11 +151,8 @@ export class ReceiveChannel {
     private readonly host: ReceiveHost,
   ) {
     this.unreliable = kind === DeliveryKind.Unreliable || kind === DeliveryKind.UnreliableSequenced;
-    if (kind === DeliveryKind.ReliableOrdered) {
-      this.held = new Array<Uint8Array | undefined>(MESSAGE_WINDOW);
-      this.heldFrag = new Int32Array(MESSAGE_WINDOW);
-    }
   }
+
 
   /** 16-bit wire sequence -> unwrapped, relative to the newest seen (and update it). */
   private unwrap(seq: number): number {
@@ -92,12 +168,12 @@ export class ReceiveChannel {
   /** An engine Message record (deliverable now, in order for ordered channels). */
   onMessage(seq: number, fragInfo: number, key: number, arena: Uint8Array, offset: number, length: number): void {
     if (this.kind === DeliveryKind.ReliableOrdered) {
-      this.inOrder(fragInfo, arena.slice(offset, offset + length));
+      this.inOrder(fragInfo, copyOut(arena, offset, length));
       return;
     }
     const s = this.unwrap(seq);
     if (fragInfo === 0) {
-      this.complete(s, key, arena.slice(offset, offset + length));
+      this.complete(s, key, copyOut(arena, offset, length));
       return;
     }
     this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, key, arena, offset, length);
@@ -105,33 +181,25 @@ export class ReceiveChannel {
 
   /** An engine Hold record: keep a copy until its Release. */
   onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number): void {
-    if (this.held === undefined || this.heldFrag === undefined) {
+    if (this.kind !== DeliveryKind.ReliableOrdered) {
       this.host.countInvalid();
       return;
     }
-    const i = seq & (MESSAGE_WINDOW - 1);
-    const old = this.held[i];
+    this.held ??= new HeldRing();
+    const old = this.held.put(seq, copyOut(arena, offset, length), fragInfo);
     if (old !== undefined) this.host.charge(-(old.length + HELD_OVERHEAD_BYTES));
-    this.held[i] = arena.slice(offset, offset + length);
-    this.heldFrag[i] = fragInfo;
     this.host.charge(length + HELD_OVERHEAD_BYTES);
   }
 
   /** An engine Release record: the held frame `seq` is next in order. */
   onRelease(seq: number): void {
-    if (this.held === undefined || this.heldFrag === undefined) {
-      this.host.countInvalid();
-      return;
-    }
-    const i = seq & (MESSAGE_WINDOW - 1);
-    const payload = this.held[i];
+    const payload = this.held?.take(seq);
     if (payload === undefined) {
       this.host.countInvalid();
       return;
     }
-    this.held[i] = undefined;
     this.host.charge(-(payload.length + HELD_OVERHEAD_BYTES));
-    this.inOrder(this.heldFrag[i], payload);
+    this.inOrder(this.held!.lastFragInfo, payload);
   }
 
   /** ReliableOrdered: frames arrive here in messageSeq order, so fragments are contiguous. */
@@ -150,7 +218,7 @@ export class ReceiveChannel {
         return;
       }
       this.orderedCount = fragCount;
-    } else if (fragCount !== this.orderedCount || fragIndex !== this.orderedParts.length) {
+    } else if (fragCount !== this.orderedCount || this.orderedParts === undefined || fragIndex !== this.orderedParts.length) {
       // Not the continuation of the message in progress (or none in progress).
       if (this.orderedCount !== 0) this.dropOrdered();
       this.host.countInvalid();
@@ -161,13 +229,14 @@ export class ReceiveChannel {
       this.host.countInvalid();
       return;
     }
-    this.orderedParts.push(payload);
+    const parts = (this.orderedParts ??= []);
+    parts.push(payload);
     this.orderedBytes += payload.length;
     this.host.charge(payload.length);
-    if (this.orderedParts.length === this.orderedCount) {
-      const data = concat(this.orderedParts, this.orderedBytes);
+    if (parts.length === this.orderedCount) {
+      const data = concat(parts, this.orderedBytes);
       this.host.charge(-this.orderedBytes);
-      this.orderedParts = [];
+      this.orderedParts = undefined;
       this.orderedCount = 0;
       this.orderedBytes = 0;
       this.host.deliver(this.index, data, undefined);
@@ -176,7 +245,7 @@ export class ReceiveChannel {
 
   private dropOrdered(): void {
     this.host.charge(-this.orderedBytes);
-    this.orderedParts = [];
+    this.orderedParts = undefined;
     this.orderedCount = 0;
     this.orderedBytes = 0;
     this.host.countInvalid();
@@ -201,7 +270,8 @@ export class ReceiveChannel {
       this.host.countStale();
       return;
     }
-    let p = this.partials.get(id);
+    const partials = (this.partialsById ??= new Map<number, Partial>());
+    let p = partials.get(id);
     if (p === undefined) {
       this.evictHopeless(id);
       p = new Partial(this, id, fragCount, key);
@@ -210,7 +280,7 @@ export class ReceiveChannel {
         this.host.countInvalid();
         return;
       }
-      this.partials.set(id, p);
+      partials.set(id, p);
       this.host.charge(p.chargedBytes);
       if (this.unreliable) this.host.trackUnreliable(p);
     } else if (p.fragCount !== fragCount || p.key !== key) {
@@ -222,11 +292,11 @@ export class ReceiveChannel {
       return;
     } else if (this.unreliable && !this.host.makeRoomForUnreliable(length)) {
       // Could not fit even after evicting others: this message is the one to go.
-      if (this.partials.get(id) === p) this.dropPartial(p);
+      if (partials.get(id) === p) this.dropPartial(p);
       this.host.countInvalid();
       return;
     }
-    if (!this.partials.has(id)) {
+    if (!partials.has(id)) {
       // Evicted by the room-making above.
       this.host.countInvalid();
       return;
@@ -236,7 +306,7 @@ export class ReceiveChannel {
       this.host.countInvalid();
       return;
     }
-    p.parts[fragIndex] = arena.slice(offset, offset + length);
+    p.parts[fragIndex] = copyOut(arena, offset, length);
     p.payloadBytes += length;
     p.received++;
     this.host.charge(length);
@@ -254,9 +324,10 @@ export class ReceiveChannel {
    * lets that happen, PROTOCOL.md §3 and the sender's flow control).
    */
   private evictHopeless(newId: number): void {
-    if (this.partials.size === 0) return;
+    const partials = this.partialsById;
+    if (partials === undefined || partials.size === 0) return;
     const sequenced = this.isSequenced();
-    for (const p of this.partials.values()) {
+    for (const p of partials.values()) {
       const hopeless = sequenced ? p.id < newId : p.id + p.fragCount - 1 <= this.newestSeen - MESSAGE_WINDOW;
       if (hopeless) {
         this.dropPartial(p);
@@ -267,14 +338,57 @@ export class ReceiveChannel {
   }
 
   dropPartial(p: Partial): void {
-    if (this.partials.get(p.id) !== p) return;
-    this.partials.delete(p.id);
+    const partials = this.partialsById;
+    if (partials === undefined || partials.get(p.id) !== p) return;
+    partials.delete(p.id);
     this.host.charge(-p.chargedBytes);
     if (this.unreliable) this.host.untrackUnreliable(p);
   }
 
   private isSequenced(): boolean {
     return this.kind === DeliveryKind.UnreliableSequenced || this.kind === DeliveryKind.ReliableSequenced;
+  }
+
+  /**
+   * LatestState: deliver a key's value only if newer than the newest delivered for that key
+   * (live or deleted). An empty value is a tombstone: the key is deleted (ChannelSet.deleteKey).
+   */
+  private completeKeyed(id: number, key: number, data: Uint8Array): void {
+    const live = (this.keyNewest ??= new Map<number, number>());
+    const newest = live.get(key) ?? this.tombstones?.get(key);
+    if (newest !== undefined && id <= newest) {
+      this.host.countStale();
+      return;
+    }
+    if (data.length === 0) {
+      live.delete(key);
+      const tombstones = (this.tombstones ??= new Map<number, number>());
+      tombstones.delete(key); // re-insert at the end: the map stays in arrival order
+      tombstones.set(key, id);
+      this.purgeTombstones();
+      this.host.deliver(this.index, data, key);
+      return;
+    }
+    if (newest === undefined || !live.has(key)) {
+      if (live.size >= this.maxKeys) {
+        this.host.countInvalid();
+        return;
+      }
+      this.tombstones?.delete(key);
+    }
+    live.set(key, id);
+    this.host.deliver(this.index, data, key);
+  }
+
+  /** Forget tombstones a full message window behind the newest seen messageSeq. */
+  private purgeTombstones(): void {
+    const tombstones = this.tombstones;
+    if (tombstones === undefined) return;
+    const horizon = this.newestSeen - MESSAGE_WINDOW;
+    for (const [key, id] of tombstones) {
+      if (id > horizon) break;
+      tombstones.delete(key);
+    }
   }
 
   /** A whole message (unfragmented or reassembled) with unwrapped id `id`. */
@@ -289,22 +403,9 @@ export class ReceiveChannel {
         this.lastDelivered = id;
         this.host.deliver(this.index, data, undefined);
         return;
-      case DeliveryKind.LatestState: {
-        const unsignedKey = key >>> 0;
-        const newest = this.keyNewest.get(unsignedKey);
-        if (newest === undefined) {
-          if (this.keyNewest.size >= this.maxKeys) {
-            this.host.countInvalid();
-            return;
-          }
-        } else if (id <= newest) {
-          this.host.countStale();
-          return;
-        }
-        this.keyNewest.set(unsignedKey, id);
-        this.host.deliver(this.index, data, unsignedKey);
+      case DeliveryKind.LatestState:
+        this.completeKeyed(id, key >>> 0, data);
         return;
-      }
       default:
         this.host.deliver(this.index, data, undefined);
     }

@@ -10,15 +10,18 @@ import {
   LATEST_STATE_EXTRA_BYTES,
   MESSAGE_WINDOW,
 } from "../engine/abi.js";
+import { copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
 import { FragState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
 import { PairQueue, Queue } from "./queue.js";
 
 const EMPTY = new Uint8Array(0);
 
-/** A receipt outcome the channel wants reported. */
+/** What a SendChannel reports to its ChannelSet. */
 export interface ReceiptSink {
   receiptSettled(receipt: number, delivered: boolean): void;
+  /** Channel `index` may have a frame to write (new data, a resend, or a window that moved). */
+  markPending(index: number): void;
 }
 
 /** LatestState: what the sender knows about one key (seed 001's up-to-date reliability). */
@@ -48,7 +51,8 @@ export class SendChannel {
   private readonly live = new Queue<OutMessage>();
   /** ReliableSequenced: the newest started message (the only one worth resending). */
   private newestStarted: OutMessage | undefined = undefined;
-  readonly keys = new Map<number, KeyState>();
+  /** LatestState keys (created on the first publish). */
+  private keys: Map<number, KeyState> | undefined;
   /** Bytes of application data held (queued or awaiting acknowledgement). */
   heldBytes = 0;
 
@@ -82,20 +86,59 @@ export class SendChannel {
     return length <= this.singleFramePayload ? 1 : Math.ceil(length / this.fragmentPayload);
   }
 
-  /** Queue a message (already validated and copied). */
+  /** LatestState keys tracked (values not yet deleted-and-acknowledged). */
+  get keyCount(): number {
+    return this.keys === undefined ? 0 : this.keys.size;
+  }
+  hasKey(key: number): boolean {
+    return this.keys !== undefined && this.keys.has(key);
+  }
+
+  /**
+   * The one copy of the caller's bytes: into a pooled buffer when the message fits one frame
+   * (given back when the message can never be written again), else a fresh exact copy.
+   */
+  private copyIn(data: Uint8Array): Uint8Array {
+    if (data.length === 0) return EMPTY;
+    if (data.length <= this.singleFramePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
+    return data.slice();
+  }
+  private isPooledFor(length: number): boolean {
+    return length > 0 && length <= this.singleFramePayload && length <= POOLED_MAX_BYTES;
+  }
+
+  /** `m` will never be written again: stop counting its bytes and recycle its buffer. */
+  private freeData(m: OutMessage): void {
+    if (m.data.length === 0) return; // freed already (or an empty message)
+    this.heldBytes -= m.length;
+    const buffer = m.takeData();
+    if (m.pooled) {
+      m.pooled = false;
+      releasePooled(buffer);
+    }
+  }
+
+  /** Queue a message (already validated; copied here). */
   enqueue(data: Uint8Array, receipt: number): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
       while (this.fresh.length > 0) this.abandon(this.fresh.shift()!);
     }
-    const m = new OutMessage(this.index, this.kind, data, this.fragmentCountFor(data.length), this.fragmentPayload, 0, 0, receipt);
+    const length = data.length;
+    const m = new OutMessage(this.index, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
+    m.pooled = this.isPooledFor(length);
     this.fresh.push(m);
-    this.heldBytes += data.length;
+    this.heldBytes += length;
+    this.sink.markPending(this.index);
     return m;
   }
 
-  /** LatestState send: publish `data` as the value of `key`. Returns the key's new version. */
+  /**
+   * LatestState send: publish `data` (copied here) as the value of `key`. An empty value is a
+   * tombstone: the key is deleted, and forgotten by the sender once the peer acknowledged it.
+   */
   publish(key: number, data: Uint8Array, receipt: number): void {
+    if (this.keys === undefined) this.keys = new Map<number, KeyState>();
     let ks = this.keys.get(key);
     if (ks === undefined) {
       ks = new KeyState();
@@ -106,21 +149,28 @@ export class SendChannel {
       ks.receiptVersions.push(version);
       ks.receiptIds.push(receipt);
     }
-    const fragCount = this.fragmentCountFor(data.length);
+    const length = data.length;
+    const fragCount = this.fragmentCountFor(length);
+    const copy = this.copyIn(data);
+    const pooled = this.isPooledFor(length);
     if (ks.pending !== undefined) {
       // Coalesce: the queued transmission has not started, so it simply carries the new value.
-      this.heldBytes += data.length - ks.pending.data.length;
-      ks.pending.replace(data, fragCount, version);
+      const p = ks.pending;
+      this.freeData(p);
+      p.replace(copy, length, fragCount, version, pooled);
+      this.heldBytes += length;
       return;
     }
     if (ks.current !== undefined && ks.current.live && ks.current.nextFrag < ks.current.fragCount) {
       // The previous value is still being written for the first time: stop, the new one replaces it.
       this.abandon(ks.current);
     }
-    const m = new OutMessage(this.index, this.kind, data, fragCount, this.fragmentPayload, key, version, 0);
+    const m = new OutMessage(this.index, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
+    m.pooled = pooled;
     ks.pending = m;
     this.fresh.push(m);
-    this.heldBytes += data.length;
+    this.heldBytes += length;
+    this.sink.markPending(this.index);
   }
 
   /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
@@ -132,7 +182,7 @@ export class SendChannel {
         this.live.shift();
         continue;
       }
-      while (m.firstUnacked < m.fragCount && m.states[m.firstUnacked] === FragState.Acked) m.firstUnacked++;
+      while (m.firstUnacked < m.fragCount && m.state(m.firstUnacked) === FragState.Acked) m.firstUnacked++;
       return m.seqBase + m.firstUnacked;
     }
   }
@@ -148,7 +198,7 @@ export class SendChannel {
       const m = this.lost.peekItem();
       if (m === undefined) return false;
       const f = this.lost.peekNumber();
-      if (m.done || m.abandoned || m.states[f] !== FragState.NeedsSend) {
+      if (m.done || m.abandoned || m.state(f) !== FragState.NeedsSend) {
         this.lost.shift();
         continue;
       }
@@ -197,7 +247,7 @@ export class SendChannel {
     if (size > room) return 0;
     this.lost.shift();
     this.writeFrame(bytes, pos, m, f);
-    m.states[f] = FragState.InFlight;
+    m.setState(f, FragState.InFlight);
     into.add(m, f);
     into.resends++;
     this.resends++;
@@ -218,15 +268,12 @@ export class SendChannel {
     const size = this.frameBytes(m, f);
     if (size > room) return 0;
     this.writeFrame(bytes, pos, m, f);
-    m.states[f] = FragState.InFlight;
+    m.setState(f, FragState.InFlight);
     m.nextFrag = f + 1;
     if (m.nextFrag === m.fragCount) {
       this.fresh.shift();
-      if (!this.reliable) {
-        // Unreliable data is never resent: the bytes are not needed any more.
-        this.heldBytes -= m.data.length;
-        m.data = EMPTY;
-      }
+      // Unreliable data is never resent: the bytes are not needed any more.
+      if (!this.reliable) this.freeData(m);
     }
     // Unreliable frames without a receipt need no delivery feedback.
     if (this.reliable || m.receipt !== 0) into.add(m, f);
@@ -243,7 +290,7 @@ export class SendChannel {
       if (previous !== undefined && !previous.done) this.abandon(previous);
       this.newestStarted = m;
     } else if (this.kind === DeliveryKind.LatestState) {
-      const ks = this.keys.get(m.key)!;
+      const ks = this.keys!.get(m.key)!;
       if (ks.pending === m) ks.pending = undefined;
       const previous = ks.current;
       if (previous !== undefined && !previous.done && !previous.abandoned) this.abandon(previous);
@@ -280,23 +327,35 @@ export class SendChannel {
     bytes[p + 1] = length >>> 8;
     p += 2;
     const start = m.fragmentStart(f);
-    if (length > 0) bytes.set(m.data.subarray(start, start + length), p);
+    const data = m.data;
+    if (length <= 32) {
+      // Small payloads: a plain loop beats creating a subarray view for set().
+      for (let i = 0; i < length; i++) bytes[p + i] = data[start + i];
+    } else {
+      bytes.set(start === 0 && length === data.length ? data : data.subarray(start, start + length), p);
+    }
   }
 
   /** Fragment `f` of `m` was acknowledged. */
   delivered(m: OutMessage, f: number): void {
-    if (m.states[f] !== FragState.InFlight) return;
-    m.states[f] = FragState.Acked;
+    if (m.state(f) !== FragState.InFlight) return;
+    m.setState(f, FragState.Acked);
     m.acked++;
+    // The flow-control window may have moved: queued data may be sendable now.
+    if (this.windowed && this.fresh.length > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
     if (m.abandoned) return; // superseded: its receipt was already reported
-    if (this.reliable) this.heldBytes -= m.data.length;
-    m.data = EMPTY;
+    this.freeData(m);
     if (this.kind === DeliveryKind.LatestState) {
-      const ks = this.keys.get(m.key)!;
+      const keys = this.keys!;
+      const ks = keys.get(m.key);
+      if (ks === undefined) return;
       if (m.version > ks.ackedVersion) ks.ackedVersion = m.version;
       this.settleKeyReceipts(ks, ks.ackedVersion, true);
+      // A tombstone that is the key's newest value and was acknowledged: the peer deleted the
+      // key, so the sender forgets it too (frees its place under maxKeys).
+      if (m.length === 0 && ks.current === m && ks.pending === undefined && ks.version === m.version) keys.delete(m.key);
     } else if (m.receipt !== 0 && !m.lossReported) {
       this.sink.receiptSettled(m.receipt, true);
       m.receipt = 0;
@@ -305,11 +364,11 @@ export class SendChannel {
 
   /** Fragment `f` of `m` was in a packet judged lost. */
   lostFragment(m: OutMessage, f: number): void {
-    if (m.states[f] !== FragState.InFlight || m.done || m.abandoned) return;
-    m.states[f] = FragState.NeedsSend;
+    if (m.state(f) !== FragState.InFlight || m.done || m.abandoned) return;
+    m.setState(f, FragState.NeedsSend);
     if (!this.reliable) {
       // Never resent. A receipt learns the message is lost at the first lost fragment.
-      m.states[f] = FragState.Acked; // settled; never revisited
+      m.setState(f, FragState.Acked); // settled; never revisited
       if (m.receipt !== 0 && !m.lossReported) {
         m.lossReported = true;
         this.sink.receiptSettled(m.receipt, false);
@@ -323,8 +382,8 @@ export class SendChannel {
       return;
     }
     if (this.kind === DeliveryKind.LatestState) {
-      const ks = this.keys.get(m.key)!;
-      if (m !== ks.current || ks.pending !== undefined) {
+      const ks = this.keys!.get(m.key);
+      if (ks === undefined || m !== ks.current || ks.pending !== undefined) {
         // A newer value of this key is in flight, delivered, or queued: it replaces this one.
         this.abandon(m);
         return;
@@ -333,14 +392,14 @@ export class SendChannel {
       // same as sending the current value anew, and keeps the rest of the message valid.
     }
     this.lost.push(m, f);
+    this.sink.markPending(this.index);
   }
 
   /** Stop caring about `m`: never (re)send it; a plain receipt reports lost. */
   abandon(m: OutMessage): void {
     if (m.abandoned || m.done) return;
     m.abandoned = true;
-    this.heldBytes -= m.data.length;
-    m.data = EMPTY;
+    this.freeData(m);
     if (m.receipt !== 0 && !m.lossReported) {
       m.lossReported = true;
       this.sink.receiptSettled(m.receipt, false);
@@ -371,10 +430,12 @@ export class SendChannel {
     for (let m = this.live.shift(); m !== undefined; m = this.live.shift()) this.abandon(m);
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
     this.lost.clear();
-    for (const ks of this.keys.values()) {
-      if (ks.current !== undefined) this.abandon(ks.current);
-      ks.pending = undefined;
-      this.settleKeyReceipts(ks, Infinity, false);
+    if (this.keys !== undefined) {
+      for (const ks of this.keys.values()) {
+        if (ks.current !== undefined) this.abandon(ks.current);
+        ks.pending = undefined;
+        this.settleKeyReceipts(ks, Infinity, false);
+      }
     }
     this.heldBytes = 0;
   }
