@@ -202,12 +202,9 @@ export function burstAverageLoss(burst: BurstLossConfig): number {
   return inBad * (burst.lossInBad ?? 1) + (1 - inBad) * (burst.lossInGood ?? 0);
 }
 
-export class Link {
-  readonly config: Readonly<LinkConfig>;
-  /** Time each accepted datagram waited at the bottleneck behind earlier ones (ms). */
-  readonly queueDelay: SampleRecorder;
-
-  private readonly counters: LinkCounters = {
+/** All link counters at zero. */
+export function emptyLinkCounters(): LinkCounters {
+  return {
     sent: 0,
     sentBytes: 0,
     delivered: 0,
@@ -221,6 +218,14 @@ export class Link {
     tailDropped: 0,
     mtuDropped: 0,
   };
+}
+
+export class Link {
+  readonly config: Readonly<LinkConfig>;
+  /** Time each accepted datagram waited at the bottleneck behind earlier ones (ms). */
+  readonly queueDelay: SampleRecorder;
+
+  private readonly counters: LinkCounters = emptyLinkCounters();
 
   private readonly lossRng: Rng;
   private readonly burstRng: Rng;

@@ -13,7 +13,7 @@
  */
 
 import type { Address } from "../session/sans-io.js";
-import { Link, validateLinkConfig, type LinkConfig, type LinkCounters } from "./link.js";
+import { Link, emptyLinkCounters as emptyCounters, validateLinkConfig, type LinkConfig, type LinkCounters } from "./link.js";
 import { SampleRecorder } from "./recorder.js";
 import { Rng, type Seed } from "./rng.js";
 
@@ -77,22 +77,6 @@ interface Flow {
   lastActivity: number;
 }
 
-function emptyCounters(): LinkCounters {
-  return {
-    sent: 0,
-    sentBytes: 0,
-    delivered: 0,
-    deliveredBytes: 0,
-    lost: 0,
-    burstLost: 0,
-    duplicated: 0,
-    corrupted: 0,
-    reordered: 0,
-    heldBack: 0,
-    tailDropped: 0,
-    mtuDropped: 0,
-  };
-}
 
 function addCounters(into: LinkCounters, from: LinkCounters): void {
   for (const key of Object.keys(into) as (keyof LinkCounters)[]) into[key] += from[key];
