@@ -113,7 +113,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     connectTimeoutMs: Math.min(timeoutMs, 5000),
     handshakeResendMs: 100,
     handshakeResendMaxMs: 1000,
-    closeTimeoutMs: 1000,
+    closeTimeoutMs: positive("closeTimeoutMs", config.closeTimeoutMs ?? 3000, 1, 600_000),
     cookieWindowMs: 10_000,
     ackDelayMs: positive("ackDelayMs", config.ackDelayMs ?? 5, 0, 1000),
     clockSyncMs: positive("clockSyncMs", config.clockSyncMs ?? 1000, 10, 3_600_000),

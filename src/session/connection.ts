@@ -184,6 +184,8 @@ export class Connection {
   private ackOwed = false;
   private receivedSinceAck = 0;
   private disconnectCode = 0;
+  /** DISCONNECTs sent so far in this close, for the resend backoff. */
+  private disconnectAttempts = 0;
   private disconnectUserData: Uint8Array = new Uint8Array(0);
   /** Server: CLOCK_REQUEST times to echo (bounded). */
   private clockEchoes: number[] = [];
@@ -567,7 +569,7 @@ export class Connection {
       case ConnectionState.Disconnecting: {
         if (t[Timer.DisconnectResend] > now) return 0;
         length = engine.sealControl(offset, encodeDisconnect(bytes, offset, this.sessionId, this.disconnectCode, this.disconnectUserData));
-        t[Timer.DisconnectResend] = now + Math.max(100, this.rtt.rtoMs());
+        t[Timer.DisconnectResend] = now + this.disconnectResendInterval();
         break;
       }
       case ConnectionState.Connected:
@@ -741,6 +743,20 @@ export class Connection {
     t.fill(Infinity);
     t[Timer.DisconnectResend] = now;
     t[Timer.CloseTimeout] = now + this.host.config.closeTimeoutMs;
+    this.disconnectAttempts = 0;
+  }
+
+  /**
+   * Next DISCONNECT resend: max(100 ms, RTO) growing 1.25x per attempt, times a jitter in
+   * [0.75, 1.25) derived from the session id and attempt. Many peers closing at the same moment
+   * (a server shutting down, a test ending) would otherwise resend in lockstep and overflow a
+   * small receive buffer (Bun's holds ~92 datagrams) on every round.
+   */
+  private disconnectResendInterval(): number {
+    const attempt = this.disconnectAttempts++;
+    const base = Math.max(100, this.rtt.rtoMs()) * Math.pow(1.25, Math.min(attempt, 10));
+    const h = Math.imul((this.sessionId ^ (attempt * 0x9e3779b9)) >>> 0, 0x85ebca6b) >>> 0;
+    return base * (0.75 + (h >>> 8) / (1 << 25));
   }
 
   /** The peer's DISCONNECT_ACK arrived. */

@@ -64,6 +64,10 @@ export interface EndpointConfig {
    *  5 s after connecting requests go out every 100 ms (or every clockSyncMs if smaller): the
    *  estimate's error is set by the smallest jitter seen each way, which needs many samples. */
   clockSyncMs?: number;
+  /** How long a graceful close keeps resending DISCONNECT while waiting for DISCONNECT_ACK.
+   *  Default 3000 ms (ENet waits about as long): enough for many peers closing at once to get
+   *  through a small receive buffer. Resends back off by 1.25x with jitter. */
+  closeTimeoutMs?: number;
   /** Longest a pure ack waits for data to piggyback on. Default 5 ms. */
   ackDelayMs?: number;
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
