@@ -14,11 +14,26 @@ export const FRAGMENT_OVERHEAD_BYTES = 8;
 /** Charged per held (out-of-order) ReliableOrdered frame besides its payload. */
 export const HELD_OVERHEAD_BYTES = 16;
 
-/** A message being reassembled from fragments that may arrive in any order. */
+/**
+ * A message being reassembled from fragments that may arrive in any order. Every fragment but
+ * the last has the same length (the sender's fragment size), so the first non-last fragment to
+ * arrive fixes the whole layout: the message buffer is allocated then, and each fragment is
+ * copied from the engine's arena straight to its place (the only copy). The last fragment, if
+ * it arrives before the size is known, is kept aside until then.
+ */
 export class Partial {
   received = 0;
-  payloadBytes = 0;
-  readonly parts: (Uint8Array | undefined)[];
+  /** Bytes held for this partial (buffer + set-aside last fragment), charged to the bound. */
+  storedBytes = 0;
+  /** Length of every fragment but the last; 0 until one arrived (then `buffer` exists). */
+  fragSize = 0;
+  buffer: Uint8Array | undefined;
+  /** Length of the last fragment once it arrived, else -1. */
+  lastLength = -1;
+  /** The last fragment, when it arrived before `buffer` could be allocated. */
+  lastAside: Uint8Array | undefined;
+  /** 1 per fragment index received (duplicates are counted, not stored twice). */
+  readonly have: Uint8Array;
   constructor(
     readonly channel: ReceiveChannel,
     /** Unwrapped message id (messageSeq of fragment 0). */
@@ -26,12 +41,22 @@ export class Partial {
     readonly fragCount: number,
     readonly key: number,
   ) {
-    this.parts = new Array<Uint8Array | undefined>(fragCount);
+    this.have = new Uint8Array(fragCount);
   }
   get chargedBytes(): number {
-    return PARTIAL_OVERHEAD_BYTES + FRAGMENT_OVERHEAD_BYTES * this.fragCount + this.payloadBytes;
+    return PARTIAL_OVERHEAD_BYTES + FRAGMENT_OVERHEAD_BYTES * this.fragCount + this.storedBytes;
+  }
+  /** The whole message, once every fragment is in. */
+  message(): Uint8Array {
+    if (this.buffer === undefined) return this.lastAside ?? EMPTY;
+    const total = (this.fragCount - 1) * this.fragSize + this.lastLength;
+    return total === this.buffer.length ? this.buffer : this.buffer.subarray(0, total);
   }
 }
+
+const EMPTY = new Uint8Array(0);
+/** Held-ring entry for a ReliableOrdered fragment whose bytes went straight into its Partial. */
+const IN_PARTIAL: Uint8Array = new Uint8Array(0);
 
 /** Everything a channel needs from its ChannelSet (accounting and output). */
 export interface ReceiveHost {
@@ -136,10 +161,10 @@ export class ReceiveChannel {
   private tombstones: Map<number, number> | undefined;
   // ReliableOrdered: frames held until released (created on the first hold).
   private held: HeldRing | undefined;
-  // ReliableOrdered: the fragmented message being assembled from in-order frames.
-  private orderedParts: Uint8Array[] | undefined;
-  private orderedCount = 0;
-  private orderedBytes = 0;
+  // ReliableOrdered: the fragmented message whose fragments are being released in order (its
+  // bytes are in a Partial, placed when each fragment arrived, held or not).
+  private orderedId = NaN;
+  private orderedNext = 0;
 
   readonly unreliable: boolean;
 
@@ -168,7 +193,13 @@ export class ReceiveChannel {
   /** An engine Message record (deliverable now, in order for ordered channels). */
   onMessage(seq: number, fragInfo: number, key: number, arena: Uint8Array, offset: number, length: number): void {
     if (this.kind === DeliveryKind.ReliableOrdered) {
-      this.inOrder(fragInfo, copyOut(arena, offset, length));
+      // Every frame unwraps, so the newest seen stays current for fragment ids and eviction.
+      const s = this.unwrap(seq);
+      if (fragInfo === 0) this.inOrder(seq, 0, copyOut(arena, offset, length));
+      else {
+        this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, 0, arena, offset, length);
+        this.inOrder(seq, fragInfo, IN_PARTIAL);
+      }
       return;
     }
     const s = this.unwrap(seq);
@@ -186,9 +217,13 @@ export class ReceiveChannel {
       return;
     }
     this.held ??= new HeldRing();
-    const old = this.held.put(seq, copyOut(arena, offset, length), fragInfo);
+    let payload = IN_PARTIAL;
+    const s = this.unwrap(seq);
+    if (fragInfo === 0) payload = copyOut(arena, offset, length);
+    else this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, 0, arena, offset, length);
+    const old = this.held.put(seq, payload, fragInfo);
     if (old !== undefined) this.host.charge(-(old.length + HELD_OVERHEAD_BYTES));
-    this.host.charge(length + HELD_OVERHEAD_BYTES);
+    this.host.charge(payload.length + HELD_OVERHEAD_BYTES);
   }
 
   /** An engine Release record: the held frame `seq` is next in order. */
@@ -199,55 +234,54 @@ export class ReceiveChannel {
       return;
     }
     this.host.charge(-(payload.length + HELD_OVERHEAD_BYTES));
-    this.inOrder(this.held!.lastFragInfo, payload);
+    this.inOrder(seq, this.held!.lastFragInfo, payload);
   }
 
-  /** ReliableOrdered: frames arrive here in messageSeq order, so fragments are contiguous. */
-  private inOrder(fragInfo: number, payload: Uint8Array): void {
+  /**
+   * ReliableOrdered: frames come here in messageSeq order (engine Message records and Releases),
+   * so a message's fragments come contiguously; their bytes are already in the Partial.
+   */
+  private inOrder(seq: number, fragInfo: number, payload: Uint8Array): void {
     if (fragInfo === 0) {
-      if (this.orderedCount !== 0) this.dropOrdered();
+      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
       this.host.deliver(this.index, payload, undefined);
       return;
     }
     const fragIndex = fragInfo >>> 16;
     const fragCount = fragInfo & 0xffff;
+    const id = this.unwrap(seq) - fragIndex;
     if (fragIndex === 0) {
-      if (this.orderedCount !== 0) this.dropOrdered();
-      if (fragCount > MESSAGE_WINDOW) {
-        this.host.countInvalid();
-        return;
-      }
-      this.orderedCount = fragCount;
-    } else if (fragCount !== this.orderedCount || this.orderedParts === undefined || fragIndex !== this.orderedParts.length) {
-      // Not the continuation of the message in progress (or none in progress).
-      if (this.orderedCount !== 0) this.dropOrdered();
+      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      this.orderedId = id;
+      this.orderedNext = 0;
+    }
+    const p = this.partialsById?.get(id);
+    if (id !== this.orderedId || fragIndex !== this.orderedNext || p === undefined || p.fragCount !== fragCount) {
+      // Not the continuation of the message in progress (or none in progress), or its partial
+      // was rejected: drop what there is.
+      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      if (p !== undefined) this.dropPartial(p);
       this.host.countInvalid();
       return;
     }
-    if (this.orderedBytes + payload.length > this.maxMessageBytes) {
-      this.dropOrdered();
+    this.orderedNext++;
+    if (this.orderedNext < fragCount) return;
+    this.orderedId = NaN;
+    this.orderedNext = 0;
+    if (p.received !== fragCount) {
+      this.dropPartial(p);
       this.host.countInvalid();
       return;
     }
-    const parts = (this.orderedParts ??= []);
-    parts.push(payload);
-    this.orderedBytes += payload.length;
-    this.host.charge(payload.length);
-    if (parts.length === this.orderedCount) {
-      const data = concat(parts, this.orderedBytes);
-      this.host.charge(-this.orderedBytes);
-      this.orderedParts = undefined;
-      this.orderedCount = 0;
-      this.orderedBytes = 0;
-      this.host.deliver(this.index, data, undefined);
-    }
+    this.dropPartial(p);
+    this.host.deliver(this.index, p.message(), undefined);
   }
 
   private dropOrdered(): void {
-    this.host.charge(-this.orderedBytes);
-    this.orderedParts = undefined;
-    this.orderedCount = 0;
-    this.orderedBytes = 0;
+    const p = this.partialsById?.get(this.orderedId);
+    if (p !== undefined) this.dropPartial(p);
+    this.orderedId = NaN;
+    this.orderedNext = 0;
     this.host.countInvalid();
   }
 
@@ -275,8 +309,8 @@ export class ReceiveChannel {
     if (p === undefined) {
       this.evictHopeless(id);
       p = new Partial(this, id, fragCount, key);
-      const cost = p.chargedBytes + length;
-      if (this.unreliable && !this.host.makeRoomForUnreliable(cost)) {
+      const need = this.bytesToPlace(p, fragIndex, length);
+      if (need < 0 || (this.unreliable && !this.host.makeRoomForUnreliable(p.chargedBytes + need))) {
         this.host.countInvalid();
         return;
       }
@@ -287,34 +321,88 @@ export class ReceiveChannel {
       this.dropPartial(p);
       this.host.countInvalid();
       return;
-    } else if (p.parts[fragIndex] !== undefined) {
+    } else if (p.have[fragIndex] !== 0) {
       this.host.countDuplicate();
       return;
-    } else if (this.unreliable && !this.host.makeRoomForUnreliable(length)) {
-      // Could not fit even after evicting others: this message is the one to go.
-      if (partials.get(id) === p) this.dropPartial(p);
-      this.host.countInvalid();
-      return;
+    } else {
+      const need = this.bytesToPlace(p, fragIndex, length);
+      if (need < 0) {
+        // Inconsistent with the fragments already in, or past maxMessageBytes.
+        this.dropPartial(p);
+        this.host.countInvalid();
+        return;
+      }
+      if (this.unreliable && !this.host.makeRoomForUnreliable(need)) {
+        // Could not fit even after evicting others: this message is the one to go.
+        this.dropPartial(p);
+        this.host.countInvalid();
+        return;
+      }
+      if (!partials.has(id)) {
+        // Evicted by the room-making above.
+        this.host.countInvalid();
+        return;
+      }
     }
-    if (!partials.has(id)) {
-      // Evicted by the room-making above.
-      this.host.countInvalid();
-      return;
-    }
-    if (p.payloadBytes + length > this.maxMessageBytes) {
+    this.place(p, fragIndex, arena, offset, length);
+    // ReliableOrdered messages complete when their last fragment is released in order.
+    if (p.received === fragCount && this.kind !== DeliveryKind.ReliableOrdered) {
       this.dropPartial(p);
-      this.host.countInvalid();
-      return;
+      this.complete(id, key, p.message());
     }
-    p.parts[fragIndex] = copyOut(arena, offset, length);
-    p.payloadBytes += length;
+  }
+
+  /**
+   * Bytes that placing fragment `i` (`length` bytes) of `p` would newly allocate, or -1 if the
+   * fragment cannot belong to a well-formed message within maxMessageBytes.
+   */
+  private bytesToPlace(p: Partial, i: number, length: number): number {
+    const max = this.maxMessageBytes;
+    if (i === p.fragCount - 1) {
+      // Every other fragment is at least as long as the last one.
+      if (p.fragCount * length > max) return -1;
+      if (p.fragSize === 0) return length; // set aside until the layout is known
+      return length <= p.fragSize && (p.fragCount - 1) * p.fragSize + length <= max ? 0 : -1;
+    }
+    if (length === 0) return -1;
+    if (p.fragSize !== 0) return length === p.fragSize ? 0 : -1;
+    // The first non-last fragment fixes the layout; the buffer is allocated now.
+    if (p.lastLength > length) return -1;
+    const lastLength = p.lastLength >= 0 ? p.lastLength : 1;
+    if ((p.fragCount - 1) * length + lastLength > max) return -1;
+    return p.lastLength >= 0 ? (p.fragCount - 1) * length + p.lastLength : p.fragCount * length;
+  }
+
+  /** Copy fragment `i` from the arena to its place in `p` (after bytesToPlace said it fits). */
+  private place(p: Partial, i: number, arena: Uint8Array, offset: number, length: number): void {
+    if (i === p.fragCount - 1) {
+      p.lastLength = length;
+      if (p.buffer === undefined) {
+        p.lastAside = copyOut(arena, offset, length);
+        p.storedBytes += length;
+        this.host.charge(length);
+      } else if (length > 0) {
+        p.buffer.set(arena.subarray(offset, offset + length), i * p.fragSize);
+      }
+    } else {
+      if (p.buffer === undefined) {
+        p.fragSize = length;
+        const size = p.lastLength >= 0 ? (p.fragCount - 1) * length + p.lastLength : p.fragCount * length;
+        p.buffer = new Uint8Array(size);
+        p.storedBytes += size;
+        this.host.charge(size);
+        const aside = p.lastAside;
+        if (aside !== undefined) {
+          p.buffer.set(aside, (p.fragCount - 1) * length);
+          p.lastAside = undefined;
+          p.storedBytes -= aside.length;
+          this.host.charge(-aside.length);
+        }
+      }
+      p.buffer.set(arena.subarray(offset, offset + length), i * length);
+    }
+    p.have[i] = 1;
     p.received++;
-    this.host.charge(length);
-    if (p.received === fragCount) {
-      const data = concat(p.parts as Uint8Array[], p.payloadBytes);
-      this.dropPartial(p);
-      this.complete(id, key, data);
-    }
   }
 
   /**
@@ -410,14 +498,4 @@ export class ReceiveChannel {
         this.host.deliver(this.index, data, undefined);
     }
   }
-}
-
-function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let p = 0;
-  for (const part of parts) {
-    out.set(part, p);
-    p += part.length;
-  }
-  return out;
 }

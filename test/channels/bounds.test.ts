@@ -23,6 +23,27 @@ describe("receive-buffer bound against a hostile peer", () => {
       peak = Math.max(peak, cs.receiveBufferedBytes());
     }
     expect(peak).toBeLessThanOrEqual(bound);
+    // 1024 fragments of 1100 bytes cannot fit the unreliable default maxMessageBytes (64 KiB):
+    // rejected on sight, before anything is allocated.
+    expect(cs.stats().invalid).toBeGreaterThan(0);
+    expect(cs.pollMessage()).toBeUndefined();
+  });
+
+  it("fragment starts of messages within maxMessageBytes are evicted to respect the bound (unreliable kinds)", () => {
+    const bound = 256 * 1024;
+    const cs = new ChannelSet({ channels: [{ mode: "unreliable" }, { mode: "unreliable-sequenced" }], mtu: 1200, maxReceiveBufferBytes: bound });
+    const arena = new Uint8Array(4096).fill(0xab);
+    const records = new Int32Array(RECORD_INTS);
+    let peak = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const seq = (i * 3) & 0xffff;
+      // fragment 0 of a 50-fragment message (the whole 55,000-byte buffer is allocated and charged)
+      record(records, RecordType.Message, i & 1, seq, (0 << 16) | 50, 0, 100, 1100);
+      cs.onRecord(0, records, 0, arena);
+      peak = Math.max(peak, cs.receiveBufferedBytes());
+    }
+    expect(peak).toBeLessThanOrEqual(bound);
+    expect(peak).toBeGreaterThan(50 * 1100);
     expect(cs.stats().evicted).toBeGreaterThan(0);
     expect(cs.pollMessage()).toBeUndefined();
   });
@@ -39,7 +60,8 @@ describe("receive-buffer bound against a hostile peer", () => {
       peak = Math.max(peak, cs.receiveBufferedBytes());
     }
     // at most a window's worth (1024 seqs / 4 per message) of partials per channel
-    const perPartial = 64 + 8 * 4 + 1000;
+    // a partial is charged its whole message buffer (allocated on its first non-last fragment)
+    const perPartial = 64 + 8 * 4 + 4 * 1000;
     expect(peak).toBeLessThanOrEqual(2 * (1024 / 4 + 1) * perPartial);
     expect(cs.stats().invalid).toBeGreaterThan(0);
   });
