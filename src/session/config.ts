@@ -35,6 +35,8 @@ export interface ResolvedConfig {
   cookieWindowMs: number;
   /** Delay before a pure ack is sent when an ack is owed and nothing else goes out. */
   ackDelayMs: number;
+  /** Longest an owed ack waits for the connection's predicted next send (cadence). */
+  ackPiggybackMs: number;
   /** Client: CLOCK_REQUEST period after the fast start. */
   clockSyncMs: number;
   /** Client: CLOCK_REQUEST period during the first clockSyncFastPhaseMs after connecting. */
@@ -116,6 +118,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     closeTimeoutMs: positive("closeTimeoutMs", config.closeTimeoutMs ?? 3000, 1, 600_000),
     cookieWindowMs: 10_000,
     ackDelayMs: positive("ackDelayMs", config.ackDelayMs ?? 5, 0, 1000),
+    ackPiggybackMs: positive("ackPiggybackMs", config.ackPiggybackMs ?? 15, 0, 1000),
     clockSyncMs: positive("clockSyncMs", config.clockSyncMs ?? 1000, 10, 3_600_000),
     clockSyncFastMs: 100,
     clockSyncFastPhaseMs: 5000,

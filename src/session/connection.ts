@@ -121,6 +121,10 @@ const LOSS_GAIN = 1 / 64;
 const LOST_MEMORY = 64;
 /** Eliciting packets received since our last send at which an ack leaves without delay. */
 const ACK_NOW_PACKETS = 8;
+/** How long after the predicted send an ack waiting for it leaves on its own. */
+const ACK_PIGGYBACK_GRACE_MS = 0.25;
+/** Longest gap between application sends still read as a steady cadence (ack policy). */
+const SEND_CADENCE_MAX_MS = 250;
 /** Packets of the ring kept free for pure acks and keepalives. */
 const RING_HEADROOM = 16;
 
@@ -182,6 +186,9 @@ export class Connection {
   private lastSentAt: number;
   private unresponsive = false;
   private ackOwed = false;
+  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
+  private lastAppSendAt = -Infinity;
+  private sendPeriodMs = 0;
   private receivedSinceAck = 0;
   private disconnectCode = 0;
   /** DISCONNECTs sent so far in this close, for the resend backoff. */
@@ -304,11 +311,30 @@ export class Connection {
     if (elicits) this.receivedSinceAck++;
     if (elicits && !this.ackOwed) {
       this.ackOwed = true;
-      this.timers[Timer.AckDelay] = now + this.host.config.ackDelayMs;
+      this.timers[Timer.AckDelay] = this.ackDeadline(now);
     }
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
     if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.timers[Timer.AckDelay] = now;
+  }
+
+  /**
+   * When an ack owed since `now` leaves if no data carries it first. Normally after ackDelayMs;
+   * but when the application sends at a steady cadence (a game's 30 Hz tick) and its next
+   * message is predicted within ackPiggybackMs, the ack waits for it: two unsynchronized 30 Hz
+   * streams otherwise send about one pure ack per data packet, doubling the datagrams. The wait
+   * shows up in the peer's RTT samples (as any ack delay does), so its RTO grows with it.
+   */
+  private ackDeadline(now: number): number {
+    const c = this.host.config;
+    const at = now + c.ackDelayMs;
+    const period = this.sendPeriodMs;
+    if (period <= 0) return at;
+    // Just after the predicted send: a driver that fires timers before its application's tick
+    // at the same instant would otherwise send the pure ack right ahead of the data.
+    const predicted = this.lastAppSendAt + period + ACK_PIGGYBACK_GRACE_MS;
+    if (predicted > at && predicted <= now + c.ackPiggybackMs) return predicted;
+    return at;
   }
 
   onPacketAcked(now: number, sequence: number): void {
@@ -544,7 +570,16 @@ export class Connection {
   // ---- send path ------------------------------------------------------------------------------
 
   send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number }): number {
-    return this.channels.send(now, channel, data, options);
+    const receipt = this.channels.send(now, channel, data, options);
+    // The application's send cadence (several messages in one tick count once), for the ack
+    // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
+    const gap = now - this.lastAppSendAt;
+    if (gap > 0) {
+      if (gap > SEND_CADENCE_MAX_MS) this.sendPeriodMs = 0;
+      else this.sendPeriodMs = this.sendPeriodMs === 0 ? gap : this.sendPeriodMs + (gap - this.sendPeriodMs) / 4;
+      this.lastAppSendAt = now;
+    }
+    return receipt;
   }
 
   /**

@@ -70,6 +70,11 @@ export interface EndpointConfig {
   closeTimeoutMs?: number;
   /** Longest a pure ack waits for data to piggyback on. Default 5 ms. */
   ackDelayMs?: number;
+  /** Longest an owed ack may wait for this connection's own next message when the application
+   *  sends at a steady cadence (predicted from the interval between its send() calls), so the
+   *  ack rides on that data instead of leaving as a pure ack. 0 = never wait beyond ackDelayMs.
+   *  Default 15 ms. */
+  ackPiggybackMs?: number;
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
   maxReceiveBufferBytes?: number;
   /** Congestion controller: "default" | "binary" | "fixed" | "none". */
