@@ -9,14 +9,21 @@
  * CPU: one sender ChannelSet + DeliveryNotificationManager; each round sends 4 x 100 B on a
  * reliable-ordered channel, asks hasPending, writes one packet, acknowledges it (every 20th
  * packet is declared lost instead) and feeds the frames to a receiving ChannelSet as engine
- * Message records (the receive copy). Reports ns per round, best of 5 (ratios between builds
- * of the same run are what to compare; absolute numbers depend on the machine's load).
+ * Message records (the receive copy). Reports ns per round, best of 7 runs.
  *
- *   node --expose-gc <dist>/bench/channels/channels.js [--rounds N]
+ *   node --expose-gc <dist>/bench/channels/channels.js [--rounds N] [--baseline <other build's src/channels/index.js>]
+ *
+ * With --baseline (e.g. an older commit's `git archive`, compiled elsewhere), the same
+ * measurements also run on that build of the channel layer, interleaved in this process, and
+ * the CPU figure is also given as a ratio (this build / baseline; lower is better). On a loaded
+ * machine only that ratio means much.
  */
 import { RecordField, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
-import { ChannelSet, DeliveryNotificationManager, PacketContents } from "../../src/channels/index.js";
-import type { ChannelOptions } from "../../src/channels/index.js";
+import * as current from "../../src/channels/index.js";
+import type { ChannelOptions, ChannelSet, DeliveryNotificationManager, PacketContents } from "../../src/channels/index.js";
+
+/** The parts of a channels build the bench uses (this one, or a baseline loaded at run time). */
+type Build = Pick<typeof current, "ChannelSet" | "DeliveryNotificationManager" | "PacketContents">;
 
 interface Host {
   process: { argv: string[]; memoryUsage(): { heapUsed: number; arrayBuffers: number }; hrtime: { bigint(): bigint } };
@@ -60,9 +67,9 @@ const EIGHT: ChannelOptions[] = [
   { mode: "latest-state" },
   { mode: "unreliable" },
 ];
-const newSet = (channels: ChannelOptions[]) => new ChannelSet({ channels, mtu: MTU, maxReceiveBufferBytes: 4 * 1024 * 1024 });
-const newDnm = () =>
-  new DeliveryNotificationManager<PacketContents>({ onDelivered() {}, onDropped() {} }, { capacity: 256 });
+const newSet = (b: Build, channels: ChannelOptions[]) => new b.ChannelSet({ channels, mtu: MTU, maxReceiveBufferBytes: 4 * 1024 * 1024 });
+const newDnm = (b: Build) =>
+  new b.DeliveryNotificationManager<PacketContents>({ onDelivered() {}, onDropped() {} }, { capacity: 256 });
 
 const scratch = new Uint8Array(2048);
 const payload = new Uint8Array(100);
@@ -77,20 +84,20 @@ function exerciseSet(cs: ChannelSet): void {
     cs.releaseContents(c);
   }
 }
-function exerciseDnm(d: DeliveryNotificationManager<PacketContents>): void {
-  const c = new PacketContents();
+function exerciseDnm(d: DeliveryNotificationManager<PacketContents>, b: Build): void {
+  const c = new b.PacketContents();
   for (let s = 0; s < 40; s++) d.dispatch(s, s, 100, c);
   for (let s = 0; s < 40; s++) d.acknowledge(s, 50);
 }
 
-function memory(): Record<string, number> {
-  perInstance(() => newSet(CORE)); // warm-up (code, shared constants)
+function memory(b: Build): Record<string, number> {
+  perInstance(() => newSet(b, CORE)); // warm-up (code, shared constants)
   return {
-    channelSet2Idle: perInstance(() => newSet(CORE)),
-    channelSet2AfterTraffic: perInstance(() => newSet(CORE), exerciseSet),
-    channelSet8Idle: perInstance(() => newSet(EIGHT)),
-    dnm256Idle: perInstance(newDnm),
-    dnm256AfterTraffic: perInstance(newDnm, exerciseDnm),
+    channelSet2Idle: perInstance(() => newSet(b, CORE)),
+    channelSet2AfterTraffic: perInstance(() => newSet(b, CORE), exerciseSet),
+    channelSet8Idle: perInstance(() => newSet(b, EIGHT)),
+    dnm256Idle: perInstance(() => newDnm(b)),
+    dnm256AfterTraffic: perInstance(() => newDnm(b), (d) => exerciseDnm(d, b)),
   };
 }
 
@@ -113,12 +120,12 @@ function feed(rx: ChannelSet, bytes: Uint8Array, start: number, end: number, rec
   }
 }
 
-function cpuOnce(rounds: number): number {
-  const tx = newSet(CORE);
-  const rx = newSet(CORE);
+function cpuOnce(b: Build, rounds: number): number {
+  const tx = newSet(b, CORE);
+  const rx = newSet(b, CORE);
   const records = new Int32Array(RECORD_INTS);
   let lostEvery = 0;
-  const dnm = new DeliveryNotificationManager<PacketContents>(
+  const dnm = new b.DeliveryNotificationManager<PacketContents>(
     {
       onDelivered(_s, c) {
         tx.onDelivered(0, c);
@@ -157,10 +164,21 @@ function cpuOnce(rounds: number): number {
   return ns / rounds;
 }
 
-function cpu(): number {
-  let best = Infinity;
-  for (let i = 0; i < 5; i++) best = Math.min(best, cpuOnce(ROUNDS));
-  return Math.round(best);
+async function main(): Promise<void> {
+  const builds: [string, Build][] = [["current", current]];
+  if (args.includes("--baseline")) {
+    const path = args[args.indexOf("--baseline") + 1];
+    builds.push(["baseline", (await import(path)) as Build]);
+  }
+  const out: Record<string, unknown> = { rounds: ROUNDS };
+  for (const [name, b] of builds) out[`${name}BytesPerInstance`] = memory(b);
+  const best = new Map<string, number>(builds.map(([name]) => [name, Infinity]));
+  for (let run = 0; run < 7; run++) {
+    for (const [name, b] of builds) best.set(name, Math.min(best.get(name)!, cpuOnce(b, ROUNDS)));
+  }
+  for (const [name] of builds) out[`${name}NsPerRound`] = Math.round(best.get(name)!);
+  if (builds.length === 2) out.cpuRatio = Number((best.get("current")! / best.get("baseline")!).toFixed(3));
+  host.console.log(JSON.stringify(out, null, 2));
 }
 
-host.console.log(JSON.stringify({ bytesPerInstance: memory(), nsPerRound: cpu(), rounds: ROUNDS }, null, 2));
+void main();

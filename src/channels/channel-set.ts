@@ -25,7 +25,7 @@ import {
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
-import { PacketContents } from "./packet-contents.js";
+import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel } from "./send-channel.js";
@@ -112,7 +112,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * channels (most channels of most connections are idle).
    */
   private pendingMask = 0;
-  private readonly pool: PacketContents[] = [];
   private readonly messages = new Queue<ReceivedMessage>();
   private readonly receipts = new Queue<Receipt>();
   /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
@@ -253,13 +252,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   // ---- packet assembly ---------------------------------------------------------------------
 
+  /** A cleared PacketContents (from a pool shared by all ChannelSets in the process). */
   acquireContents(): PacketContents {
-    return this.pool.pop() ?? new PacketContents();
+    return acquirePacketContents();
   }
 
   releaseContents(contents: PacketContents): void {
-    contents.clear();
-    if (this.pool.length < 4096) this.pool.push(contents);
+    releasePacketContents(contents);
   }
 
   /** Anything to send now: a lost reliable frame, or new data the flow-control window allows. */

@@ -16,19 +16,20 @@ export class PacketContents {
   resends = 0;
   /** @internal message of entry i */
   messages: (OutMessage | undefined)[] = [];
-  /** @internal fragment index of entry i (0 when not fragmented) */
-  fragments: Int32Array = new Int32Array(16);
+  /** @internal fragment index of entry i (0 when not fragmented); small integers, so a plain
+   *  array of SMIs (no ArrayBuffer per packet record) */
+  fragments: number[] = [];
 
   /** @internal */
   add(message: OutMessage, fragIndex: number): void {
     const i = this.count;
-    if (i === this.fragments.length) {
-      const grown = new Int32Array(i * 2);
-      grown.set(this.fragments);
-      this.fragments = grown;
+    if (i === this.messages.length) {
+      this.messages.push(message);
+      this.fragments.push(fragIndex);
+    } else {
+      this.messages[i] = message;
+      this.fragments[i] = fragIndex;
     }
-    this.messages[i] = message;
-    this.fragments[i] = fragIndex;
     this.count = i + 1;
   }
 
@@ -39,4 +40,22 @@ export class PacketContents {
     this.bytes = 0;
     this.resends = 0;
   }
+}
+
+/**
+ * Idle PacketContents shared by every ChannelSet in the process: a connection that once had
+ * many packets in flight does not keep that many records afterwards (they are interchangeable).
+ */
+const idle: PacketContents[] = [];
+const MAX_IDLE = 4096;
+
+/** @internal */
+export function acquirePacketContents(): PacketContents {
+  return idle.pop() ?? new PacketContents();
+}
+
+/** @internal */
+export function releasePacketContents(contents: PacketContents): void {
+  contents.clear();
+  if (idle.length < MAX_IDLE) idle.push(contents);
 }
