@@ -377,7 +377,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         conn.queued = false;
         continue;
       }
-      this.ready.push(conn); // back of the line
+      // Back of the line only if it may have more: a connection that wrote its one datagram
+      // would otherwise get a second, empty writeDatagram pass per turn.
+      if (conn.wantsToSend(now)) this.ready.push(conn);
+      else conn.queued = false;
       this.compactReady();
       return this.transmit(conn.address, offset, length);
     }
