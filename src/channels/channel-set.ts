@@ -100,11 +100,13 @@ export function deliveryKindOf(mode: DeliveryMode): DeliveryKind {
 }
 
 export class ChannelSet implements ReceiptSink, ReceiveHost {
-  private readonly senders: SendChannel[] = [];
-  private readonly receivers: ReceiveChannel[] = [];
+  // Arrays are built at their exact length (map), not grown by push: a pushed array keeps
+  // spare capacity, and there is one ChannelSet per connection.
+  private readonly senders: SendChannel[];
+  private readonly receivers: ReceiveChannel[];
   /** Channel indexes grouped by priority, highest first. */
-  private readonly groups: number[][] = [];
-  private readonly roundRobin: number[] = [];
+  private readonly groups: number[][];
+  private readonly roundRobin: number[];
   /**
    * Bit c set: channel c may have a frame to write. Set on send, on a frame lost, and when an
    * acknowledgement may have moved a flow-control window; cleared by hasPending() once it has
@@ -113,7 +115,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    */
   private pendingMask = 0;
   private readonly messages = new Queue<ReceivedMessage>();
-  private readonly receipts = new Queue<Receipt>();
+  /** Settled receipts waiting for pollReceipt (created with the first receipt). */
+  private receipts: Queue<Receipt> | undefined;
   /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
   private outstandingReceipts: Set<number> | undefined;
   private nextReceipt = 1;
@@ -139,6 +142,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     }
     this.maxReceiveBufferBytes = maxReceiveBufferBytes;
     const room = mtu - DATA_OVERHEAD_BYTES;
+    const senders: SendChannel[] = [];
+    const receivers: ReceiveChannel[] = [];
     channels.forEach((c, i) => {
       const kind = deliveryKindOf(c.mode);
       const reliable = kind >= DeliveryKind.ReliableUnordered;
@@ -161,14 +166,14 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       }
       const priority = c.priority ?? 0;
       if (!Number.isFinite(priority)) throw new ChannelConfigError(`channel ${i}: priority must be a finite number`);
-      this.senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this));
-      this.receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this));
+      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this));
+      receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this));
     });
-    const priorities = [...new Set(this.senders.map((s) => s.priority))].sort((a, b) => b - a);
-    for (const p of priorities) {
-      this.groups.push(this.senders.filter((s) => s.priority === p).map((s) => s.index));
-      this.roundRobin.push(0);
-    }
+    this.senders = senders.slice();
+    this.receivers = receivers.slice();
+    const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);
+    this.groups = priorities.map((p) => senders.filter((s) => s.priority === p).map((s) => s.index));
+    this.roundRobin = priorities.map(() => 0);
     this.sent = new Array<number>(channels.length).fill(0);
     this.received = new Array<number>(channels.length).fill(0);
   }
@@ -237,7 +242,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     void now;
     for (const s of this.senders) s.failAll();
     if (this.outstandingReceipts !== undefined) {
-      for (const id of this.outstandingReceipts) this.receipts.push({ receipt: id, delivered: false });
+      const receipts = (this.receipts ??= new Queue<Receipt>());
+      for (const id of this.outstandingReceipts) receipts.push({ receipt: id, delivered: false });
       this.outstandingReceipts.clear();
     }
     this.pendingMask = 0;
@@ -390,7 +396,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
 
   pollReceipt(): Receipt | undefined {
-    return this.receipts.shift();
+    return this.receipts?.shift();
   }
 
   /** Held + partially reassembled received bytes (with bookkeeping), for the connection's bound. */
@@ -417,7 +423,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   receiptSettled(receipt: number, delivered: boolean): void {
     if (this.outstandingReceipts !== undefined && this.outstandingReceipts.delete(receipt)) {
-      this.receipts.push({ receipt, delivered });
+      (this.receipts ??= new Queue<Receipt>()).push({ receipt, delivered });
     }
   }
   /** @internal */

@@ -39,7 +39,8 @@ export interface DeliveryNotificationOptions {
   capacity?: number;
   /** Sequences behind the newest ack at which a packet is lost. Default 3. */
   packetThreshold?: number;
-  /** Slots allocated at first (power of two, <= capacity). Default min(16, capacity). */
+  /** Slots allocated at first (power of two, <= capacity). Default min(8, capacity): 8 float64 send
+   *  times fit in V8's on-heap typed-array limit (64 bytes), so an idle ring has no ArrayBuffer. */
   initialCapacity?: number;
 }
 
@@ -77,7 +78,7 @@ export class DeliveryNotificationManager<T> {
     if (!Number.isInteger(capacity) || capacity < 64 || (capacity & (capacity - 1)) !== 0 || capacity > 32768) {
       throw new RangeError(`DeliveryNotificationManager capacity must be a power of two in 64..32768, got ${capacity}`);
     }
-    const initial = options.initialCapacity ?? Math.min(16, capacity);
+    const initial = options.initialCapacity ?? Math.min(8, capacity);
     if (!Number.isInteger(initial) || initial < 1 || (initial & (initial - 1)) !== 0 || initial > capacity) {
       throw new RangeError(`DeliveryNotificationManager initialCapacity must be a power of two in 1..capacity, got ${initial}`);
     }

@@ -45,10 +45,11 @@ export class SendChannel {
   resends = 0;
   /** Messages with fragments never written yet, in send order. */
   readonly fresh = new Queue<OutMessage>();
-  /** Lost fragments waiting to be resent. */
-  readonly lost = new PairQueue<OutMessage>();
-  /** Started messages that hold the flow-control window, in sequence order. */
-  private readonly live = new Queue<OutMessage>();
+  /** Lost fragments waiting to be resent (created on the first loss). */
+  private lost: PairQueue<OutMessage> | undefined;
+  /** Started messages that hold the flow-control window, in sequence order (windowed kinds;
+   *  created on the first start). */
+  private live: Queue<OutMessage> | undefined;
   /** ReliableSequenced: the newest started message (the only one worth resending). */
   private newestStarted: OutMessage | undefined = undefined;
   /** LatestState keys (created on the first publish). */
@@ -175,11 +176,13 @@ export class SendChannel {
 
   /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
   private windowBase(): number {
+    const live = this.live;
+    if (live === undefined) return this.nextSeq;
     for (;;) {
-      const m = this.live.peek();
+      const m = live.peek();
       if (m === undefined) return this.nextSeq;
       if (!m.live) {
-        this.live.shift();
+        live.shift();
         continue;
       }
       while (m.firstUnacked < m.fragCount && m.state(m.firstUnacked) === FragState.Acked) m.firstUnacked++;
@@ -194,17 +197,19 @@ export class SendChannel {
 
   /** Drop invalid entries at the head of the resend queue; true if a valid one remains. */
   private cleanLostHead(): boolean {
+    const lost = this.lost;
+    if (lost === undefined) return false;
     for (;;) {
-      const m = this.lost.peekItem();
+      const m = lost.peekItem();
       if (m === undefined) return false;
-      const f = this.lost.peekNumber();
+      const f = lost.peekNumber();
       if (m.done || m.abandoned || m.state(f) !== FragState.NeedsSend) {
-        this.lost.shift();
+        lost.shift();
         continue;
       }
       if (this.kind === DeliveryKind.ReliableSequenced && m !== this.newestStarted) {
         this.abandon(m);
-        this.lost.shift();
+        lost.shift();
         continue;
       }
       return true;
@@ -241,11 +246,12 @@ export class SendChannel {
   /** Write one resent frame if one is due and fits in `room`. Returns bytes written (0 = none). */
   writeResend(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
     if (!this.cleanLostHead()) return 0;
-    const m = this.lost.peekItem()!;
-    const f = this.lost.peekNumber();
+    const lost = this.lost!;
+    const m = lost.peekItem()!;
+    const f = lost.peekNumber();
     const size = this.frameBytes(m, f);
     if (size > room) return 0;
-    this.lost.shift();
+    lost.shift();
     this.writeFrame(bytes, pos, m, f);
     m.setState(f, FragState.InFlight);
     into.add(m, f);
@@ -284,7 +290,7 @@ export class SendChannel {
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
     this.nextSeq += m.fragCount;
-    if (this.windowed) this.live.push(m);
+    if (this.windowed) (this.live ??= new Queue<OutMessage>()).push(m);
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -391,7 +397,7 @@ export class SendChannel {
       // Still the current value: resending the lost fragment under its own messageSeq is the
       // same as sending the current value anew, and keeps the rest of the message valid.
     }
-    this.lost.push(m, f);
+    (this.lost ??= new PairQueue<OutMessage>()).push(m, f);
     this.sink.markPending(this.index);
   }
 
@@ -427,9 +433,10 @@ export class SendChannel {
   /** Connection closed: abandon everything; every outstanding receipt reports lost. */
   failAll(): void {
     for (let m = this.fresh.shift(); m !== undefined; m = this.fresh.shift()) this.abandon(m);
-    for (let m = this.live.shift(); m !== undefined; m = this.live.shift()) this.abandon(m);
+    const live = this.live;
+    if (live !== undefined) for (let m = live.shift(); m !== undefined; m = live.shift()) this.abandon(m);
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
-    this.lost.clear();
+    this.lost?.clear();
     if (this.keys !== undefined) {
       for (const ks of this.keys.values()) {
         if (ks.current !== undefined) this.abandon(ks.current);
