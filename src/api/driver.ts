@@ -14,6 +14,14 @@ import type { EndpointEvent } from "../session/types.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { host, monotonicNow } from "./host.js";
 import type { DatagramBatch, DatagramSocket } from "./socket.js";
+import { Rng } from "../sim/rng.js";
+
+export interface DriverOptions {
+  /** Seed 004's drop-test switch: fraction of outgoing datagrams to discard (0..1). */
+  dropTest?: number;
+  /** Seed of the drop-test randomness. */
+  seed?: number;
+}
 
 /** Rounds of (events, transmits) per wake-up when listeners keep issuing commands. */
 const MAX_ROUNDS_PER_WAKE = 8;
@@ -28,13 +36,17 @@ export class Driver {
   #dirty = false;
   #flushQueued = false;
   #closed = false;
-  /** Wake-ups and datagrams handed over, for benchmarks and tests. */
-  readonly counters = { wakeups: 0, datagramsIn: 0, datagramsOut: 0 };
+  /** Wake-ups and datagrams handed over (and discarded by the drop test), for benchmarks and tests. */
+  readonly counters = { wakeups: 0, datagramsIn: 0, datagramsOut: 0, dropTested: 0 };
+  readonly #dropRate: number;
+  readonly #dropRng: Rng | undefined;
 
-  constructor(endpoint: EndpointLike, socket: DatagramSocket, onEvent: (event: EndpointEvent) => void) {
+  constructor(endpoint: EndpointLike, socket: DatagramSocket, onEvent: (event: EndpointEvent) => void, options: DriverOptions = {}) {
     this.endpoint = endpoint;
     this.socket = socket;
     this.#onEvent = onEvent;
+    this.#dropRate = options.dropTest ?? 0;
+    this.#dropRng = this.#dropRate > 0 ? new Rng(options.seed ?? 1) : undefined;
     socket.onDatagrams((batch) => this.#receive(batch));
   }
 
@@ -84,6 +96,10 @@ export class Driver {
         // Each transmit's bytes are valid until the next call into the endpoint: the socket
         // sends (or copies) them before pollTransmit is called again.
         for (let tx = endpoint.pollTransmit(now); tx !== undefined; tx = endpoint.pollTransmit(now)) {
+          if (this.#dropRng !== undefined && this.#dropRng.next() < this.#dropRate) {
+            this.counters.dropTested++;
+            continue;
+          }
           socket.send(tx.bytes, tx.to);
           sent++;
         }

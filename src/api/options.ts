@@ -29,6 +29,18 @@ export interface CommonOptions {
   engineLimits?: EndpointConfig["engineLimits"];
   /** Drive another sans-IO endpoint implementation (tests, custom engines). */
   createEndpoint?: EndpointFactory;
+  /** Tuning passed to the endpoint (see EndpointConfig for each). */
+  congestionOptions?: EndpointConfig["congestionOptions"];
+  clockSyncMs?: number;
+  closeTimeoutMs?: number;
+  ackDelayMs?: number;
+  ackPiggybackMs?: number;
+  /**
+   * Seed 004's drop-test switch: discard this fraction (0..1) of outgoing datagrams at random,
+   * to see how the game copes with loss on a real network without a proxy. Counted in
+   * `driver.counters.dropTested`. Testing only; default 0.
+   */
+  dropTest?: number;
 }
 
 export interface ListenOptions extends CommonOptions {
@@ -58,6 +70,9 @@ export function validateCommon(options: CommonOptions | undefined, call: string)
   if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > 0xffffffff) {
     throw new InvalidOptionError(`${call}: protocolId must be an integer in 0..4294967295 (the same number on server and clients), got ${String(id)}`);
   }
+  if (options.dropTest !== undefined && !(typeof options.dropTest === "number" && options.dropTest >= 0 && options.dropTest <= 1)) {
+    throw new InvalidOptionError(`${call}: dropTest is the fraction of outgoing datagrams to discard, a number in 0..1 (e.g. 0.05), got ${String(options.dropTest)}`);
+  }
   if (options.maxQueuedMessages !== undefined && !(Number.isInteger(options.maxQueuedMessages) && options.maxQueuedMessages > 0)) {
     throw new InvalidOptionError(`${call}: maxQueuedMessages must be a positive integer`);
   }
@@ -65,7 +80,10 @@ export function validateCommon(options: CommonOptions | undefined, call: string)
 
 export function endpointConfig(options: CommonOptions, server: boolean, extra: Partial<EndpointConfig> = {}): EndpointConfig {
   const config: EndpointConfig = { protocolId: options.protocolId >>> 0, server, seed: options.seed ?? randomSeed(), ...extra };
-  const copy = ["appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion", "engine", "engineLimits"] as const;
+  const copy = [
+    "appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
+    "engine", "engineLimits", "congestionOptions", "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs",
+  ] as const;
   for (const key of copy) if (options[key] !== undefined) (config as unknown as Record<string, unknown>)[key] = options[key];
   return config;
 }

@@ -114,7 +114,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
   });
   let server: Server | undefined;
-  const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event));
+  const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
   server = new Server(adapter.name, driver, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES);
   driver.service();
   return server;
@@ -173,7 +173,7 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
         else if (event.reason === "aborted") finish(new ConnectAbortedError(peer, signal?.reason));
         else finish(new ConnectFailedError(peer, event.reason));
       }
-    });
+    }, { dropTest: options.dropTest, seed: options.seed });
     const giveUp = (error: Error): void => {
       if (settled) return;
       try {
