@@ -118,6 +118,19 @@ if (TRACE) {
   };
 }
 
+// Timer callbacks that ran (the driver's pacing/ack/loss timers; the bench's own are 1-2 per run).
+let timerFires = 0;
+{
+  const gt = globalThis as unknown as { setTimeout(fn: () => void, ms: number): unknown };
+  const orig = gt.setTimeout.bind(globalThis);
+  gt.setTimeout = (fn: () => void, ms: number) =>
+    orig(() => {
+      timerFires++;
+      fn();
+    }, ms);
+}
+const proc = (globalThis as unknown as { process?: { cpuUsage(): { user: number; system: number } } }).process;
+
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const s = [...values].sort((x, y) => x - y);
@@ -178,6 +191,8 @@ interface RunRow {
   messagesPerSec: number;
   verified: boolean;
   sender?: Record<string, unknown>;
+  timerFiresPerSec?: number;
+  cpuMsPerMB?: number;
   trace?: Record<string, unknown>;
 }
 
@@ -230,9 +245,20 @@ async function main(): Promise<void> {
           lastSendAt = NaN;
         }
         senderStats = undefined;
+        const fires0 = timerFires;
+        const cpu0 = proc?.cpuUsage();
         const r = await measure(variant, size);
+        const cpu1 = proc?.cpuUsage();
+        const runSeconds = (WARMUP_MS + DURATION_MS) / 1000;
         const row: RunRow = { run, size, variant, mbPerSec: r.mbPerSec, messagesPerSec: r.messagesPerSec, verified: r.verified };
         if (senderStats !== undefined) row.sender = senderStats;
+        row.timerFiresPerSec = Math.round((timerFires - fires0) / runSeconds);
+        // Process CPU (both ends) per delivered MB over the whole run, warm-up included: less
+        // sensitive to other jobs on the machine than MB/s.
+        if (cpu0 !== undefined && cpu1 !== undefined) {
+          const cpuMs = (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000;
+          row.cpuMsPerMB = Math.round((cpuMs / Math.max(1e-9, (r.delivered * size) / 1e6)) * 100) / 100;
+        }
         if (tracing && trace !== undefined) {
           const seconds = (WARMUP_MS + DURATION_MS) / 1000;
           const gaps = trace.gapsUs;
