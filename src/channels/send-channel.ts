@@ -229,10 +229,13 @@ export class SendChannel {
   }
 
   hasResend(): boolean {
+    const lost = this.lost;
+    if (lost === undefined || lost.length === 0) return false; // the common case, kept cheap
     return this.cleanLostHead();
   }
 
   hasFresh(): boolean {
+    if (this.fresh.length === 0) return false;
     const m = this.cleanFreshHead();
     if (m === undefined) return false;
     const seq = m.seqBase === -1 ? this.nextSeq : m.seqBase + m.nextFrag;
