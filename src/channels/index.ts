@@ -21,6 +21,11 @@
  *    acknowledged reports delivered: false (it will never be delivered, by design of the mode).
  *    LatestState: a receipt reports delivered once the peer has acknowledged this value or a
  *    newer one of the same key.
+ *  - `deleteKey(now, channel, key, { receipt? })` (added beside `send`): LatestState key deletion
+ *    by tombstone (an empty value); the peer gets a message with empty `data` and the `key`.
+ *    The connection/API may expose it as is; nothing else changes for the connection.
+ *  - PacketContents records and one-frame send buffers are pooled process-wide (bounded), so a
+ *    connection keeps no pool of its own; acquire/release work exactly as before.
  *  - `DeliveryNotificationManager<T>` takes a handler object `{ onDelivered, onDropped }` at
  *    construction; feed it `dispatch(seq, now, bytes, contents)`, `acknowledge(seq, now)` for
  *    each engine PacketAcked record, and `detectLosses(now, rtoMs)` each pass (packet-threshold
