@@ -17,7 +17,7 @@
  * Client connection objects are created (connect()) before the baseline is taken, so the delta
  * is the server's per-connection state (plus the clients' small handshake-completion growth).
  *
- *   node --expose-gc dist/bench/core/core.js [--quick] [--engine ts|wasm] [--ack-delay ms] [--out name]
+ *   node --expose-gc dist/bench/core/core.js [--quick] [--engine ts|wasm] [--ack-delay ms] [--ack-piggyback ms] [--out name]
  * Writes bench/results/core.json (and core-detail.json with the supporting figures).
  */
 import { Endpoint } from "../../src/session/endpoint.js";
@@ -46,6 +46,7 @@ const args = proc.argv.slice(2);
 const quick = args.includes("--quick");
 const engineKind = (args[args.indexOf("--engine") + 1] === "ts" ? "ts" : "wasm") as "ts" | "wasm";
 const ackDelayMs = args.includes("--ack-delay") ? Number(args[args.indexOf("--ack-delay") + 1]) : undefined;
+const ackPiggybackMs = args.includes("--ack-piggyback") ? Number(args[args.indexOf("--ack-piggyback") + 1]) : undefined;
 const outName = args.includes("--out") ? args[args.indexOf("--out") + 1] : "core";
 
 const CONNECTIONS = 1000;
@@ -96,6 +97,7 @@ const server = new Endpoint({
   seed: 1,
   engine: engineKind,
   ackDelayMs,
+  ackPiggybackMs,
 });
 const clientAddresses: string[] = [];
 const clientIndex = new Map<string, number>();
@@ -113,6 +115,7 @@ for (let i = 0; i < CONNECTIONS; i++) {
       seed: 1000 + i,
       engine: engineKind,
       ackDelayMs,
+      ackPiggybackMs,
       engineLimits: { batchDatagrams: 8, maxRecords: 2048, sendDatagrams: 4 },
     }),
   );
@@ -264,6 +267,7 @@ const detail = {
   ...result,
   engine: server.engine.kind,
   ackDelayMs: server.config.ackDelayMs,
+  ackPiggybackMs: server.config.ackPiggybackMs,
   rawCpuSecondsPerSimSecond: Number(rawCpuSecondsPerSimSecond.toFixed(5)),
   timerOverheadMicrosPerCall: Number(timerOverheadMicros.toFixed(3)),
   timedCalls,

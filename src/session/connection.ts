@@ -17,7 +17,7 @@ import {
   SYSTEM_CHANNEL,
   type Engine,
 } from "../engine/abi.js";
-import { ChannelSet, DeliveryNotificationManager, PacketContents } from "../channels/index.js";
+import { ChannelSet, DeliveryNotificationManager, PacketContents, type DeliveryHandler } from "../channels/index.js";
 import {
   createController,
   type CongestionAlgorithm,
@@ -27,7 +27,6 @@ import {
 } from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
 import { PingTracker } from "../congestion/ping.js";
-import { LossEstimator } from "../congestion/loss.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
@@ -135,7 +134,7 @@ export interface ConnectionHost {
   emit(event: EndpointEvent): void;
 }
 
-export class Connection {
+export class Connection implements DeliveryHandler<PacketContents> {
   state: ConnectionState;
   /** Earliest time this connection has queued in the endpoint's deadline heap. */
   scheduledAt = Infinity;
@@ -162,7 +161,6 @@ export class Connection {
   private readonly cc: CongestionController;
   private readonly rtt = new RttEstimator();
   private readonly ping = new PingTracker();
-  private readonly loss = new LossEstimator();
   /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
   private readonly bandwidth = new BandwidthChangeDetector();
   private clock: NetworkClock | undefined;
@@ -181,7 +179,7 @@ export class Connection {
   private lossRate = 0;
   /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
    *  late acks; -1 = empty. */
-  private readonly recentlyLost = new Int32Array(LOST_MEMORY).fill(-1);
+  private recentlyLost: Int32Array | undefined;
   private spuriousLosses = 0;
   private lastSentAt: number;
   private unresponsive = false;
@@ -197,7 +195,14 @@ export class Connection {
   /** Server: CLOCK_REQUEST times to echo (bounded). */
   private clockEchoes: number[] = [];
   private clockRequestDue = false;
-  private readonly counters = { bytesSent: 0, bytesReceived: 0, received: 0, duplicates: 0, stale: 0, invalid: 0, crcFailures: 0 };
+  // Counters as plain fields (one object less per connection).
+  private bytesSent = 0;
+  private bytesReceived = 0;
+  private received = 0;
+  private duplicates = 0;
+  private stale = 0;
+  private invalid = 0;
+  private crcFailures = 0;
 
   constructor(
     private readonly host: ConnectionHost,
@@ -214,13 +219,8 @@ export class Connection {
     this.salt = salt;
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
-    this.delivery = new DeliveryNotificationManager<PacketContents>(
-      {
-        onDelivered: (seq, contents, sentTime, at) => this.onDelivered(seq, contents, sentTime, at),
-        onDropped: (seq, contents, sentTime, at) => this.onDropped(seq, contents, sentTime, at),
-      },
-      { capacity: RING },
-    );
+    // The connection is its own delivery handler (no closure pair per connection).
+    this.delivery = new DeliveryNotificationManager<PacketContents>(this, { capacity: RING });
     this.cc = createController(controllerConfig(config, ccSeed));
     this.lastReceivedAt = now;
     this.lastSentAt = now;
@@ -280,14 +280,14 @@ export class Connection {
   // ---- receive path --------------------------------------------------------------------------
 
   onDatagramBytes(bytes: number): void {
-    this.counters.bytesReceived += bytes;
+    this.bytesReceived += bytes;
   }
 
   onDropCounted(kind: "crc" | "duplicate" | "stale" | "invalid"): void {
-    if (kind === "crc") this.counters.crcFailures++;
-    else if (kind === "duplicate") this.counters.duplicates++;
-    else if (kind === "stale") this.counters.stale++;
-    else this.counters.invalid++;
+    if (kind === "crc") this.crcFailures++;
+    else if (kind === "duplicate") this.duplicates++;
+    else if (kind === "stale") this.stale++;
+    else this.invalid++;
   }
 
   /** Any authenticated-by-CRC packet from the peer proves it alive. */
@@ -306,7 +306,7 @@ export class Connection {
 
   /** Engine PacketReceived. `elicits`: a DATA packet with frames (needs an ack). */
   onPacketReceived(now: number, elicits: boolean): void {
-    this.counters.received++;
+    this.received++;
     this.onPeerAlive(now);
     if (elicits) this.receivedSinceAck++;
     if (elicits && !this.ackOwed) {
@@ -349,8 +349,9 @@ export class Connection {
    */
   private onLateAck(sequence: number): void {
     const slot = sequence & (LOST_MEMORY - 1);
-    if (this.recentlyLost[slot] !== sequence) return;
-    this.recentlyLost[slot] = -1;
+    const lost = this.recentlyLost;
+    if (lost === undefined || lost[slot] !== sequence) return;
+    lost[slot] = -1;
     this.spuriousLosses++;
     this.lossRate = Math.max(0, this.lossRate - LOSS_GAIN);
   }
@@ -452,7 +453,8 @@ export class Connection {
 
   // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
 
-  private onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
+  /** DeliveryHandler: called by the notification manager only. */
+  onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
     if (sentTime > this.largestAckedSentTime) this.largestAckedSentTime = sentTime;
     const record = this.sentCc.get(sequence);
     if (record !== undefined) {
@@ -465,7 +467,6 @@ export class Connection {
       const firstOnly = contents.resends === 0;
       if (firstOnly) this.rtt.onSample(now, now - sentTime);
       this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
-      this.loss.onDelivered();
       this.lossRate += LOSS_GAIN * (0 - this.lossRate);
       this.cc.onAck(now, record, this.ccInFlightBytes);
     }
@@ -473,15 +474,17 @@ export class Connection {
     this.channels.releaseContents(contents);
   }
 
-  private onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number): void {
+  /** DeliveryHandler: called by the notification manager only. */
+  onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number): void {
     const record = this.sentCc.get(sequence);
     if (record !== undefined) {
       this.sentCc.delete(sequence);
       this.elicitingInFlight--;
       this.ccInFlightBytes -= record.bytes;
-      this.loss.onLost();
       this.lossRate += LOSS_GAIN * (1 - this.lossRate);
-      this.recentlyLost[sequence & (LOST_MEMORY - 1)] = sequence;
+      // Allocated at the first loss: a connection that never loses a packet never needs it.
+      const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
+      lost[sequence & (LOST_MEMORY - 1)] = sequence;
       this.cc.onLoss(now, record, this.ccInFlightBytes);
     }
     // Lost reliable contents go back to their channels and leave again in NEW packets.
@@ -619,7 +622,7 @@ export class Connection {
       default:
         return 0;
     }
-    this.counters.bytesSent += length;
+    this.bytesSent += length;
     return length;
   }
 
@@ -683,7 +686,7 @@ export class Connection {
   writeImmediateAck(now: number, offset: number): number {
     if (this.state !== ConnectionState.Connected || this.delivery.inFlight >= RING - 1) return 0;
     const length = this.seal(now, offset, 0, PacketType.Data, undefined);
-    this.counters.bytesSent += length;
+    this.bytesSent += length;
     return length;
   }
 
@@ -836,15 +839,15 @@ export class Connection {
         delivered: d.delivered,
         dropped: d.dropped,
         inFlight: d.inFlight,
-        received: this.counters.received,
+        received: this.received,
       },
-      bytesSent: this.counters.bytesSent,
-      bytesReceived: this.counters.bytesReceived,
+      bytesSent: this.bytesSent,
+      bytesReceived: this.bytesReceived,
       resends: ch.resends,
-      duplicates: this.counters.duplicates + ch.duplicates,
-      stale: this.counters.stale + ch.stale,
-      invalid: this.counters.invalid + ch.invalid,
-      crcFailures: this.counters.crcFailures,
+      duplicates: this.duplicates + ch.duplicates,
+      stale: this.stale + ch.stale,
+      invalid: this.invalid + ch.invalid,
+      crcFailures: this.crcFailures,
       messagesSent: ch.messagesSent,
       messagesReceived: ch.messagesReceived,
     };
