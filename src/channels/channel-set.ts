@@ -28,12 +28,37 @@ import {
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
-import { type ReceiptSink, SendChannel } from "./send-channel.js";
+import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
 
 export interface ChannelOptions extends ChannelConfig {
   /** LatestState: most keys tracked per direction. Default 4096. */
   maxKeys?: number;
+  /**
+   * unreliable / unreliable-sequenced: every datagram that carries a new message of this
+   * channel also carries copies of up to this many previous messages (one-frame messages
+   * younger than 100 ms, if they fit), so a single lost datagram costs nothing (seed 004).
+   * 0..3, default 0 (off). Same value on both peers (the receiver's duplicate filter and its
+   * counters depend on it; not covered by the handshake's channel hash).
+   */
+  redundancy?: number;
+  /**
+   * Reliable kinds: room left in a datagram after all due data is filled with copies of this
+   * channel's most recently sent, still unacknowledged one-frame messages (seed 004: the
+   * previous reliable packet piggybacked on the next), each copied at most this many times
+   * and at most this many per datagram, while younger than 100 ms. A copy that arrives
+   * settles the message, so its lost original is not resent. 0..3, default 0 (off). Same
+   * value on both peers (the receiver counts the copies it discards as `copiesDropped`).
+   */
+  piggyback?: number;
 }
+
+/** Most copies per message for `redundancy` and `piggyback`. */
+export const MAX_COPIES = 3;
+/**
+ * Piggybacked copies leave this many bytes of the datagram free: the connection appends its
+ * own frames (clock request/replies, 11-19 bytes each) after the channel frames.
+ */
+export const COPY_RESERVE_BYTES = 64;
 
 export interface ChannelSetConfig {
   channels: readonly ChannelOptions[];
@@ -68,6 +93,15 @@ export interface ChannelStats {
   invalid: number;
   /** Unreliable partial messages evicted to stay within the receive-buffer bound. */
   evicted: number;
+  /** Sender: redundancy / piggyback copies written (never counted in `resends`). */
+  copiesSent: number;
+  /** Sender: frame bytes of those copies. */
+  copyBytes: number;
+  /** Receiver: frames discarded on channels configured with copies as already delivered or
+   *  older than delivered (engine DuplicateMessage / StaleMessage, and this layer's duplicate
+   *  filter). They are the peer's copies doing their job, so they are not counted in
+   *  `duplicates` or `stale` (a reordered late original on such a channel lands here too). */
+  copiesDropped: number;
 }
 
 export const DEFAULT_MAX_KEYS = 4096;
@@ -99,6 +133,23 @@ export function deliveryKindOf(mode: DeliveryMode): DeliveryKind {
   }
 }
 
+/** Validated `redundancy` (unreliable kinds) or `piggyback` (reliable kinds) of channel `i`. */
+function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
+  const own = reliable ? "piggyback" : "redundancy";
+  const other = reliable ? "redundancy" : "piggyback";
+  if (c[other] !== undefined && c[other] !== 0) {
+    throw new ChannelConfigError(
+      `channel ${i} (${c.mode}): ${other} does not apply to this mode; use ${own} ` +
+        `(redundancy is for unreliable kinds, piggyback for reliable ones)`,
+    );
+  }
+  const n = c[own] ?? 0;
+  if (!Number.isInteger(n) || n < 0 || n > MAX_COPIES) {
+    throw new ChannelConfigError(`channel ${i}: ${own} must be an integer in 0..${MAX_COPIES}, got ${String(c[own])}`);
+  }
+  return n;
+}
+
 export class ChannelSet implements ReceiptSink, ReceiveHost {
   // Arrays are built at their exact length (map), not grown by push: a pushed array keeps
   // spare capacity, and there is one ChannelSet per connection.
@@ -124,7 +175,14 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private unreliablePartials: Set<Partial> | undefined;
   private buffered = 0;
   private readonly maxReceiveBufferBytes: number;
-  private readonly counters = { duplicates: 0, stale: 0, invalid: 0, evicted: 0 };
+  private readonly counters = { duplicates: 0, stale: 0, invalid: 0, evicted: 0, copiesDropped: 0 };
+  /** Channels configured with redundancy / piggyback (bit c = channel c). */
+  private readonly copyMask: number;
+  /** Reliable channels with piggyback, highest priority first (the copy pass of writeFrames). */
+  private readonly piggybackers: SendChannel[];
+  /** Unreliable channels with redundancy (their old copies expire at each write). */
+  private readonly redundant: SendChannel[];
+  private readonly clock: WriteClock = { now: 0, datagram: 0 };
   private readonly sent: number[];
   private readonly received: number[];
 
@@ -144,6 +202,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const room = mtu - DATA_OVERHEAD_BYTES;
     const senders: SendChannel[] = [];
     const receivers: ReceiveChannel[] = [];
+    let copyMask = 0;
     channels.forEach((c, i) => {
       const kind = deliveryKindOf(c.mode);
       const reliable = kind >= DeliveryKind.ReliableUnordered;
@@ -166,9 +225,15 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       }
       const priority = c.priority ?? 0;
       if (!Number.isFinite(priority)) throw new ChannelConfigError(`channel ${i}: priority must be a finite number`);
-      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this));
-      receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this));
+      const copies = copiesOption(i, c, reliable);
+      if (copies !== 0) copyMask |= 1 << i;
+      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this, copies, this.clock));
+      receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this, copies));
     });
+    this.copyMask = copyMask;
+    const withCopies = senders.filter((s) => s.copyLimit !== 0).sort((a, b) => b.priority - a.priority);
+    this.piggybackers = withCopies.filter((s) => s.reliable);
+    this.redundant = withCopies.filter((s) => !s.reliable);
     this.senders = senders.slice();
     this.receivers = receivers.slice();
     const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);
@@ -289,9 +354,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * and append connection-level frames after the returned length.
    */
   writeFrames(now: number, bytes: Uint8Array, offset: number, capacity: number, into: PacketContents): number {
-    void now;
     let pos = offset;
     const end = Math.min(offset + capacity, bytes.length);
+    if (this.copyMask !== 0) {
+      this.clock.now = now;
+      this.clock.datagram++;
+      for (let k = 0; k < this.redundant.length; k++) this.redundant[k].expireCopies(now);
+    }
     const pending = this.pendingMask;
     if (pending !== 0) {
       for (let pass = 0; pass < 2; pass++) {
@@ -319,6 +388,17 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
             i = i + 1 === group.length ? 0 : i + 1;
           }
         }
+      }
+    }
+    // Piggyback: spare room after all due data carries copies of recent unacknowledged reliable
+    // frames. Only in a datagram that carries channel data anyway (copies never cause a send),
+    // and never into the last COPY_RESERVE_BYTES (the connection's own frames go there).
+    if (this.piggybackers.length !== 0 && pos > offset) {
+      const copyEnd = end - COPY_RESERVE_BYTES;
+      for (let k = 0; k < this.piggybackers.length && pos < copyEnd; k++) {
+        const s = this.piggybackers[k];
+        s.expireCopies(now);
+        pos += s.writeCopies(bytes, pos, copyEnd - pos, into);
       }
     }
     for (let g = 0; g < this.groups.length; g++) this.roundRobin[g] = (this.roundRobin[g] + 1) % this.groups[g].length;
@@ -381,7 +461,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       }
       case RecordType.FrameDropped: {
         const reason = records[index + RecordField.A];
-        if (reason === DropReason.DuplicateMessage) this.counters.duplicates++;
+        const channel = records[index + RecordField.B];
+        const ofCopies = channel >= 0 && channel < MAX_CHANNELS && (this.copyMask & (1 << channel)) !== 0;
+        if (ofCopies && (reason === DropReason.DuplicateMessage || reason === DropReason.StaleMessage)) this.counters.copiesDropped++;
+        else if (reason === DropReason.DuplicateMessage) this.counters.duplicates++;
         else if (reason === DropReason.StaleMessage || reason === DropReason.TooFarAhead) this.counters.stale++;
         else this.counters.invalid++;
         return;
@@ -406,7 +489,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   stats(): ChannelStats {
     let resends = 0;
-    for (const s of this.senders) resends += s.resends;
+    let copiesSent = 0;
+    let copyBytes = 0;
+    for (const s of this.senders) {
+      resends += s.resends;
+      copiesSent += s.copiesSent;
+      copyBytes += s.copyBytes;
+    }
     return {
       messagesSent: this.sent.slice(),
       messagesReceived: this.received.slice(),
@@ -415,6 +504,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       stale: this.counters.stale,
       invalid: this.counters.invalid,
       evicted: this.counters.evicted,
+      copiesSent,
+      copyBytes,
+      copiesDropped: this.counters.copiesDropped,
     };
   }
 
@@ -470,5 +562,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   countDuplicate(): void {
     this.counters.duplicates++;
+  }
+  /** @internal */
+  countCopyDropped(): void {
+    this.counters.copiesDropped++;
   }
 }

@@ -27,6 +27,15 @@ export class OutMessage {
   lossReported = false;
   /** Data held in `data` is a pooled buffer (see buffer-pool.ts). */
   pooled = false;
+  /**
+   * Channels with copies (redundancy / piggyback), one-frame messages only: packets in flight
+   * that carry this message (first send, resends and copies). A loss report only counts once
+   * no other carrier is left.
+   */
+  carriers = 0;
+  /** Unreliable message kept after its write for redundancy copies: its bytes no longer count
+   *  in the channel's heldBytes (they were taken off at the write). */
+  keptForCopies = false;
   /** State of fragment 0 when not fragmented (no per-message typed array for the common case). */
   private state0: FragState = FragState.NeedsSend;
   /** Per-fragment states, only for fragmented messages. */

@@ -69,7 +69,16 @@ export interface ReceiveHost {
   countInvalid(): void;
   countStale(): void;
   countDuplicate(): void;
+  /** A redundancy copy discarded (the message was delivered already). */
+  countCopyDropped(): void;
 }
+
+/**
+ * Width of the duplicate filter of `unreliable` channels, in messageSeqs behind the newest
+ * seen (bit i of `seenBits` = newest - i arrived). The sender only copies messages within this
+ * distance of its next messageSeq (copy-ring.ts COPY_SEQ_WINDOW).
+ */
+export const UNRELIABLE_DEDUP_WINDOW = 32;
 
 /** First size of a ReliableOrdered held-frame ring (grows by doubling up to MESSAGE_WINDOW). */
 const HELD_RING_START = 16;
@@ -165,6 +174,8 @@ export class ReceiveChannel {
   // bytes are in a Partial, placed when each fragment arrived, held or not).
   private orderedId = NaN;
   private orderedNext = 0;
+  /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
+  private seenBits = 0;
 
   readonly unreliable: boolean;
 
@@ -174,8 +185,45 @@ export class ReceiveChannel {
     readonly maxMessageBytes: number,
     readonly maxKeys: number,
     private readonly host: ReceiveHost,
+    /** The channel's `redundancy` / `piggyback` (same on both peers): copies are expected. */
+    readonly copies = 0,
   ) {
     this.unreliable = kind === DeliveryKind.Unreliable || kind === DeliveryKind.UnreliableSequenced;
+  }
+
+  /**
+   * `unreliable` channels: the engine delivers every frame (kind 0 has no receiver rule), so the
+   * peer's redundancy copies are filtered here, on every unreliable channel since it costs two
+   * integer operations: a messageSeq already seen within the last UNRELIABLE_DEDUP_WINDOW is
+   * dropped. One further behind cannot be checked: on a channel configured with redundancy it
+   * is dropped (it is almost surely a late copy), on one without it is delivered (a late
+   * original, as before). Returns the unwrapped sequence, or NaN to drop the frame.
+   */
+  private firstArrival(seq: number): number {
+    if (Number.isNaN(this.newestSeen)) {
+      this.newestSeen = seq;
+      this.seenBits = 1;
+      return seq;
+    }
+    const d = sequenceDiff(seq, this.newestSeen & 0xffff);
+    if (d > 0) {
+      this.seenBits = d >= UNRELIABLE_DEDUP_WINDOW ? 1 : (this.seenBits << d) | 1;
+      this.newestSeen += d;
+      return this.newestSeen;
+    }
+    if (-d >= UNRELIABLE_DEDUP_WINDOW) {
+      if (this.copies === 0) return this.newestSeen + d;
+      this.host.countCopyDropped();
+      return NaN;
+    }
+    const bit = 1 << -d;
+    if ((this.seenBits & bit) !== 0) {
+      if (this.copies === 0) this.host.countDuplicate();
+      else this.host.countCopyDropped();
+      return NaN;
+    }
+    this.seenBits |= bit;
+    return this.newestSeen + d;
   }
 
 
@@ -202,7 +250,8 @@ export class ReceiveChannel {
       }
       return;
     }
-    const s = this.unwrap(seq);
+    const s = this.kind === DeliveryKind.Unreliable ? this.firstArrival(seq) : this.unwrap(seq);
+    if (Number.isNaN(s)) return;
     if (fragInfo === 0) {
       this.complete(s, key, copyOut(arena, offset, length));
       return;

@@ -11,17 +11,27 @@ import {
   MESSAGE_WINDOW,
 } from "../engine/abi.js";
 import { copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
+import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
 import { FragState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
 import { PairQueue, Queue } from "./queue.js";
 
 const EMPTY = new Uint8Array(0);
+/** Piggyback ring slots beyond `piggyback`: room for the messages of the datagram being written. */
+const PIGGYBACK_RING_EXTRA = 4;
 
 /** What a SendChannel reports to its ChannelSet. */
 export interface ReceiptSink {
   receiptSettled(receipt: number, delivered: boolean): void;
   /** Channel `index` may have a frame to write (new data, a resend, or a window that moved). */
   markPending(index: number): void;
+}
+
+/** The datagram being written, shared by a ChannelSet's channels (read only by channels with copies). */
+export interface WriteClock {
+  now: number;
+  /** Counts writeFrames calls: tells "already in this datagram" apart. */
+  datagram: number;
 }
 
 /** LatestState: what the sender knows about one key (seed 001's up-to-date reliability). */
@@ -43,6 +53,12 @@ export class SendChannel {
   /** Next message sequence, unwrapped (wire value is `& 0xffff`). */
   nextSeq = 0;
   resends = 0;
+  /** Redundancy / piggyback copies written (not resends: nothing was reported lost). */
+  copiesSent = 0;
+  /** Frame bytes of those copies. */
+  copyBytes = 0;
+  /** Recent one-frame messages that may be repeated (channels with copies; created on first write). */
+  private ring: CopyRing | undefined;
   /** Messages with fragments never written yet, in send order. */
   readonly fresh = new Queue<OutMessage>();
   /** Lost fragments waiting to be resent (created on the first loss). */
@@ -74,6 +90,9 @@ export class SendChannel {
     readonly maxKeys: number,
     packetRoom: number,
     private readonly sink: ReceiptSink,
+    /** `redundancy` (unreliable kinds) or `piggyback` (reliable kinds): copies per message, 0 = off. */
+    readonly copyLimit = 0,
+    private readonly clock: WriteClock = { now: 0, datagram: 0 },
   ) {
     this.reliable = kind >= DeliveryKind.ReliableUnordered;
     this.windowed =
@@ -111,7 +130,7 @@ export class SendChannel {
   /** `m` will never be written again: stop counting its bytes and recycle its buffer. */
   private freeData(m: OutMessage): void {
     if (m.data.length === 0) return; // freed already (or an empty message)
-    this.heldBytes -= m.length;
+    if (!m.keptForCopies) this.heldBytes -= m.length;
     const buffer = m.takeData();
     if (m.pooled) {
       m.pooled = false;
@@ -260,6 +279,11 @@ export class SendChannel {
     into.add(m, f);
     into.resends++;
     this.resends++;
+    if (this.copyLimit !== 0 && m.fragCount === 1) {
+      // A resend is as worth protecting as a first send: it may be piggybacked on the next datagram.
+      m.carriers++;
+      this.copyRing().push(m, this.clock.now, this.clock.datagram);
+    }
     return size;
   }
 
@@ -276,6 +300,7 @@ export class SendChannel {
     if (!this.inWindow(m.seqBase + f)) return 0;
     const size = this.frameBytes(m, f);
     if (size > room) return 0;
+    if (this.copyLimit !== 0 && m.fragCount === 1) return this.writeFreshWithCopies(bytes, pos, room, into, m, size);
     this.writeFrame(bytes, pos, m, f);
     m.setState(f, FragState.InFlight);
     m.nextFrag = f + 1;
@@ -287,6 +312,115 @@ export class SendChannel {
     // Unreliable frames without a receipt need no delivery feedback.
     if (this.reliable || m.receipt !== 0) into.add(m, f);
     return size;
+  }
+
+  /**
+   * First write of a one-frame message on a channel with copies. Unreliable kinds (redundancy):
+   * copies of up to `copyLimit` previous messages go in front of it, oldest first, if they fit
+   * beside it, so an UnreliableSequenced receiver that lost the previous datagram delivers them
+   * before the new one instead of dropping them as stale. Then the message joins the ring.
+   */
+  private writeFreshWithCopies(bytes: Uint8Array, pos: number, room: number, into: PacketContents, m: OutMessage, size: number): number {
+    let at = pos;
+    if (!this.reliable && this.ring !== undefined) at += this.writeCopies(bytes, pos, room - size, into, true);
+    this.writeFrame(bytes, at, m, 0);
+    m.setState(0, FragState.InFlight);
+    m.nextFrag = 1;
+    this.fresh.shift();
+    if (this.reliable || m.receipt !== 0) {
+      into.add(m, 0);
+      m.carriers++;
+    }
+    if (!this.reliable) {
+      // Kept (≤ copyLimit messages, ≤ COPY_MAX_AGE_MS) for copies; no longer "queued" data.
+      this.heldBytes -= m.length;
+      m.keptForCopies = true;
+    }
+    const evicted = this.copyRing().push(m, this.clock.now, this.clock.datagram);
+    if (evicted !== undefined && !this.reliable) this.releaseKept(evicted);
+    return at - pos + size;
+  }
+
+  /**
+   * Write copies of recent messages into bytes[pos .. pos + room): at most `copyLimit` per
+   * call, newest first in choice, oldest first on the wire. A message is copied only if it is
+   * still unsettled (reliable: in flight, not acknowledged; unreliable: not known delivered),
+   * was not written in this datagram, has been copied fewer than `copyLimit` times, is younger
+   * than COPY_MAX_AGE_MS and within COPY_SEQ_WINDOW of the next messageSeq. Copies are carriers
+   * like any other packet (an acknowledged copy settles the message, so its lost original is
+   * never resent); they are not resends. Returns bytes written.
+   */
+  writeCopies(bytes: Uint8Array, pos: number, room: number, into: PacketContents, unreliable = false): number {
+    const ring = this.ring;
+    if (ring === undefined || ring.size === 0 || room <= 0) return 0;
+    const { now, datagram } = this.clock;
+    // Pick (newest first) into a small stack of slots; at most copyLimit <= 3.
+    let picked0 = -1;
+    let picked1 = -1;
+    let picked2 = -1;
+    let count = 0;
+    let total = 0;
+    for (let i = 0; i < ring.size && count < this.copyLimit; i++) {
+      const slot = ring.slot(i);
+      const m = ring.message(slot);
+      if (now - ring.writtenTime(slot) > COPY_MAX_AGE_MS) break; // older ones are older still
+      if (ring.datagramOf(slot) === datagram || ring.copyCount(slot) >= this.copyLimit) continue;
+      if (m.done || m.abandoned || m.seqBase < this.nextSeq - COPY_SEQ_WINDOW) continue;
+      if (unreliable ? m.data.length < m.length : m.state(0) !== FragState.InFlight) continue;
+      const size = this.frameBytes(m, 0);
+      if (total + size > room) continue;
+      total += size;
+      if (count === 0) picked0 = slot;
+      else if (count === 1) picked1 = slot;
+      else picked2 = slot;
+      count++;
+    }
+    let at = pos;
+    for (let k = count - 1; k >= 0; k--) {
+      const slot = k === 0 ? picked0 : k === 1 ? picked1 : picked2;
+      const m = ring.message(slot);
+      this.writeFrame(bytes, at, m, 0);
+      at += this.frameBytes(m, 0);
+      ring.noteCopy(slot, datagram);
+      if (this.reliable || m.receipt !== 0) {
+        into.add(m, 0);
+        m.carriers++;
+      }
+    }
+    this.copiesSent += count;
+    this.copyBytes += total;
+    return total;
+  }
+
+  /**
+   * The ring, created on first use. Redundancy: the last `copyLimit` messages (the new one is
+   * added after its copies are written). Piggyback: a few more, because the copy pass runs
+   * after the messages of the current datagram were added, and those are never copied into it.
+   */
+  private copyRing(): CopyRing {
+    return (this.ring ??= new CopyRing(this.reliable ? this.copyLimit + PIGGYBACK_RING_EXTRA : this.copyLimit));
+  }
+
+  /** An unreliable message left the copy ring: free its bytes; settle a receipt still open. */
+  private releaseKept(m: OutMessage): void {
+    this.freeData(m);
+    if (m.carriers === 0 && m.state(0) === FragState.InFlight && m.receipt !== 0 && !m.lossReported && !m.done) {
+      // Every packet that carried it was lost and no copy will be written any more.
+      m.setState(0, FragState.Acked);
+      m.lossReported = true;
+      this.sink.receiptSettled(m.receipt, false);
+      m.receipt = 0;
+    }
+  }
+
+  /** Drop ring entries too old to be copied (their unreliable bytes go back to the pool). */
+  expireCopies(now: number): void {
+    const ring = this.ring;
+    if (ring === undefined) return;
+    while (ring.size > 0 && now - ring.writtenTime(ring.slot(ring.size - 1)) > COPY_MAX_AGE_MS) {
+      const m = ring.shiftOldest()!;
+      if (!this.reliable) this.releaseKept(m);
+    }
   }
 
   /** Assign sequences to a message about to be written for the first time. */
@@ -347,6 +481,7 @@ export class SendChannel {
 
   /** Fragment `f` of `m` was acknowledged. */
   delivered(m: OutMessage, f: number): void {
+    if (m.carriers > 0) m.carriers--;
     if (m.state(f) !== FragState.InFlight) return;
     m.setState(f, FragState.Acked);
     m.acked++;
@@ -373,6 +508,13 @@ export class SendChannel {
 
   /** Fragment `f` of `m` was in a packet judged lost. */
   lostFragment(m: OutMessage, f: number): void {
+    if (this.copyLimit !== 0 && m.fragCount === 1) {
+      if (m.carriers > 0) m.carriers--;
+      // Another packet (a copy, or the original when this was a copy) still carries it.
+      if (m.carriers > 0) return;
+      // Unreliable: it may still be copied into a later datagram; settled when it leaves the ring.
+      if (!this.reliable && m.keptForCopies && this.ring !== undefined && this.ring.indexOf(m) >= 0) return;
+    }
     if (m.state(f) !== FragState.InFlight || m.done || m.abandoned) return;
     m.setState(f, FragState.NeedsSend);
     if (!this.reliable) {
@@ -435,6 +577,10 @@ export class SendChannel {
 
   /** Connection closed: abandon everything; every outstanding receipt reports lost. */
   failAll(): void {
+    const ring = this.ring;
+    if (ring !== undefined) {
+      for (let m = ring.shiftOldest(); m !== undefined; m = ring.shiftOldest()) if (!this.reliable) this.freeData(m);
+    }
     for (let m = this.fresh.shift(); m !== undefined; m = this.fresh.shift()) this.abandon(m);
     const live = this.live;
     if (live !== undefined) for (let m = live.shift(); m !== undefined; m = live.shift()) this.abandon(m);
