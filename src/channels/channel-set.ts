@@ -133,6 +133,10 @@ export function deliveryKindOf(mode: DeliveryMode): DeliveryKind {
   }
 }
 
+/** Shared by ChannelSets without copies (nothing reads it then): no per-connection objects. */
+const UNUSED_CLOCK: WriteClock = { now: 0, datagram: 0 };
+const NO_SENDERS: SendChannel[] = [];
+
 /** Validated `redundancy` (unreliable kinds) or `piggyback` (reliable kinds) of channel `i`. */
 function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
   const own = reliable ? "piggyback" : "redundancy";
@@ -182,7 +186,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private readonly piggybackers: SendChannel[];
   /** Unreliable channels with redundancy (their old copies expire at each write). */
   private readonly redundant: SendChannel[];
-  private readonly clock: WriteClock = { now: 0, datagram: 0 };
+  /** @internal Time and datagram count of the current writeFrames call (own object only with copies). */
+  readonly clock: WriteClock;
   private readonly sent: number[];
   private readonly received: number[];
 
@@ -203,6 +208,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const senders: SendChannel[] = [];
     const receivers: ReceiveChannel[] = [];
     let copyMask = 0;
+    const anyCopies = channels.some((c) => (c.redundancy ?? 0) !== 0 || (c.piggyback ?? 0) !== 0);
+    this.clock = anyCopies ? { now: 0, datagram: 0 } : UNUSED_CLOCK;
     channels.forEach((c, i) => {
       const kind = deliveryKindOf(c.mode);
       const reliable = kind >= DeliveryKind.ReliableUnordered;
@@ -227,13 +234,18 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       if (!Number.isFinite(priority)) throw new ChannelConfigError(`channel ${i}: priority must be a finite number`);
       const copies = copiesOption(i, c, reliable);
       if (copies !== 0) copyMask |= 1 << i;
-      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this, copies, this.clock));
+      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this, copies));
       receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this, copies));
     });
     this.copyMask = copyMask;
-    const withCopies = senders.filter((s) => s.copyLimit !== 0).sort((a, b) => b.priority - a.priority);
-    this.piggybackers = withCopies.filter((s) => s.reliable);
-    this.redundant = withCopies.filter((s) => !s.reliable);
+    if (copyMask === 0) {
+      this.piggybackers = NO_SENDERS;
+      this.redundant = NO_SENDERS;
+    } else {
+      const withCopies = senders.filter((s) => s.copyLimit !== 0).sort((a, b) => b.priority - a.priority);
+      this.piggybackers = withCopies.filter((s) => s.reliable);
+      this.redundant = withCopies.filter((s) => !s.reliable);
+    }
     this.senders = senders.slice();
     this.receivers = receivers.slice();
     const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);

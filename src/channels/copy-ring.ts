@@ -35,6 +35,9 @@ export class CopyRing {
   private readonly lastDatagram: number[];
   private head = 0;
   size = 0;
+  /** Copies written from this ring, and their frame bytes (the channel's stats). */
+  copiesSent = 0;
+  copyBytes = 0;
 
   constructor(readonly capacity: number) {
     this.messages = new Array<OutMessage | undefined>(capacity).fill(undefined);

@@ -25,6 +25,8 @@ export interface ReceiptSink {
   receiptSettled(receipt: number, delivered: boolean): void;
   /** Channel `index` may have a frame to write (new data, a resend, or a window that moved). */
   markPending(index: number): void;
+  /** The datagram being written (read only by channels with copies). */
+  readonly clock: WriteClock;
 }
 
 /** The datagram being written, shared by a ChannelSet's channels (read only by channels with copies). */
@@ -53,10 +55,6 @@ export class SendChannel {
   /** Next message sequence, unwrapped (wire value is `& 0xffff`). */
   nextSeq = 0;
   resends = 0;
-  /** Redundancy / piggyback copies written (not resends: nothing was reported lost). */
-  copiesSent = 0;
-  /** Frame bytes of those copies. */
-  copyBytes = 0;
   /** Recent one-frame messages that may be repeated (channels with copies; created on first write). */
   private ring: CopyRing | undefined;
   /** Messages with fragments never written yet, in send order. */
@@ -92,7 +90,6 @@ export class SendChannel {
     private readonly sink: ReceiptSink,
     /** `redundancy` (unreliable kinds) or `piggyback` (reliable kinds): copies per message, 0 = off. */
     readonly copyLimit = 0,
-    private readonly clock: WriteClock = { now: 0, datagram: 0 },
   ) {
     this.reliable = kind >= DeliveryKind.ReliableUnordered;
     this.windowed =
@@ -282,7 +279,7 @@ export class SendChannel {
     if (this.copyLimit !== 0 && m.fragCount === 1) {
       // A resend is as worth protecting as a first send: it may be piggybacked on the next datagram.
       m.carriers++;
-      this.copyRing().push(m, this.clock.now, this.clock.datagram);
+      this.copyRing().push(m, this.sink.clock.now, this.sink.clock.datagram);
     }
     return size;
   }
@@ -336,7 +333,7 @@ export class SendChannel {
       this.heldBytes -= m.length;
       m.keptForCopies = true;
     }
-    const evicted = this.copyRing().push(m, this.clock.now, this.clock.datagram);
+    const evicted = this.copyRing().push(m, this.sink.clock.now, this.sink.clock.datagram);
     if (evicted !== undefined && !this.reliable) this.releaseKept(evicted);
     return at - pos + size;
   }
@@ -353,7 +350,7 @@ export class SendChannel {
   writeCopies(bytes: Uint8Array, pos: number, room: number, into: PacketContents, unreliable = false): number {
     const ring = this.ring;
     if (ring === undefined || ring.size === 0 || room <= 0) return 0;
-    const { now, datagram } = this.clock;
+    const { now, datagram } = this.sink.clock;
     // Pick (newest first) into a small stack of slots; at most copyLimit <= 3.
     let picked0 = -1;
     let picked1 = -1;
@@ -387,8 +384,8 @@ export class SendChannel {
         m.carriers++;
       }
     }
-    this.copiesSent += count;
-    this.copyBytes += total;
+    ring.copiesSent += count;
+    ring.copyBytes += total;
     return total;
   }
 
@@ -573,6 +570,15 @@ export class SendChannel {
     }
     versions.length = kept;
     ids.length = kept;
+  }
+
+  /** Redundancy / piggyback copies written (not resends: nothing was reported lost). */
+  get copiesSent(): number {
+    return this.ring === undefined ? 0 : this.ring.copiesSent;
+  }
+  /** Frame bytes of those copies. */
+  get copyBytes(): number {
+    return this.ring === undefined ? 0 : this.ring.copyBytes;
   }
 
   /** Connection closed: abandon everything; every outstanding receipt reports lost. */
