@@ -26,12 +26,21 @@
  *    The connection/API may expose it as is; nothing else changes for the connection.
  *  - PacketContents records and one-frame send buffers are pooled process-wide (bounded), so a
  *    connection keeps no pool of its own; acquire/release work exactly as before.
+ *  - Copies (docs/CHANNELS.md "Copies"): ChannelOptions also accepts `redundancy` (0..3,
+ *    unreliable kinds) and `piggyback` (0..3, reliable kinds). Lead: please add both to
+ *    ChannelConfig in types.ts (doc comments as on ChannelOptions in channel-set.ts). Nothing
+ *    changes for the connection: copies are written inside writeFrames (piggyback stays out of
+ *    the last COPY_RESERVE_BYTES = 64 bytes, where the connection appends its clock frames), are
+ *    recorded in the same PacketContents, and settle through onDelivered/onLost as before.
+ *    stats() gains `copiesSent`, `copyBytes` (sender) and `copiesDropped` (receiver: copies
+ *    discarded on channels configured with copies, kept out of `duplicates`/`stale`).
  *  - `DeliveryNotificationManager<T>` takes a handler object `{ onDelivered, onDropped }` at
  *    construction; feed it `dispatch(seq, now, bytes, contents)`, `acknowledge(seq, now)` for
  *    each engine PacketAcked record, and `detectLosses(now, rtoMs)` each pass (packet-threshold
  *    and timeout losses); `oldestSentTime()` arms the loss timer. See delivery-notification.ts.
  */
-export { ChannelSet, deliveryKindOf, DEFAULT_MAX_KEYS, MAX_CHANNELS } from "./channel-set.js";
+export { ChannelSet, COPY_RESERVE_BYTES, deliveryKindOf, DEFAULT_MAX_KEYS, MAX_CHANNELS, MAX_COPIES } from "./channel-set.js";
+export { COPY_MAX_AGE_MS } from "./copy-ring.js";
 export type { ChannelOptions, ChannelSetConfig, ChannelStats, ReceivedMessage, Receipt } from "./channel-set.js";
 export { PacketContents } from "./packet-contents.js";
 export { DeliveryNotificationManager } from "./delivery-notification.js";
