@@ -27,6 +27,17 @@ export interface ChannelConfig {
   priority?: number;
   /** latest-state: most keys tracked per direction (same value on both peers). Default 4096. */
   maxKeys?: number;
+  /** unreliable / unreliable-sequenced: every datagram that carries a new message of this
+   *  channel also carries copies of up to this many previous messages (one-frame messages
+   *  younger than 100 ms, if they fit), so a single lost datagram costs nothing (seed 004).
+   *  0..3, default 0 (off). Same value on both peers (not covered by the channel hash). */
+  redundancy?: number;
+  /** Reliable modes: room left in a datagram after all due data carries copies of this
+   *  channel's most recently sent, still unacknowledged one-frame messages (seed 004), each
+   *  copied at most this many times and at most this many per datagram, while younger than
+   *  100 ms; an acknowledged copy means the lost original is not resent. 0..3, default 0.
+   *  Same value on both peers. */
+  piggyback?: number;
 }
 
 /** Eight channels, one per common use, unless the application gives its own list. */
