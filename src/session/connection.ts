@@ -26,6 +26,7 @@ import {
   type SentPacket,
 } from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
+import { sequenceGreaterThan } from "../engine/sequence.js";
 import { PingTracker } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
@@ -168,8 +169,6 @@ export class Connection implements DeliveryHandler<PacketContents> {
    *  256-slot ring: game connections have a handful in flight, and per-connection memory counts. */
   private readonly sentCc = new Map<number, SentPacket>();
   private elicitingInFlight = 0;
-  /** Send time of the newest packet acknowledged so far (-1 before any). */
-  private largestAckedSentTime = -1;
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
   private connectedAt: number;
@@ -377,7 +376,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
 
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
-    this.delivery.detectLosses(now, this.lossTimeout(now));
+    this.delivery.detectLosses(now, this.rtoMs(), this.lossDelay());
     this.armLossTimer();
     this.drainToEvents();
     const change = this.bandwidth.update(now, this.cc.bandwidthEstimateBps());
@@ -387,25 +386,20 @@ export class Connection implements DeliveryHandler<PacketContents> {
     }
   }
 
-  /**
-   * The age at which an in-flight packet counts as lost on this receive pass (the notification
-   * manager applies the packet threshold itself, RFC 9002 §6.1.1). Time threshold, RFC 9002
-   * §6.1.2: a packet sent before the largest acknowledged one is lost once it is
-   * 9/8 x max(smoothed RTT, latest RTT) old. Expressing "sent before the largest acked" as an
-   * age (now - its send time) lets the manager's oldest-first scan apply both rules. Anything
-   * older than the RTO is lost regardless.
-   */
-  private lossTimeout(now: number): number {
-    const rto = this.rtoMs();
-    if (this.rtt.sampleCount === 0 || this.largestAckedSentTime < 0) return rto;
-    return Math.min(rto, Math.max(this.lossDelay(), now - this.largestAckedSentTime));
-  }
-
   /** Send time of the oldest ack-eliciting packet in flight (Infinity if none). The Map keeps
    *  insertion order = send order. */
   private oldestElicitingSentTime(): number {
     for (const record of this.sentCc.values()) return record.sentTime;
     return Infinity;
+  }
+
+  /** Is the oldest ack-eliciting packet in flight sent before (by sequence) the newest
+   *  acknowledged packet? Only such packets are subject to the time threshold. */
+  private oldestElicitingBeforeLargestAcked(): boolean {
+    const largest = this.delivery.largestAckedSequence;
+    if (largest < 0) return false;
+    for (const sequence of this.sentCc.keys()) return sequenceGreaterThan(largest, sequence);
+    return false;
   }
 
   /** Re-arm the loss-detection timer from the oldest ack-eliciting packet in flight. */
@@ -417,8 +411,8 @@ export class Connection implements DeliveryHandler<PacketContents> {
     }
     let at = oldest + this.rtoMs();
     // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
-    // at sent time + loss delay.
-    if (this.largestAckedSentTime >= 0 && oldest <= this.largestAckedSentTime && this.rtt.sampleCount > 0) {
+    // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
+    if (this.rtt.sampleCount > 0 && this.oldestElicitingBeforeLargestAcked()) {
       at = Math.min(at, oldest + this.lossDelay());
     }
     this.timers[Timer.Retransmit] = at;
@@ -434,8 +428,10 @@ export class Connection implements DeliveryHandler<PacketContents> {
     return this.rtt.rtoMs() + this.host.config.ackDelayMs;
   }
 
-  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity. */
+  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
+   *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
   private lossDelay(): number {
+    if (this.rtt.sampleCount === 0) return Infinity;
     return Math.max((9 / 8) * Math.max(this.rtt.smoothedMs, this.rtt.latestMs), TIMER_GRANULARITY_MS);
   }
 
@@ -455,7 +451,6 @@ export class Connection implements DeliveryHandler<PacketContents> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
-    if (sentTime > this.largestAckedSentTime) this.largestAckedSentTime = sentTime;
     const record = this.sentCc.get(sequence);
     if (record !== undefined) {
       this.sentCc.delete(sequence);
@@ -535,9 +530,8 @@ export class Connection implements DeliveryHandler<PacketContents> {
       // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
       // below delay, so the comparisons here allow for it.
       const rtoDue = this.oldestElicitingSentTime() + this.rtoMs() <= now + TIME_EPSILON_MS;
-      let lost = this.delivery.detectLosses(now, this.lossTimeout(now) - TIME_EPSILON_MS);
+      const lost = this.delivery.detectLosses(now, this.rtoMs() - TIME_EPSILON_MS, this.lossDelay() - TIME_EPSILON_MS);
       if (rtoDue) {
-        lost += this.delivery.detectLosses(now, this.rtoMs() - TIME_EPSILON_MS);
         // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
         // a single tail loss in a live stream must not double the timer for the next packet
         // (a 30 Hz stream would then wait for the next ack instead of its RTO).
