@@ -16,7 +16,8 @@
  *   EXCLUDING the packet the call is about (so: before adding it in onSent, after removing it in
  *   onAck/onLoss). The controller does not keep its own copy; the session is the one owner.
  * - Each packet gets exactly one of onAck / onLoss. A packet acked after it was declared lost
- *   is reported by neither a second time (the session ignores the late ack for the controller).
+ *   is not reported to onAck; the session reports it to the optional `onSpuriousLoss` instead
+ *   (so a controller can undo its reaction), and never counts it as delivered.
  * - `nextSendTime(now)` is the pacing gate: the earliest time the next datagram may leave.
  *   A result <= now means "now". It is always finite. It must be consulted only when the session
  *   actually has something to send; idle time is what lets light traffic pass undelayed.
@@ -59,6 +60,13 @@ export interface CongestionController {
   onSent(now: number, bytes: number, inFlightBytes: number): SentPacket;
   onAck(now: number, packet: SentPacket, inFlightBytes: number, rttSampleMs?: number): void;
   onLoss(now: number, packet: SentPacket, inFlightBytes: number): void;
+  /**
+   * Optional: `packet`, reported to onLoss earlier, has been acknowledged after all (the loss
+   * declaration was spurious, e.g. an ack delayed past the loss timer). A controller may undo
+   * the reaction that loss caused (in the manner of Linux's F-RTO / RACK undo; RFC 9002 has no
+   * undo). Called at most once per packet, only for packets reported to onLoss.
+   */
+  onSpuriousLoss?(now: number, packet: SentPacket): void;
   /** The session had nothing to send although it was allowed to: samples taken now are app-limited. */
   onAppLimited(now: number, inFlightBytes: number): void;
   /** Window check: may a datagram of `bytes` be sent with `inFlightBytes` already in flight? */

@@ -167,7 +167,10 @@ export class DefaultController implements CongestionController {
   private roundSampleCount = 0;
   private roundAppLimitedMax = 0;
   /** Counters for tests and traces. */
-  readonly lossStats = { congestive: 0, ignored: 0, reactions: 0 };
+  readonly lossStats = { congestive: 0, ignored: 0, reactions: 0, spurious: 0, undone: 0 };
+  /** The packet whose loss caused the last reaction, and the cap before it (for undo). */
+  private reactionPacket: SentPacket | undefined;
+  private capBeforeReaction = Infinity;
 
   private readonly pacer: Pacer;
 
@@ -362,6 +365,8 @@ export class DefaultController implements CongestionController {
     this.lastLossReactionRound = this.roundCount;
     // Bounded reduction: never below one BDP, so a reaction removes queue, not throughput.
     this.lossStats.reactions++;
+    this.reactionPacket = p;
+    this.capBeforeReaction = this.inflightCap;
     const floor = Math.max(this.minWindow, this.bdp());
     this.inflightCap = Math.max(floor, LOSS_BETA * p.inFlightAtSend);
     if (this.state === "startup") {
@@ -371,6 +376,22 @@ export class DefaultController implements CongestionController {
       this.advanceCycle(now);
     }
     this.updatePacingRate();
+  }
+
+  /**
+   * A loss reported earlier was spurious (its ack came late). The loss no longer counts in the
+   * round's lost bytes, and if it was the loss that triggered the last reaction, the in-flight
+   * cap goes back to what it was (a Startup exit is not undone: the model state it needs is gone).
+   */
+  onSpuriousLoss(_now: number, p: SentPacket): void {
+    this.lossStats.spurious++;
+    this.lostInRound = Math.max(0, this.lostInRound - p.bytes);
+    if (p === this.reactionPacket) {
+      this.lossStats.undone++;
+      this.inflightCap = this.capBeforeReaction;
+      this.reactionPacket = undefined;
+      this.updatePacingRate();
+    }
   }
 
   // ---- internals -----------------------------------------------------------------------------

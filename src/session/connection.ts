@@ -179,6 +179,8 @@ export class Connection implements DeliveryHandler<PacketContents> {
   /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
    *  late acks; -1 = empty. */
   private recentlyLost: Int32Array | undefined;
+  /** The controller's records of those packets (same slots), for onSpuriousLoss. */
+  private recentlyLostRecords: (SentPacket | undefined)[] | undefined;
   private spuriousLosses = 0;
   private lastSentAt: number;
   private unresponsive = false;
@@ -337,7 +339,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
   }
 
   onPacketAcked(now: number, sequence: number): void {
-    if (!this.delivery.acknowledge(sequence, now)) this.onLateAck(sequence);
+    if (!this.delivery.acknowledge(sequence, now)) this.onLateAck(now, sequence);
   }
 
   /**
@@ -346,12 +348,16 @@ export class Connection implements DeliveryHandler<PacketContents> {
    * EWMA's gain per outcome; the outcome is at most a few dozen packets old, so the decay since
    * is negligible). Without this, every timer that fired a little early inflated stats().lossRate.
    */
-  private onLateAck(sequence: number): void {
+  private onLateAck(now: number, sequence: number): void {
     const slot = sequence & (LOST_MEMORY - 1);
     const lost = this.recentlyLost;
     if (lost === undefined || lost[slot] !== sequence) return;
     lost[slot] = -1;
     this.spuriousLosses++;
+    const records = this.recentlyLostRecords;
+    const record = records?.[slot];
+    if (records !== undefined) records[slot] = undefined;
+    if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.lossRate = Math.max(0, this.lossRate - LOSS_GAIN);
   }
 
@@ -480,6 +486,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
       lost[sequence & (LOST_MEMORY - 1)] = sequence;
+      (this.recentlyLostRecords ??= new Array<SentPacket | undefined>(LOST_MEMORY).fill(undefined))[sequence & (LOST_MEMORY - 1)] = record;
       this.cc.onLoss(now, record, this.ccInFlightBytes);
     }
     // Lost reliable contents go back to their channels and leave again in NEW packets.
