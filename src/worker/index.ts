@@ -1,0 +1,281 @@
+/**
+ * ackwire/worker: the transport on its own thread (seed 004, "network I/O must not wait for
+ * the game loop").
+ *
+ * `listen(options)` and `connect(target, options)` have the shape of the package root's, but
+ * start a worker (a Web Worker on Bun and Deno, a node:worker_threads Worker on Node) that runs
+ * the root's listen()/connect(): the socket, the driver and the WASM engine. A long frame on
+ * the application's thread (a 30 ms physics step, a GC pause) no longer delays receiving,
+ * acking, resending or keepalives; only the application's own handling of events waits.
+ * One worker per listen() or connect(); it is terminated when the server or connection closes.
+ * docs/WORKER.md describes the message protocol, the ownership of bytes and the costs.
+ */
+import { formatAddress, parseTarget, type HostPort, type Target } from "../api/address.js";
+import { DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "../api/connection.js";
+import { TypedEmitter } from "../api/emitter.js";
+import { ConnectAbortedError, InvalidOptionError } from "../api/errors.js";
+import { deferToNextTurn, host } from "../api/host.js";
+import { validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "../api/options.js";
+import { DEFAULT_CHANNELS, type ChannelConfig, type ConnectionStats } from "../session/types.js";
+import { WorkerConnection, type ConnectionEvent } from "./connection.js";
+import { WorkerLink } from "./link.js";
+import { DEFAULT_STATS_INTERVAL_MS, type Command, type RuntimeName, type SocketCounters, type WorkerEvent } from "./protocol.js";
+import { fromWireError, WorkerError } from "./wire-errors.js";
+
+export interface WorkerFrontOptions {
+  /** How often the worker pushes every connection's stats (ms); stats() returns the newest. 0: never (use fetchStats()). Default 100. */
+  statsIntervalMs?: number;
+  /**
+   * false (default): send() copies the bytes, so the caller may reuse its buffer at once.
+   * true: a Uint8Array that spans its whole ArrayBuffer is transferred without a copy and is
+   * detached (length 0) on return; other views are still copied.
+   */
+  transferOnSend?: boolean;
+}
+
+/** listen() options; `accept` and `createEndpoint` cannot cross to the worker (functions). */
+export type WorkerListenOptions = Omit<ListenOptions, "accept" | "createEndpoint"> & WorkerFrontOptions;
+/** connect() options; `createEndpoint` cannot cross to the worker. `signal` stays on this thread. */
+export type WorkerConnectOptions = Omit<ConnectOptions, "createEndpoint"> & WorkerFrontOptions;
+
+export interface WorkerServerEvents {
+  connection: WorkerConnection;
+  disconnect: { connection: WorkerConnection; info: DisconnectInfo };
+  /** The worker failed (every connection is then ended with reason "aborted"). */
+  error: Error;
+}
+
+/** How long close() waits for the worker's "shut" before terminating it anyway. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function frontOptions(options: WorkerFrontOptions & CommonOptions, call: string): { statsIntervalMs: number; transferOnSend: boolean } {
+  if ((options as { createEndpoint?: unknown }).createEndpoint !== undefined) {
+    throw new InvalidOptionError(`${call}: createEndpoint is a function and cannot cross to the network worker; use the package root's ${call} to drive a custom endpoint`);
+  }
+  const statsIntervalMs = options.statsIntervalMs ?? DEFAULT_STATS_INTERVAL_MS;
+  if (!(typeof statsIntervalMs === "number" && Number.isFinite(statsIntervalMs) && statsIntervalMs >= 0)) {
+    throw new InvalidOptionError(`${call}: statsIntervalMs must be a number of milliseconds >= 0 (0 turns the stats push off), got ${String(statsIntervalMs)}`);
+  }
+  return { statsIntervalMs, transferOnSend: options.transferOnSend === true };
+}
+
+/** Drops the options that stay on this thread; what is left must survive structured cloning. */
+function wireOptions<T extends object>(options: T, local: readonly string[]): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) if (!local.includes(key) && value !== undefined) out[key] = value;
+  return out as T;
+}
+
+function postStart(link: WorkerLink, command: Command, call: string): void {
+  try {
+    link.postNow(command);
+  } catch (error) {
+    link.terminate();
+    throw new InvalidOptionError(`${call}: the options must be plain data to cross to the network worker (${(error as Error)?.message ?? String(error)})`);
+  }
+}
+
+/** What a server's connections are created with. */
+interface ServerConnectionOptions {
+  maxQueued: number;
+  channels: readonly ChannelConfig[];
+  transferOnSend: boolean;
+}
+
+/** A listening endpoint on the network worker: one socket, many connections. */
+export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
+  /** The runtime the worker runs in (the same as this thread's). */
+  readonly runtime: RuntimeName;
+  readonly address: HostPort;
+  /** Resolves once the worker was terminated. */
+  readonly workerStopped: Promise<void>;
+  #link: WorkerLink;
+  #connections = new Map<number, WorkerConnection>();
+  #counters: SocketCounters = { wakeups: 0, datagramsIn: 0, datagramsOut: 0, sendFailures: 0, receiveErrors: 0 };
+  #options: ServerConnectionOptions;
+  #closing: Promise<void> | undefined;
+  #shut: (() => void) | undefined;
+
+  /** @internal use listen(). */
+  constructor(link: WorkerLink, address: HostPort, options: ServerConnectionOptions) {
+    super();
+    this.#link = link;
+    this.runtime = link.runtime;
+    this.address = address;
+    this.workerStopped = link.stopped;
+    this.#options = options;
+    link.bind(
+      (events) => {
+        for (const event of events) this.#route(event);
+      },
+      (error) => this.#fail(error),
+    );
+  }
+
+  get connections(): ReadonlyMap<number, WorkerConnection> {
+    return this.#connections;
+  }
+
+  /** The worker's socket counters, as of its last stats push. */
+  counters(): SocketCounters {
+    return { ...this.#counters };
+  }
+
+  /** Tells every client (reason "server-shutdown"), closes the socket, then terminates the worker. */
+  close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      if (this.#link.terminated) return resolve();
+      const timer = host.setTimeout(() => this.#link.terminate(), SHUTDOWN_GRACE_MS);
+      this.#shut = () => {
+        host.clearTimeout(timer);
+        this.#link.terminate();
+      };
+      void this.#link.stopped.then(() => {
+        host.clearTimeout(timer);
+        resolve();
+      });
+      this.#link.command({ op: "shutdown" });
+    });
+    return this.#closing;
+  }
+
+  #route(event: WorkerEvent): void {
+    switch (event.t) {
+      case "connection": {
+        const conn = new WorkerConnection({
+          link: this.#link,
+          id: event.c,
+          address: event.address,
+          userData: event.userData,
+          stats: event.stats,
+          maxQueued: this.#options.maxQueued,
+          channels: this.#options.channels,
+          transferOnSend: this.#options.transferOnSend,
+          onClosed: (c) => this.#connections.delete(c.id),
+        });
+        this.#connections.set(event.c, conn);
+        conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
+        this.emit("connection", conn);
+        return;
+      }
+      case "counters":
+        this.#counters = event.counters;
+        return;
+      case "shut":
+        this.#shut?.();
+        return;
+      default:
+        if ("c" in event) this.#connections.get(event.c)?._dispatch(event as ConnectionEvent);
+    }
+  }
+
+  #fail(error: Error): void {
+    this.emit("error", error);
+    for (const conn of [...this.#connections.values()]) conn._fail(error);
+  }
+}
+
+/** Opens a server socket on the network worker (`port: 0`: read `server.address.port`). */
+export async function listen(options: WorkerListenOptions): Promise<WorkerServer> {
+  validateCommon(options, "listen()");
+  if ((options as { accept?: unknown }).accept !== undefined) {
+    throw new InvalidOptionError("listen(): an accept hook is a function and cannot run on the network worker; use maxConnections, appVersion and channel lists to refuse clients, or the package root's listen() for an accept hook");
+  }
+  const front = frontOptions(options, "listen()");
+  const link = await WorkerLink.start();
+  return new Promise<WorkerServer>((resolve, reject) => {
+    link.bind(
+      (events) => {
+        for (const event of events) {
+          if (event.t === "listening") {
+            const channels = options.channels ?? DEFAULT_CHANNELS;
+            const server = new WorkerServer(link, event.address, { maxQueued: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, channels, transferOnSend: front.transferOnSend });
+            resolve(server);
+          } else if (event.t === "failed") {
+            link.terminate();
+            reject(fromWireError(event.error));
+          }
+        }
+      },
+      (error) => reject(error),
+    );
+    postStart(link, { op: "listen", options: wireOptions(options, ["statsIntervalMs", "transferOnSend"]), statsIntervalMs: front.statsIntervalMs }, "listen()");
+  });
+}
+
+/** Connects through the network worker; resolves once the handshake completes. */
+export async function connect(target: Target, options: WorkerConnectOptions): Promise<WorkerConnection> {
+  validateCommon(options, "connect()");
+  const { host: peerHost, port } = parseTarget(target);
+  const front = frontOptions(options, "connect()");
+  const signal = options.signal;
+  const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
+  if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
+  const link = await WorkerLink.start();
+  if (signal?.aborted) {
+    link.terminate();
+    throw new ConnectAbortedError(targetText, signal.reason);
+  }
+  const channels = options.channels ?? DEFAULT_CHANNELS;
+  const maxQueued = options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES;
+
+  return new Promise<WorkerConnection>((resolve, reject) => {
+    let connection: WorkerConnection | undefined;
+    let shutTimer: unknown;
+    const onAbort = (): void => link.command({ op: "abort" });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const settle = (): void => signal?.removeEventListener("abort", onAbort);
+    const onClosed = (): void => {
+      // A client's worker holds one connection: once it ended, let the worker close its socket, then stop it.
+      shutTimer = host.setTimeout(() => link.terminate(), SHUTDOWN_GRACE_MS);
+      link.command({ op: "shutdown" });
+    };
+    link.bind(
+      (events) => {
+        for (const event of events) {
+          if (connection !== undefined) {
+            if (event.t === "shut") {
+              host.clearTimeout(shutTimer);
+              link.terminate();
+            } else if ("c" in event) connection._dispatch(event as ConnectionEvent);
+            continue;
+          }
+          if (event.t === "connected") {
+            settle();
+            connection = new WorkerConnection({ link, id: event.c, address: event.address, userData: event.userData, stats: event.stats, maxQueued, channels, transferOnSend: front.transferOnSend, onClosed, workerStopped: link.stopped });
+            connection._hold();
+            resolve(connection);
+            // After the application's `await connect()` continuation has run (a later turn).
+            const held = connection;
+            deferToNextTurn(() => held._release());
+          } else if (event.t === "failed") {
+            settle();
+            link.terminate();
+            const error = fromWireError(event.error);
+            if (signal?.aborted && (error as { code?: string }).code === "ERR_CONNECT_ABORTED") (error as { cause?: unknown }).cause = signal.reason;
+            reject(error);
+          }
+        }
+      },
+      (error) => {
+        settle();
+        if (connection === undefined) return reject(error);
+        connection._fail(error);
+      },
+    );
+    try {
+      postStart(link, { op: "connect", target, options: wireOptions(options, ["signal", "statsIntervalMs", "transferOnSend"]), statsIntervalMs: front.statsIntervalMs }, "connect()");
+    } catch (error) {
+      settle();
+      reject(error);
+    }
+  });
+}
+
+export { WorkerConnection } from "./connection.js";
+export type { WorkerConnectionEvents } from "./connection.js";
+export { WorkerError } from "./wire-errors.js";
+export type { SocketCounters, RuntimeName } from "./protocol.js";
+export type { ConnectionStats };
+export * from "../api/errors.js";
+export * from "../session/errors.js";

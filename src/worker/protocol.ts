@@ -1,0 +1,68 @@
+/**
+ * The messages between the application's thread and the network worker (`ackwire/worker`).
+ *
+ * Both directions are batched: one `postMessage` carries an array of commands (everything the
+ * application did in one synchronous stretch, flushed in a microtask) or of events (everything
+ * the worker's endpoint produced in one wake-up). Payload bytes travel as Uint8Arrays whose
+ * ArrayBuffers are in the transfer list: each one is owned by exactly one message (see
+ * docs/WORKER.md, "Who owns the bytes").
+ */
+import type { HostPort, Target } from "../api/address.js";
+import type { DisconnectInfo } from "../api/connection.js";
+import type { ConnectOptions, ListenOptions } from "../api/options.js";
+import type { ConnectionStats, DisconnectReason } from "../session/types.js";
+import type { WireError } from "./wire-errors.js";
+
+/** Options that cross to the worker: no functions, no AbortSignal (those stay on this thread). */
+export type WireListenOptions = Omit<ListenOptions, "accept" | "createEndpoint">;
+export type WireConnectOptions = Omit<ConnectOptions, "signal" | "createEndpoint">;
+
+export type RuntimeName = "node" | "bun" | "deno";
+
+/** Application thread -> worker. `c` is the endpoint's connection id. */
+export type Command =
+  | { op: "listen"; options: WireListenOptions; statsIntervalMs: number }
+  | { op: "connect"; target: Target; options: WireConnectOptions; statsIntervalMs: number }
+  /** The connect() AbortSignal fired. */
+  | { op: "abort" }
+  /** `tag` > 0 asks for a receipt event carrying that tag; 0 means no receipt. */
+  | { op: "send"; c: number; data: Uint8Array; channel: number; key: number | undefined; tag: number }
+  | { op: "close"; c: number; reason: DisconnectReason; userData: Uint8Array | undefined }
+  /** A fresh stats snapshot, answered by a "stats" event with the same `req` (> 0). */
+  | { op: "stats"; c: number; req: number }
+  /** Server: close every connection, then the socket. Client: the connection is over. Answered by "shut". */
+  | { op: "shutdown" };
+
+export interface SocketCounters {
+  wakeups: number;
+  datagramsIn: number;
+  datagramsOut: number;
+  sendFailures: number;
+  receiveErrors: number;
+}
+
+/** Worker -> application thread. */
+export type WorkerEvent =
+  /** The worker's module loaded and listens for commands (sent once, before anything else). */
+  | { t: "ready"; runtime: RuntimeName }
+  | { t: "listening"; address: HostPort }
+  | { t: "connected"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats }
+  /** listen() or connect() failed in the worker: the typed error, rebuilt on the other side. */
+  | { t: "failed"; error: WireError }
+  | { t: "connection"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats }
+  | { t: "message"; c: number; channel: number; data: Uint8Array; key: number | undefined }
+  | { t: "unresponsive"; c: number; silentMs: number }
+  | { t: "responsive"; c: number }
+  | { t: "bandwidth"; c: number; bitsPerSecond: number }
+  | { t: "receipt"; c: number; tag: number; delivered: boolean }
+  /** A send the worker's endpoint refused (too large, too many keys...). */
+  | { t: "send-error"; c: number; tag: number; error: WireError }
+  | { t: "disconnect"; c: number; info: DisconnectInfo }
+  /** `req` 0: the periodic push; otherwise the answer to a "stats" command. */
+  | { t: "stats"; c: number; req: number; stats: ConnectionStats | undefined }
+  | { t: "counters"; counters: SocketCounters }
+  /** Everything is closed; the worker may be terminated. */
+  | { t: "shut" };
+
+/** Default period of the stats push (ms). */
+export const DEFAULT_STATS_INTERVAL_MS = 100;

@@ -1,0 +1,69 @@
+/**
+ * Typed errors across the thread boundary. An Error does not survive structured cloning with
+ * its class, so it crosses as { name, code, message, props } and is rebuilt on the other side
+ * as an instance of the same class (`instanceof ConnectDeniedError` holds on the application's
+ * thread), with its extra fields (deny, userData, port, host, reason...) restored.
+ */
+import * as apiErrors from "../api/errors.js";
+import * as channelErrors from "../channels/errors.js";
+import * as sessionErrors from "../session/errors.js";
+
+export interface WireError {
+  name: string;
+  code: string;
+  message: string;
+  /** The error's own extra fields that can be cloned (numbers, strings, booleans, bytes). */
+  props: Record<string, unknown>;
+}
+
+/** The worker died, could not start, or failed in a way that has no typed error of its own. */
+export class WorkerError extends apiErrors.AckwireError {
+  constructor(message: string, cause?: unknown) {
+    super("ERR_WORKER", message, { cause });
+  }
+}
+
+const SKIPPED = new Set(["name", "code", "message", "stack", "cause"]);
+
+export function toWireError(error: unknown): WireError {
+  if (!(error instanceof Error)) return { name: "Error", code: "ERR_WORKER", message: String(error), props: {} };
+  const props: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (SKIPPED.has(key)) continue;
+    const t = typeof value;
+    if (t === "number" || t === "string" || t === "boolean" || value === undefined || value instanceof Uint8Array) props[key] = value;
+    else if (t === "object" && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === "number" || typeof v === "string")) props[key] = { ...value }; // e.g. reason { app: n }
+  }
+  const code = (error as { code?: unknown }).code;
+  return { name: error.name, code: typeof code === "string" ? code : "ERR_WORKER", message: error.message, props };
+}
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+function classesOf(...modules: Record<string, unknown>[]): Map<string, ErrorClass> {
+  const map = new Map<string, ErrorClass>();
+  for (const module of modules) {
+    for (const [name, value] of Object.entries(module)) {
+      if (typeof value === "function" && (value === Error || value.prototype instanceof Error)) map.set(name, value as ErrorClass);
+    }
+  }
+  return map;
+}
+
+// The session and channel layers both have an UnknownChannelError and a MessageTooLargeError;
+// their codes tell them apart (session and API codes are "ERR_*", channel codes are kebab-case).
+let upperCodeClasses: Map<string, ErrorClass> | undefined;
+let channelCodeClasses: Map<string, ErrorClass> | undefined;
+
+export function fromWireError(wire: WireError): Error {
+  upperCodeClasses ??= classesOf(apiErrors, sessionErrors, { WorkerError });
+  channelCodeClasses ??= classesOf(channelErrors);
+  const upper = wire.code.startsWith("ERR_");
+  const fallback: ErrorClass = upper ? apiErrors.AckwireError : channelErrors.ChannelError;
+  const cls = (upper ? upperCodeClasses : channelCodeClasses).get(wire.name) ?? fallback;
+  // Created here (so the stack shows where the application met it), then given the class.
+  const error = new Error(wire.message);
+  Object.setPrototypeOf(error, cls.prototype);
+  Object.assign(error, wire.props, { name: wire.name, code: wire.code });
+  return error;
+}
