@@ -148,10 +148,10 @@ export class BinaryController implements CongestionController {
     }
   }
 
-  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket {
+  onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
     this.advance(now);
     this.pacer.onSend(now, 1);
-    return plainSentPacket(now, bytes, inFlightBytes);
+    return plainSentPacket(now, bytes, inFlightBytes, out);
   }
 
   onAck(now: number, packet: SentPacket, _inFlightBytes: number, rttSampleMs?: number): void {

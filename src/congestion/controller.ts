@@ -5,7 +5,7 @@
  *
  *   // before sending a datagram of `bytes`:
  *   if (cc.canSend(inFlight, bytes) && cc.nextSendTime(now) <= now) {
- *     const record = cc.onSent(now, bytes, inFlight);   // keep `record` with the packet
+ *     const record = cc.onSent(now, bytes, inFlight, reusable?);   // keep `record` with the packet
  *     inFlight += bytes;
  *   }
  *   // when that packet is acked:             inFlight -= bytes; cc.onAck(now, record, inFlight);
@@ -57,7 +57,13 @@ export interface SentPacket {
 export interface CongestionController {
   /** Algorithm name, e.g. "bbr-lite", "binary", "fixed", "none". */
   readonly name: string;
-  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket;
+  /**
+   * Fills and returns `out` if given (a record the caller recycles: no allocation per packet),
+   * else a new record. The caller must not reuse a record while the controller may still hold
+   * it: only after onAck (controllers keep no reference to acked packets; a lost packet's record
+   * may be kept for onSpuriousLoss and must not be recycled).
+   */
+  onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket;
   onAck(now: number, packet: SentPacket, inFlightBytes: number, rttSampleMs?: number): void;
   onLoss(now: number, packet: SentPacket, inFlightBytes: number): void;
   /**
@@ -109,15 +115,29 @@ export function createController(config: CongestionConfig = {}): CongestionContr
   }
 }
 
-/** Fills a SentPacket for controllers that do not estimate delivery rate. */
-export function plainSentPacket(now: number, bytes: number, inFlightBytes: number): SentPacket {
-  return {
-    sentTime: now,
-    bytes,
-    inFlightAtSend: inFlightBytes + bytes,
-    delivered: 0,
-    deliveredTime: now,
-    firstSentTime: now,
-    appLimited: false,
-  };
+/** Fills a SentPacket (`out`, or a new one) for controllers that do not estimate delivery rate. */
+export function plainSentPacket(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
+  return fillSentPacket(out, now, bytes, inFlightBytes + bytes, 0, now, now, false);
+}
+
+/** Writes the fields into `out` (or a new record) and returns it. */
+export function fillSentPacket(
+  out: SentPacket | undefined,
+  sentTime: number,
+  bytes: number,
+  inFlightAtSend: number,
+  delivered: number,
+  deliveredTime: number,
+  firstSentTime: number,
+  appLimited: boolean,
+): SentPacket {
+  if (out === undefined) return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited };
+  out.sentTime = sentTime;
+  out.bytes = bytes;
+  out.inFlightAtSend = inFlightAtSend;
+  out.delivered = delivered;
+  out.deliveredTime = deliveredTime;
+  out.firstSentTime = firstSentTime;
+  out.appLimited = appLimited;
+  return out;
 }

@@ -40,7 +40,7 @@
  * minWindow / minRtt, the rate the minimum window allows anyway, so light application-limited
  * traffic (e.g. 30 Hz x 200 B) is never delayed.
  */
-import type { CongestionController, SentPacket } from "./controller.js";
+import { fillSentPacket, type CongestionController, type SentPacket } from "./controller.js";
 import { requireInRange } from "./errors.js";
 import { Pacer } from "./pacer.js";
 import { WindowedFilter } from "./windowed-filter.js";
@@ -270,21 +270,22 @@ export class DefaultController implements CongestionController {
     this.appLimitedUntil = Math.max(this.delivered + inFlightBytes, 1);
   }
 
-  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket {
+  onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
     if (inFlightBytes === 0) {
       // Start of a new send interval after idle: measure from here.
       this.firstSentTime = now;
       this.deliveredTime = now;
     }
-    const packet: SentPacket = {
-      sentTime: now,
+    const packet = fillSentPacket(
+      out,
+      now,
       bytes,
-      inFlightAtSend: inFlightBytes + bytes,
-      delivered: this.delivered,
-      deliveredTime: this.deliveredTime,
-      firstSentTime: this.firstSentTime,
-      appLimited: this.appLimitedUntil !== 0,
-    };
+      inFlightBytes + bytes,
+      this.delivered,
+      this.deliveredTime,
+      this.firstSentTime,
+      this.appLimitedUntil !== 0,
+    );
     this.pacer.onSend(now, bytes);
     return packet;
   }

@@ -32,9 +32,9 @@ export class FixedRateController implements CongestionController {
     this.pacer = new Pacer(burst, this.rateBps / 8 / 1000, burst);
   }
 
-  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket {
+  onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
     this.pacer.onSend(now, bytes);
-    return plainSentPacket(now, bytes, inFlightBytes);
+    return plainSentPacket(now, bytes, inFlightBytes, out);
   }
   onAck(): void {}
   onLoss(): void {}
@@ -58,8 +58,8 @@ export class FixedRateController implements CongestionController {
 
 export class NoController implements CongestionController {
   readonly name = "none";
-  onSent(now: number, bytes: number, inFlightBytes: number): SentPacket {
-    return plainSentPacket(now, bytes, inFlightBytes);
+  onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
+    return plainSentPacket(now, bytes, inFlightBytes, out);
   }
   onAck(): void {}
   onLoss(): void {}

@@ -24,9 +24,12 @@ import { requireInRange } from "./errors.js";
 
 export const PING_WINDOW = 64;
 
+/** Sort buffer shared by every window: only used inside averageBest, which never re-enters,
+ *  so one per process instead of 512 bytes per window (two windows per connection). */
+const SCRATCH = new Float64Array(PING_WINDOW);
+
 export class PingWindow {
   private readonly ring = new Float64Array(PING_WINDOW);
-  private readonly scratch = new Float64Array(PING_WINDOW);
   private next = 0;
   private held = 0;
   private cached = NaN;
@@ -53,7 +56,7 @@ export class PingWindow {
     if (!(percent > 0 && percent <= 100)) percent = 100;
     if (percent === this.cachedPercent) return this.cached;
     const n = this.held;
-    const s = this.scratch.subarray(0, n);
+    const s = SCRATCH.subarray(0, n);
     s.set(this.ring.subarray(0, n));
     s.sort();
     const count = Math.max(1, Math.ceil((n * percent) / 100));

@@ -125,6 +125,8 @@ const ACK_NOW_PACKETS = 8;
 const ACK_PIGGYBACK_GRACE_MS = 0.25;
 /** Longest gap between application sends still read as a steady cadence (ack policy). */
 const SEND_CADENCE_MAX_MS = 250;
+/** Recycled controller records kept per connection (beyond this, acked records are left to GC). */
+const SENT_RECORD_POOL = 32;
 /** Packets of the ring kept free for pure acks and keepalives. */
 const RING_HEADROOM = 16;
 
@@ -168,6 +170,9 @@ export class Connection implements DeliveryHandler<PacketContents> {
   /** The controller's record per ack-eliciting packet in flight (by sequence). A Map, not a
    *  256-slot ring: game connections have a handful in flight, and per-connection memory counts. */
   private readonly sentCc = new Map<number, SentPacket>();
+  /** Records of acknowledged packets, reused by onSent (no allocation per data packet). Lost
+   *  packets' records are not recycled: they may be kept for onSpuriousLoss. */
+  private readonly sentCcFree: SentPacket[] = [];
   private elicitingInFlight = 0;
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
@@ -470,6 +475,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
       this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
       this.lossRate += LOSS_GAIN * (0 - this.lossRate);
       this.cc.onAck(now, record, this.ccInFlightBytes);
+      if (this.sentCcFree.length < SENT_RECORD_POOL) this.sentCcFree.push(record);
     }
     this.channels.onDelivered(now, contents);
     this.channels.releaseContents(contents);
@@ -705,7 +711,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
     const eliciting = framesLength > 0;
     this.delivery.dispatch(sequence, now, length, contents ?? this.channels.acquireContents());
     if (eliciting) {
-      this.sentCc.set(sequence, this.cc.onSent(now, length, this.ccInFlightBytes));
+      this.sentCc.set(sequence, this.cc.onSent(now, length, this.ccInFlightBytes, this.sentCcFree.pop()));
       this.ccInFlightBytes += length;
       this.elicitingInFlight++;
       if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtoMs(); // RFC 6298 §5.1
