@@ -20,6 +20,7 @@ import {
 import type { ChannelConfig, DeliveryMode } from "../session/types.js";
 import {
   ChannelConfigError,
+  InvalidDelayError,
   InvalidKeyError,
   MessageTooLargeError,
   TooManyKeysError,
@@ -29,6 +30,14 @@ import { acquirePacketContents, type PacketContents, releasePacketContents } fro
 import { Queue } from "./queue.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
+
+interface DelayedMessage {
+  due: number;
+  channel: number;
+  data: Uint8Array;
+  receipt: number;
+  key: number | undefined;
+}
 
 export interface ChannelOptions extends ChannelConfig {
   /** LatestState: most keys tracked per direction. Default 4096. */
@@ -190,6 +199,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   readonly clock: WriteClock;
   private readonly sent: number[];
   private readonly received: number[];
+  /** Messages sent with delayMs > 0, held until due; sorted by due time, ties in send order
+   *  (created with the first delayed send). */
+  private delayed: DelayedMessage[] | undefined;
+  private delayedBytes = 0;
 
   constructor(config: ChannelSetConfig) {
     const { channels, mtu, maxReceiveBufferBytes } = config;
@@ -271,8 +284,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * `opts.receipt` is set, else 0. Throws UnknownChannelError, MessageTooLargeError,
    * InvalidKeyError, TooManyKeysError on misuse.
    */
-  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number }): number {
-    void now;
+  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number }): number {
+    const delayMs = opts?.delayMs;
+    if (delayMs !== undefined && !(typeof delayMs === "number" && Number.isFinite(delayMs) && delayMs >= 0)) {
+      throw new InvalidDelayError(delayMs);
+    }
     const ch = this.senders[channel];
     if (!Number.isInteger(channel) || ch === undefined) throw new UnknownChannelError(channel, this.senders.length);
     if (!(data instanceof Uint8Array)) throw new TypeError("send(): data must be a Uint8Array");
@@ -291,11 +307,53 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       receipt = this.nextReceipt++;
       (this.outstandingReceipts ??= new Set<number>()).add(receipt);
     }
+    if (delayMs !== undefined && delayMs > 0) {
+      this.hold(now + delayMs, channel, data.slice(), receipt, key);
+      return receipt;
+    }
+    this.release(channel, data, receipt, key);
+    return receipt;
+  }
+
+  private release(channel: number, data: Uint8Array, receipt: number, key: number | undefined): void {
+    const ch = this.senders[channel];
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
     else ch.enqueue(data, receipt);
     this.sent[channel]++;
-    return receipt;
+  }
+
+  /**
+   * Hold a delayed message until `due`. It takes its place in the channel (message sequence,
+   * order) only when released: later undelayed sends on the same channel may overtake it, and
+   * it never blocks the channel while it waits (docs/CHANNELS.md "Delayed sends").
+   */
+  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined): void {
+    const list = (this.delayed ??= []);
+    // Insert after every message due at or before `due` (stable: equal times keep send order).
+    let i = list.length;
+    while (i > 0 && list[i - 1].due > due) i--;
+    list.splice(i, 0, { due, channel, data, receipt, key });
+    this.delayedBytes += data.length;
+  }
+
+  /** Release delayed messages due at `now` into their channels, in due order. */
+  releaseDue(now: number): void {
+    const list = this.delayed;
+    if (list === undefined || list.length === 0 || list[0].due > now) return;
+    let n = 0;
+    while (n < list.length && list[n].due <= now) {
+      const m = list[n++];
+      this.delayedBytes -= m.data.length;
+      this.release(m.channel, m.data, m.receipt, m.key);
+    }
+    list.splice(0, n);
+  }
+
+  /** When the earliest delayed message is due (Infinity if none). */
+  nextDelayedDue(): number {
+    const list = this.delayed;
+    return list === undefined || list.length === 0 ? Infinity : list[0].due;
   }
 
   /**
@@ -318,6 +376,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   failAll(now?: number): void {
     void now;
     for (const s of this.senders) s.failAll();
+    if (this.delayed !== undefined) this.delayed.length = 0;
+    this.delayedBytes = 0;
     if (this.outstandingReceipts !== undefined) {
       const receipts = (this.receipts ??= new Queue<Receipt>());
       for (const id of this.outstandingReceipts) receipts.push({ receipt: id, delivered: false });
@@ -328,7 +388,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   /** Bytes of application data queued or awaiting acknowledgement (for back-pressure). */
   queuedBytes(): number {
-    let total = 0;
+    let total = this.delayedBytes;
     for (const s of this.senders) total += s.heldBytes;
     return total;
   }
@@ -346,7 +406,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   /** Anything to send now: a lost reliable frame, or new data the flow-control window allows. */
   hasPending(now: number): boolean {
-    void now;
+    this.releaseDue(now);
     // Only channels flagged since their last check are visited; a flagged channel with nothing
     // to write (queue drained, window full) is unflagged until the next send/loss/ack on it.
     while (this.pendingMask !== 0) {

@@ -66,3 +66,16 @@ export class ChannelConfigError extends ChannelError {
     super("invalid-channel-config", detail);
   }
 }
+
+/** send() got a delayMs that is negative, NaN or infinite. */
+export class InvalidDelayError extends ChannelError {
+  readonly delayMs: number;
+  constructor(delayMs: number) {
+    super(
+      "invalid-delay",
+      `delayMs must be a finite number >= 0 (milliseconds from now until the message may leave), got ${String(delayMs)}; ` +
+        `omit it or pass 0 to send at once`,
+    );
+    this.delayMs = delayMs;
+  }
+}

@@ -51,5 +51,6 @@ export {
   MessageTooLargeError,
   InvalidKeyError,
   TooManyKeysError,
+  InvalidDelayError,
   ChannelConfigError,
 } from "./errors.js";

@@ -78,8 +78,10 @@ export const enum Timer {
   CloseTimeout = 9,
   /** Client: send the next CLOCK_REQUEST. */
   ClockSync = 10,
+  /** The earliest message held by send({ delayMs }) is due: release it into its channel. */
+  DelayedSend = 11,
 }
-const TIMER_COUNT = 11;
+const TIMER_COUNT = 12;
 
 export const enum Role {
   Client = 0,
@@ -557,6 +559,11 @@ export class Connection implements DeliveryHandler<PacketContents> {
       if (lost > 0) wantsSend = true;
       this.drainToEvents();
     }
+    if (t[Timer.DelayedSend] <= now) {
+      this.channels.releaseDue(now);
+      t[Timer.DelayedSend] = this.channels.nextDelayedDue();
+      wantsSend = true;
+    }
     if (t[Timer.ClockSync] <= now) {
       // Fast start: 10 requests/s for the first 5 s, then the configured period.
       const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
@@ -579,8 +586,9 @@ export class Connection implements DeliveryHandler<PacketContents> {
 
   // ---- send path ------------------------------------------------------------------------------
 
-  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number }): number {
+  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }): number {
     const receipt = this.channels.send(now, channel, data, options);
+    if (options.delayMs !== undefined && options.delayMs > 0) this.timers[Timer.DelayedSend] = this.channels.nextDelayedDue();
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
     const gap = now - this.lastAppSendAt;

@@ -219,7 +219,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const conn = this.live(connection);
     if (conn.state !== ConnectionState.Connected) throw new ConnectionClosedError(connection, stateName(conn.state));
     const receipt = conn.send(this.lastNow, options.channel, data, options);
-    this.markReady(conn);
+    // A delayed message moves the connection's deadline (its DelayedSend timer) earlier maybe.
+    if (options.delayMs !== undefined && options.delayMs > 0) this.reschedule(conn);
+    else this.markReady(conn);
     return receipt;
   }
 

@@ -141,6 +141,13 @@ export interface SendOptions {
   receipt?: boolean;
   /** LatestState channels: the state key. */
   key?: number;
+  /**
+   * Hold the message until `now + delayMs` (e.g. to pace a large state transfer to a joining
+   * player). It takes its message sequence when released, so later undelayed sends on the same
+   * channel may overtake it; delayed messages leave in due order. Finite and >= 0, else
+   * InvalidDelayError (`invalid-delay`). 0 or absent: at once.
+   */
+  delayMs?: number;
 }
 
 export type EndpointEvent =
