@@ -52,10 +52,13 @@ export interface SendCallOptions {
   key?: number;
   /** Ask for a delivery receipt: send() then returns Promise<boolean> (true delivered, false lost). */
   receipt?: boolean;
+  /** Hold the message until now + delayMs (seed 000's delayed send, e.g. to pace a large
+   *  state transfer to a joining player); see docs/CHANNELS.md "Delayed sends". */
+  delayMs?: number;
 }
 
 export const DEFAULT_MAX_QUEUED_MESSAGES = 65_536;
-/** Longer than the endpoint's graceful close timeout (1 s by default). */
+/** Longer than the endpoint's graceful close timeout (closeTimeoutMs, 3 s by default). */
 const CLOSE_SAFETY_NET_MS = 5_000;
 
 export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
@@ -126,7 +129,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     let receipt: number | void = undefined;
     if (!this.#ended) {
       try {
-        receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted });
+        receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted, delayMs: options.delayMs });
       } catch (error) {
         if (!isEndedError(error)) throw error;
         this.#ended = true;
