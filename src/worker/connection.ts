@@ -21,7 +21,7 @@ import { monotonicNow } from "../api/host.js";
 import { InvalidKeyError, UnknownChannelError } from "../channels/errors.js";
 import type { WorkerLink } from "./link.js";
 import { MessageQueue } from "./message-queue.js";
-import type { WorkerEvent } from "./protocol.js";
+import type { RuntimeName, WorkerEvent } from "./protocol.js";
 import { fromWireError } from "./wire-errors.js";
 
 export interface WorkerConnectionEvents extends ConnectionEvents {
@@ -42,6 +42,7 @@ export interface WorkerConnectionInit {
   channels: readonly ChannelConfig[];
   transferOnSend: boolean;
   onClosed: (conn: WorkerConnection) => void;
+  runtime: RuntimeName;
   /** Client side: the worker's end (the connection owns its worker). */
   workerStopped?: Promise<void>;
 }
@@ -51,6 +52,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   readonly address: Address;
   readonly userData: Uint8Array;
   readonly closed: Promise<DisconnectInfo>;
+  /** The runtime the network worker runs in (reported by the worker itself). */
+  readonly runtime: RuntimeName;
   /** Client side: resolves once this connection's worker was terminated (after the disconnect). Undefined on a server's connections. */
   readonly workerStopped: Promise<void> | undefined;
   #link: WorkerLink;
@@ -84,6 +87,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     this.#onClosed = init.onClosed;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.workerStopped = init.workerStopped;
+    this.runtime = init.runtime;
   }
 
   /** False from close() on, and after the disconnect. */
@@ -125,6 +129,11 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   stats(): ConnectionStats {
     if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     return this.#stats;
+  }
+
+  /** Crossings between the threads so far (postMessage batches and the commands/events in them), for this connection's worker (shared by a server's connections). */
+  workerCounters(): WorkerLink["counters"] {
+    return { ...this.#link.counters };
   }
 
   /** A fresh snapshot from the worker (one round trip between the threads). */

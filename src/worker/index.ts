@@ -121,6 +121,11 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
     return { ...this.#counters };
   }
 
+  /** Crossings between the threads so far: postMessage batches each way and the commands/events in them. */
+  workerCounters(): WorkerLink["counters"] {
+    return { ...this.#link.counters };
+  }
+
   /** Tells every client (reason "server-shutdown"), closes the socket, then terminates the worker. */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => {
@@ -152,6 +157,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
           channels: this.#options.channels,
           transferOnSend: this.#options.transferOnSend,
           onClosed: (c) => this.#connections.delete(c.id),
+          runtime: this.runtime,
         });
         this.#connections.set(event.c, conn);
         conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
@@ -242,7 +248,7 @@ export async function connect(target: Target, options: WorkerConnectOptions): Pr
           }
           if (event.t === "connected") {
             settle();
-            connection = new WorkerConnection({ link, id: event.c, address: event.address, userData: event.userData, stats: event.stats, maxQueued, channels, transferOnSend: front.transferOnSend, onClosed, workerStopped: link.stopped });
+            connection = new WorkerConnection({ link, id: event.c, address: event.address, userData: event.userData, stats: event.stats, maxQueued, channels, transferOnSend: front.transferOnSend, onClosed, workerStopped: link.stopped, runtime: link.runtime });
             connection._hold();
             resolve(connection);
             // After the application's `await connect()` continuation has run (a later turn).

@@ -74,6 +74,8 @@ interface ExchangeResult {
   p90RttMs: number;
   frames: number;
   elapsedMs: number;
+  /** Worker mode: the client's thread crossings (commands per batch, events per batch). */
+  crossings?: { batchesOut: number; commandsOut: number; batchesIn: number; eventsIn: number };
 }
 
 /** Minimal common shape of Connection and WorkerConnection used below. */
@@ -162,6 +164,7 @@ async function exchange(mode: "worker" | "thread"): Promise<ExchangeResult> {
     frame();
   });
   const elapsedMs = performance.now() - start;
+  const crossings = mode === "worker" ? (client as unknown as { workerCounters(): ExchangeResult["crossings"] }).workerCounters() : undefined;
   clearInterval(sender);
   await client.close();
   await server.close();
@@ -170,7 +173,7 @@ async function exchange(mode: "worker" | "thread"): Promise<ExchangeResult> {
     await (server as unknown as { workerStopped: Promise<void> }).workerStopped;
   }
   if (failure !== undefined) throw new Error(`${mode}: ${failure}`);
-  return { mode, serverInOrder, clientInOrder, bigOk, unresponsive, rttSamples, meanRttMs: mean(rttSamples), p90RttMs: quantile(rttSamples, 0.9), frames, elapsedMs };
+  return { mode, serverInOrder, clientInOrder, bigOk, unresponsive, rttSamples, meanRttMs: mean(rttSamples), p90RttMs: quantile(rttSamples, 0.9), frames, elapsedMs, crossings };
 }
 
 describe("ackwire/worker", () => {
@@ -179,13 +182,18 @@ describe("ackwire/worker", () => {
     const worker = await exchange("worker");
     const summary = (r: ExchangeResult): string =>
       `${r.mode}: RTT mean ${r.meanRttMs.toFixed(1)} ms, p90 ${r.p90RttMs.toFixed(1)} ms over ${r.rttSamples.length} samples (max ${Math.max(...r.rttSamples).toFixed(1)}), unresponsive ${r.unresponsive}, ${r.frames} frames, ${r.elapsedMs.toFixed(0)} ms`;
-    console.log(`${summary(thread)}\n${summary(worker)}`);
+    console.log(`${summary(thread)}\n${summary(worker)}\nworker client crossings: ${JSON.stringify(worker.crossings)}`);
     for (const r of [thread, worker]) {
       expect(r.serverInOrder, r.mode).toBe(COUNT);
       expect(r.clientInOrder, r.mode).toBe(COUNT);
       expect(r.bigOk, r.mode).toBe(true);
       expect(r.rttSamples.length, r.mode).toBeGreaterThan(10);
     }
+    // Commands and events cross in batches, not one postMessage each.
+    const crossings = worker.crossings!;
+    expect(crossings.commandsOut).toBeGreaterThanOrEqual(COUNT + 1);
+    expect(crossings.commandsOut / crossings.batchesOut).toBeGreaterThan(2);
+    expect(crossings.eventsIn / crossings.batchesIn).toBeGreaterThan(1.5);
     // The worker kept acking and sending keepalives through the 400 ms hitch; on this thread
     // both endpoints froze past unresponsiveMs (250 ms) and reported it.
     expect(worker.unresponsive).toBe(0);
@@ -243,5 +251,31 @@ describe("ackwire/worker on Bun and Deno", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("ackwire/worker errors", () => {
+  it("rebuilds typed errors on this thread and refuses options that cannot cross", async () => {
+    // A silent port: the worker's connect times out; the error arrives as the same class.
+    const timeout = await workerApi.connect("127.0.0.1:9", { protocolId: PROTOCOL_ID, connectTimeoutMs: 300 }).catch((e: unknown) => e);
+    expect(timeout).toBeInstanceOf(workerApi.ConnectTimeoutError);
+    expect((timeout as { code: string }).code).toBe("ERR_CONNECT_TIMEOUT");
+    // Functions cannot be cloned to the worker: refused at once, with what to do instead.
+    await expect(workerApi.listen({ protocolId: PROTOCOL_ID, accept: () => true } as never)).rejects.toBeInstanceOf(workerApi.InvalidOptionError);
+
+    const server = await workerApi.listen({ port: 0, host: "127.0.0.1", protocolId: PROTOCOL_ID });
+    const conn = await workerApi.connect(`127.0.0.1:${server.address.port}`, { protocolId: PROTOCOL_ID });
+    // Checked on this thread, synchronously: the channel index.
+    expect(() => conn.send(new Uint8Array(1), { channel: 99 })).toThrow(/channel 99/);
+    // Checked by the worker's endpoint: the receipt promise rejects with its typed error.
+    const tooLarge = await conn.send(new Uint8Array(2 * 1024 * 1024), { channel: 0, receipt: true }).catch((e: unknown) => e);
+    expect((tooLarge as { code: string }).code).toBe("message-too-large");
+    expect((tooLarge as Error).message).toMatch(/maxMessageBytes/);
+    expect(await conn.send(new Uint8Array(10), { channel: 0, receipt: true })).toBe(true);
+    expect((await conn.close("normal")).reason).toBe("normal");
+    expect(() => conn.send(new Uint8Array(1))).toThrow(workerApi.ClosedError);
+    await conn.workerStopped; // terminated after the close
+    await server.close();
+    await server.workerStopped;
   });
 });
