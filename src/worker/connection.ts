@@ -114,7 +114,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     }
     const bytes = this.#outgoing(data);
     const tag = options.receipt === true ? ++this.#lastTag : 0;
-    this.#link.command({ op: "send", c: this.id, data: bytes, channel, key, tag }, bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : undefined);
+    this.#link.command({ op: "send", c: this.id, data: bytes, channel, key, tag, delayMs: options.delayMs }, bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : undefined);
     if (tag === 0) return;
     return new Promise<boolean>((resolve, reject) => this.#receipts.set(tag, { resolve, reject }));
   }

@@ -114,7 +114,7 @@ function send(command: Extract<Command, { op: "send" }>): void {
     if (command.tag > 0) emit({ t: "receipt", c: command.c, tag: command.tag, delivered: false });
     return;
   }
-  const options = { channel: command.channel, key: command.key };
+  const options = { channel: command.channel, key: command.key, delayMs: command.delayMs };
   try {
     if (command.tag === 0) {
       conn.send(command.data, options);
