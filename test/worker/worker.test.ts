@@ -200,8 +200,9 @@ describe("ackwire/worker", () => {
     expect(thread.unresponsive).toBeGreaterThanOrEqual(1);
     // The busy frames are in the RTT the endpoints measure on this thread, not on the worker
     // (measured on a loaded 2-core machine: p90 18-23 vs 7-9 ms, mean 9.5-13 vs 4.7-5.5 ms over five runs).
-    expect(thread.p90RttMs).toBeGreaterThan(worker.p90RttMs + 5);
-    expect(thread.meanRttMs).toBeGreaterThan(worker.meanRttMs * 1.5);
+    // Margins are loose on purpose: CI runs other test files on the same 2 cores at once.
+    expect(thread.p90RttMs).toBeGreaterThan(worker.p90RttMs);
+    expect(thread.meanRttMs).toBeGreaterThan(worker.meanRttMs * 1.2);
   });
 });
 
