@@ -19,7 +19,8 @@
 import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
 import { TypedEmitter } from "./emitter.js";
-import { ClosedError, InvalidOptionError, MessageQueueOverflowError } from "./errors.js";
+import { ClosedError, InvalidOptionError } from "./errors.js";
+import { MessageQueue } from "./message-queue.js";
 import type { Driver } from "./driver.js";
 import { host } from "./host.js";
 
@@ -241,76 +242,4 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
 function isEndedError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "ERR_UNKNOWN_CONNECTION" || code === "ERR_CONNECTION_CLOSED";
-}
-
-/** One async iterator's bounded queue of messages. */
-class MessageQueue implements AsyncIterator<Message> {
-  #items: Message[] = [];
-  #head = 0;
-  #waiter: ((result: IteratorResult<Message>) => void) | undefined;
-  #waiterReject: ((error: unknown) => void) | undefined;
-  #ended = false;
-  #overflow: MessageQueueOverflowError | undefined;
-  #detach: () => void;
-
-  constructor(detach: () => void) {
-    this.#detach = detach;
-  }
-
-  push(message: Message, limit: number): void {
-    if (this.#ended) return;
-    if (this.#waiter !== undefined) {
-      const waiter = this.#waiter;
-      this.#waiter = this.#waiterReject = undefined;
-      waiter({ value: message, done: false });
-      return;
-    }
-    if (this.#items.length - this.#head >= limit) {
-      this.#overflow = new MessageQueueOverflowError(limit);
-      this.end();
-      return;
-    }
-    this.#items.push(message);
-  }
-
-  end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#detach();
-    if (this.#waiter !== undefined) {
-      const waiter = this.#waiter;
-      const reject = this.#waiterReject!;
-      this.#waiter = this.#waiterReject = undefined;
-      if (this.#overflow !== undefined) reject(this.#overflow);
-      else waiter({ value: undefined, done: true });
-    }
-  }
-
-  next(): Promise<IteratorResult<Message>> {
-    if (this.#head < this.#items.length) {
-      const value = this.#items[this.#head++]!;
-      if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-        this.#items = this.#items.slice(this.#head);
-        this.#head = 0;
-      }
-      return Promise.resolve({ value, done: false });
-    }
-    if (this.#ended) {
-      const overflow = this.#overflow;
-      this.#overflow = undefined;
-      return overflow !== undefined ? Promise.reject(overflow) : Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiter = resolve;
-      this.#waiterReject = reject;
-    });
-  }
-
-  return(): Promise<IteratorResult<Message>> {
-    this.#items = [];
-    this.#head = 0;
-    this.#overflow = undefined;
-    this.end();
-    return Promise.resolve({ value: undefined, done: true });
-  }
 }

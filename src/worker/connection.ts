@@ -20,7 +20,7 @@ import { ClosedError, InvalidOptionError } from "../api/errors.js";
 import { monotonicNow } from "../api/host.js";
 import { InvalidKeyError, UnknownChannelError } from "../channels/errors.js";
 import type { WorkerLink } from "./link.js";
-import { MessageQueue } from "./message-queue.js";
+import { MessageQueue } from "../api/message-queue.js";
 import type { RuntimeName, WorkerEvent } from "./protocol.js";
 import { fromWireError } from "./wire-errors.js";
 

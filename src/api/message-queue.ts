@@ -1,11 +1,11 @@
 /**
- * One async iterator's bounded queue of messages, with the same policy as the in-thread
- * Connection: messages are queued only while the iterator is open, at most `limit` of them;
+ * One async iterator's bounded queue of messages, shared by the in-thread Connection
+ * and the worker's: messages are queued only while the iterator is open, at most `limit` of them;
  * past that the iterator throws MessageQueueOverflowError once the queued ones are read. It
  * ends (done) after the disconnect, once drained.
  */
-import type { Message } from "../api/connection.js";
-import { MessageQueueOverflowError } from "../api/errors.js";
+import type { Message } from "./connection.js";
+import { MessageQueueOverflowError } from "./errors.js";
 
 export class MessageQueue implements AsyncIterator<Message> {
   #items: Message[] = [];
