@@ -7,10 +7,10 @@
  * callback loses packets). `import { listen, connect } from "ackwire/bun"`.
  */
 import { AddressCache, SenderNames } from "../../src/api/address.js";
-import { deferToNextTurn } from "../../src/api/host.js";
+import { TurnReceiver } from "../../src/api/turn-receiver.js";
 import { createRuntime } from "../../src/api/runtime.js";
 import { SendSlab } from "../../src/api/send-slab.js";
-import type { DatagramBatch, DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
+import type { DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
 import { bindError, resolveWithNodeDns } from "../node/socket.js";
 
 // The slice of Bun's API used here, declared locally (no bun-types in the build).
@@ -44,18 +44,9 @@ const MAX_PENDING_SENDS = 8192;
 async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket> {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   const counters = { sendFailures: 0, receiveErrors: 0 };
-  const first: DatagramBatch = { length: 1, from: [""], bytes: [new Uint8Array(0)] };
-  const batch: DatagramBatch = { length: 0, from: [], bytes: [] };
+  const receiver = new TurnReceiver();
   const senders = new SenderNames();
-  let callback: (batch: DatagramBatch) => void = () => {};
-  let turnOpen = false;
   let open = true;
-  const endTurn = (): void => {
-    turnOpen = false;
-    if (!open || batch.length === 0) return;
-    callback(batch);
-    batch.length = 0;
-  };
   // Flat sendMany list of copies (the engine's bytes are only valid until its next call).
   let pending: (Uint8Array | number | string)[] = [];
   const slab = new SendSlab();
@@ -78,19 +69,7 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       binaryType: "uint8array",
       socket: {
         data(_socket, data, port, address) {
-          const from = senders.get(address, port);
-          if (!turnOpen) {
-            turnOpen = true;
-            deferToNextTurn(endTurn);
-            if (!open) return;
-            first.from[0] = from;
-            first.bytes[0] = data;
-            callback(first);
-            return;
-          }
-          const n = batch.length++;
-          batch.from[n] = from;
-          batch.bytes[n] = data;
+          receiver.push(senders.get(address, port), data);
         },
         drain() {
           flush();
@@ -118,12 +97,13 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
     },
     flush,
     onDatagrams(cb) {
-      callback = cb;
+      receiver.onDatagrams(cb);
     },
     close() {
       if (open) {
         flush();
         open = false;
+        receiver.close();
         udp.close();
       }
       return Promise.resolve();

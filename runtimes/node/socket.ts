@@ -5,9 +5,9 @@
  */
 import { formatAddress, AddressCache, isIpv6Literal, SenderNames } from "../../src/api/address.js";
 import { AddressInUseError, AddressNotAvailableError, HostNotFoundError, SocketError } from "../../src/api/errors.js";
-import { deferToNextTurn } from "../../src/api/host.js";
+import { TurnReceiver } from "../../src/api/turn-receiver.js";
 import { SendSlab } from "../../src/api/send-slab.js";
-import type { DatagramBatch, DatagramSocket, OpenSocketOptions } from "../../src/api/socket.js";
+import type { DatagramSocket, OpenSocketOptions } from "../../src/api/socket.js";
 
 interface RemoteInfo {
   address: string;
@@ -102,32 +102,11 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
   // Reuse the slab only while every send is known to have run synchronously (a runtime whose
   // node:dgram ignores or defers the lookup keeps allocating fresh slabs instead).
   let sendsAreSynchronous = nodeSends.reuseCopies === true && typeof udp.getSendQueueCount === "function";
-  const first: DatagramBatch = { length: 1, from: [""], bytes: [new Uint8Array(0)] };
-  const batch: DatagramBatch = { length: 0, from: [], bytes: [] };
-  let callback: (batch: DatagramBatch) => void = () => {};
-  let turnOpen = false;
+  const receiver = new TurnReceiver();
   let open = true;
-  const endTurn = (): void => {
-    turnOpen = false;
-    if (!open || batch.length === 0) return;
-    callback(batch);
-    batch.length = 0;
-  };
   udp.on("message", (msg, rinfo) => {
     // `msg` is a fresh Buffer per datagram: safe to hand over without a copy.
-    const from = senders.get(rinfo.address, rinfo.port);
-    if (!turnOpen) {
-      turnOpen = true;
-      deferToNextTurn(endTurn);
-      if (!open) return;
-      first.from[0] = from;
-      first.bytes[0] = msg;
-      callback(first);
-      return;
-    }
-    const n = batch.length++;
-    batch.from[n] = from;
-    batch.bytes[n] = msg;
+    receiver.push(senders.get(rinfo.address, rinfo.port), msg);
   });
   udp.on("error", () => void counters.receiveErrors++);
   return {
@@ -147,11 +126,12 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     },
     flush() {},
     onDatagrams(cb) {
-      callback = cb;
+      receiver.onDatagrams(cb);
     },
     close() {
       if (!open) return Promise.resolve();
       open = false;
+      receiver.close();
       return new Promise<void>((resolve) => udp.close(() => resolve()));
     },
   };
