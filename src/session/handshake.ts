@@ -29,8 +29,8 @@ export const REQUEST_BODY_BYTES = 251;
 export const CHALLENGE_BODY_BYTES = 20;
 export const RESPONSE_FIXED_BYTES = 36;
 export const ACCEPT_FIXED_BYTES = 10;
-export const DENY_FIXED_BYTES = 7;
-export const DISCONNECT_FIXED_BYTES = 7;
+/** DENY and DISCONNECT body before the user data: u32 id, u8 reason, u16 length. */
+export const ID_REASON_FIXED_BYTES = 7;
 export const MAX_RESPONSE_USER_DATA = 512;
 export const MAX_ACCEPT_USER_DATA = 512;
 export const MAX_DENY_USER_DATA = 200;
@@ -124,22 +124,23 @@ export function encodeAccept(b: Uint8Array, at: number, salt: number, sessionId:
   return 1 + ACCEPT_FIXED_BYTES + userData.length;
 }
 
-export function encodeDeny(b: Uint8Array, at: number, salt: number, reason: DenyCode, userData: Uint8Array): number {
-  b[at] = PacketType.Deny;
-  writeU32(b, at + 1, salt);
+/** DENY and DISCONNECT share one body layout (PROTOCOL §4): u32 id, u8 reason, u16 length,
+ *  user data. The id is the client's salt (DENY) or the session id (DISCONNECT). */
+function encodeIdReasonData(b: Uint8Array, at: number, type: PacketType, id: number, reason: number, userData: Uint8Array): number {
+  b[at] = type;
+  writeU32(b, at + 1, id);
   b[at + 5] = reason;
   writeU16(b, at + 6, userData.length);
   b.set(userData, at + 8);
-  return 1 + DENY_FIXED_BYTES + userData.length;
+  return 1 + ID_REASON_FIXED_BYTES + userData.length;
+}
+
+export function encodeDeny(b: Uint8Array, at: number, salt: number, reason: DenyCode, userData: Uint8Array): number {
+  return encodeIdReasonData(b, at, PacketType.Deny, salt, reason, userData);
 }
 
 export function encodeDisconnect(b: Uint8Array, at: number, sessionId: number, reason: number, userData: Uint8Array): number {
-  b[at] = PacketType.Disconnect;
-  writeU32(b, at + 1, sessionId);
-  b[at + 5] = reason;
-  writeU16(b, at + 6, userData.length);
-  b.set(userData, at + 8);
-  return 1 + DISCONNECT_FIXED_BYTES + userData.length;
+  return encodeIdReasonData(b, at, PacketType.Disconnect, sessionId, reason, userData);
 }
 
 export function encodeDisconnectAck(b: Uint8Array, at: number, sessionId: number): number {
@@ -220,11 +221,17 @@ export interface DenyFields {
   userData: Uint8Array;
 }
 
-export function parseDeny(b: Uint8Array, at: number, length: number): DenyFields | undefined {
-  if (length < DENY_FIXED_BYTES) return undefined;
+/** The shared DENY / DISCONNECT body (see encodeIdReasonData), or undefined if malformed. */
+function parseIdReasonData(b: Uint8Array, at: number, length: number, maxUserData: number): { id: number; reason: number; userData: Uint8Array } | undefined {
+  if (length < ID_REASON_FIXED_BYTES) return undefined;
   const userLength = readU16(b, at + 5);
-  if (userLength > MAX_DENY_USER_DATA || DENY_FIXED_BYTES + userLength !== length) return undefined;
-  return { salt: readU32(b, at), reason: b[at + 4], userData: b.slice(at + 7, at + 7 + userLength) };
+  if (userLength > maxUserData || ID_REASON_FIXED_BYTES + userLength !== length) return undefined;
+  return { id: readU32(b, at), reason: b[at + 4], userData: b.slice(at + 7, at + 7 + userLength) };
+}
+
+export function parseDeny(b: Uint8Array, at: number, length: number): DenyFields | undefined {
+  const f = parseIdReasonData(b, at, length, MAX_DENY_USER_DATA);
+  return f && { salt: f.id, reason: f.reason, userData: f.userData };
 }
 
 export interface DisconnectFields {
@@ -234,10 +241,8 @@ export interface DisconnectFields {
 }
 
 export function parseDisconnect(b: Uint8Array, at: number, length: number): DisconnectFields | undefined {
-  if (length < DISCONNECT_FIXED_BYTES) return undefined;
-  const userLength = readU16(b, at + 5);
-  if (userLength > MAX_DISCONNECT_USER_DATA || DISCONNECT_FIXED_BYTES + userLength !== length) return undefined;
-  return { sessionId: readU32(b, at), reason: b[at + 4], userData: b.slice(at + 7, at + 7 + userLength) };
+  const f = parseIdReasonData(b, at, length, MAX_DISCONNECT_USER_DATA);
+  return f && { sessionId: f.id, reason: f.reason, userData: f.userData };
 }
 
 export function parseDisconnectAck(b: Uint8Array, at: number, length: number): number | undefined {
