@@ -6,7 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { DATA_OVERHEAD_BYTES, DeliveryKind } from "../../src/engine/abi.js";
 import { ChannelConfigError, ChannelSet, deliveryKindOf, type ChannelOptions } from "../../src/channels/index.js";
-import { Pair, Peer, decodeFrames, drainMessages } from "./harness.js";
+import { Pair, Peer, check, decodeFrames, drainMessages, pairOf as pairOn, payload, withSeed } from "./harness.js";
+
+const pairOf = (configs: ChannelOptions[], link: Parameters<typeof pairOn>[1]) => pairOn(configs, link, { mtu: MTU, bound: 8 << 20 });
 
 const MTU = 1200;
 const ROOM = MTU - DATA_OVERHEAD_BYTES;
@@ -20,33 +22,7 @@ function write(cs: ChannelSet, now: number, room = ROOM) {
 }
 const seqs = (p: ReturnType<typeof write>) => p.frames.map((f) => f.seq);
 
-function pairOf(configs: ChannelOptions[], link: { seed: number; loss: number; latencyMs?: number; jitterMs?: number; duplicate?: number }) {
-  const kinds = configs.map((c) => deliveryKindOf(c.mode)) as DeliveryKind[];
-  const a = new Peer(kinds, configs, MTU, 65500, 8 << 20);
-  const b = new Peer(kinds, configs, MTU, 123, 8 << 20);
-  return new Pair(a, b, { latencyMs: link.latencyMs ?? 30, jitterMs: link.jitterMs ?? 0, ...link });
-}
 
-function payload(index: number, length: number): Uint8Array {
-  const out = new Uint8Array(Math.max(4, length));
-  new DataView(out.buffer).setUint32(0, index, true);
-  for (let i = 4; i < out.length; i++) out[i] = (index * 31 + i) & 0xff;
-  return out;
-}
-function check(data: Uint8Array): number {
-  const index = new DataView(data.buffer, data.byteOffset).getUint32(0, true);
-  for (let i = 4; i < data.length; i++) if (data[i] !== ((index * 31 + i) & 0xff)) throw new Error(`corrupt payload ${index}`);
-  return index;
-}
-
-const withSeed = (seed: number, body: () => void) => () => {
-  try {
-    body();
-  } catch (e) {
-    console.error(`failing seed: ${seed}`);
-    throw e;
-  }
-};
 
 describe("copy options: configuration", () => {
   it("redundancy only on unreliable kinds, piggyback only on reliable kinds, 0..3", () => {

@@ -5,36 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { DeliveryKind } from "../../src/engine/abi.js";
 import { deliveryKindOf, type ChannelOptions } from "../../src/channels/index.js";
-import { Pair, Peer, drainMessages, rng } from "./harness.js";
+import { Pair, Peer, check, drainMessages, pairOf as pairOn, payload, rng, withSeed } from "./harness.js";
 
-function pairOf(configs: ChannelOptions[], link: { seed: number; loss: number; latencyMs?: number; jitterMs?: number; duplicate?: number }, bound?: number) {
-  const kinds = configs.map((c) => deliveryKindOf(c.mode)) as DeliveryKind[];
-  const a = new Peer(kinds, configs, 1200, 65500, bound);
-  const b = new Peer(kinds, configs, 1200, 123, bound);
-  return new Pair(a, b, { latencyMs: link.latencyMs ?? 30, jitterMs: link.jitterMs ?? 0, ...link });
-}
+const pairOf = (configs: ChannelOptions[], link: Parameters<typeof pairOn>[1], bound?: number) => pairOn(configs, link, { bound });
 
-/** Self-checking payload: 4-byte index then bytes derived from it. */
-function payload(index: number, length: number): Uint8Array {
-  const out = new Uint8Array(Math.max(4, length));
-  new DataView(out.buffer).setUint32(0, index, true);
-  for (let i = 4; i < out.length; i++) out[i] = (index * 31 + i) & 0xff;
-  return out;
-}
-function check(data: Uint8Array): number {
-  const index = new DataView(data.buffer, data.byteOffset).getUint32(0, true);
-  for (let i = 4; i < data.length; i++) if (data[i] !== ((index * 31 + i) & 0xff)) throw new Error(`corrupt payload ${index}`);
-  return index;
-}
 
-const withSeed = (seed: number, body: () => void) => () => {
-  try {
-    body();
-  } catch (e) {
-    console.error(`failing seed: ${seed}`);
-    throw e;
-  }
-};
 
 describe("delivery over a lossy link (TS reference engine)", () => {
   for (const seed of [1, 2]) {

@@ -8,7 +8,7 @@
 import { DATA_HEADER_BYTES, DATA_OVERHEAD_BYTES, PacketType, RECORD_INTS, RecordType } from "../../src/engine/abi.js";
 import type { DeliveryKind } from "../../src/engine/abi.js";
 import { TsEngine } from "../../src/engine/ts-engine.js";
-import { ChannelSet, type ChannelOptions, DeliveryNotificationManager, PacketContents } from "../../src/channels/index.js";
+import { ChannelSet, type ChannelOptions, DeliveryNotificationManager, PacketContents, deliveryKindOf } from "../../src/channels/index.js";
 
 export interface DecodedFrame {
   channel: number;
@@ -226,3 +226,40 @@ export function drainMessages(channels: ChannelSet): { channel: number; data: Ui
   }
   return out;
 }
+
+/** Two peers with the same channels over the seeded fake link; `mtu` and the receive bound are optional. */
+export function pairOf(
+  configs: ChannelOptions[],
+  link: { seed: number; loss: number; latencyMs?: number; jitterMs?: number; duplicate?: number },
+  options: { mtu?: number; bound?: number } = {},
+): Pair {
+  const kinds = configs.map((c) => deliveryKindOf(c.mode)) as DeliveryKind[];
+  const a = new Peer(kinds, configs, options.mtu ?? 1200, 65500, options.bound);
+  const b = new Peer(kinds, configs, options.mtu ?? 1200, 123, options.bound);
+  return new Pair(a, b, { latencyMs: link.latencyMs ?? 30, jitterMs: link.jitterMs ?? 0, ...link });
+}
+
+/** Self-checking payload: 4-byte index then bytes derived from it. */
+export function payload(index: number, length: number): Uint8Array {
+  const out = new Uint8Array(Math.max(4, length));
+  new DataView(out.buffer).setUint32(0, index, true);
+  for (let i = 4; i < out.length; i++) out[i] = (index * 31 + i) & 0xff;
+  return out;
+}
+
+/** The payload's index; throws if any byte is not what `payload` wrote. */
+export function check(data: Uint8Array): number {
+  const index = new DataView(data.buffer, data.byteOffset).getUint32(0, true);
+  for (let i = 4; i < data.length; i++) if (data[i] !== ((index * 31 + i) & 0xff)) throw new Error(`corrupt payload ${index}`);
+  return index;
+}
+
+/** Wraps a test body so a failure prints its seed. */
+export const withSeed = (seed: number, body: () => void) => () => {
+  try {
+    body();
+  } catch (e) {
+    console.error(`failing seed: ${seed}`);
+    throw e;
+  }
+};
