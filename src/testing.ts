@@ -6,19 +6,4 @@
 export * from "./sim/index.js";
 export { Endpoint } from "./session/endpoint.js";
 export type { EndpointCounters, ConnectOptions as EndpointConnectOptions } from "./session/endpoint.js";
-export * from "./session/errors.js";
-export { DEFAULT_CHANNELS } from "./session/types.js";
-export type {
-  AcceptDecision,
-  ChannelConfig,
-  ConnectRequestInfo,
-  ConnectionId,
-  ConnectionStats,
-  DeliveryMode,
-  DenyReason,
-  DisconnectReason,
-  EndpointConfig,
-  EndpointEvent,
-  SendOptions,
-} from "./session/types.js";
-export type { Address, SansIoNode, Transmit } from "./session/sans-io.js";
+export * from "./session/public.js";

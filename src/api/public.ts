@@ -12,19 +12,4 @@ export { createRuntime } from "./runtime.js";
 export { Driver } from "./driver.js";
 export { TypedEmitter } from "./emitter.js";
 export * from "./errors.js";
-export * from "../session/errors.js";
-export { DEFAULT_CHANNELS } from "../session/types.js";
-export type {
-  AcceptDecision,
-  ChannelConfig,
-  ConnectRequestInfo,
-  ConnectionId,
-  ConnectionStats,
-  DeliveryMode,
-  DenyReason,
-  DisconnectReason,
-  EndpointConfig,
-  EndpointEvent,
-  SendOptions,
-} from "../session/types.js";
-export type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
+export * from "../session/public.js";
