@@ -35,6 +35,7 @@ import {
   checkEngineConfig,
   computeLayout,
   isOrdered,
+  maxRecordsPerDatagram,
   memoryPages,
   PAGE_BYTES,
   scratchOffsetOf,
@@ -59,6 +60,8 @@ export class TsEngine implements Engine {
   private readonly kinds: Uint8Array;
   private readonly channelCount: number;
   private readonly orderedChannelCount: number;
+  /** Records one datagram may need at most: processBatch stops before one that might not fit. */
+  private readonly recordsPerDatagram: number;
   private readonly counters: Uint32Array;
   private readonly maxSlots: number;
   /** CRC state after the 8-byte prefix, so each datagram continues from it. */
@@ -81,6 +84,7 @@ export class TsEngine implements Engine {
     this.kinds = new Uint8Array(buffer, L.configOffset + ConfigField.ChannelKinds, this.channelCount);
     this.kinds.set(config.channels);
     this.orderedChannelCount = config.channels.filter(isOrdered).length;
+    this.recordsPerDatagram = maxRecordsPerDatagram(this.orderedChannelCount);
     writeConfigArea(this.view, L, config, this.orderedChannelCount);
     this.prefixCrc = crcUpdate(0xffffffff, this.bytes, L.configOffset, 8);
   }
@@ -160,7 +164,7 @@ export class TsEngine implements Engine {
 
   processBatch(count: number): number {
     this.recordCount = 0;
-    const need = recordsNeededBound(this.orderedChannelCount);
+    const need = this.recordsPerDatagram;
     let i = 0;
     for (; i < count; i++) {
       // Stop before a datagram whose records might not fit; the host calls again.
@@ -428,12 +432,6 @@ export class TsEngine implements Engine {
   }
 }
 
-/** Upper bound on the records one datagram can produce (see layout.maxRecordsPerDatagram). */
-function recordsNeededBound(orderedChannels: number): number {
-  // 1 PacketReceived + 33 acks + one record per frame + release cascades.
-  const maxFrames = Math.floor((1500 - 13) / 6);
-  return 34 + maxFrames + (MESSAGE_WINDOW - 1) * Math.min(maxFrames, orderedChannels);
-}
 
 /** PROTOCOL §1 table: the body-length rule per packet type. */
 export function bodyLengthValid(v: DataView, type: number, off: number, body: number): boolean {
