@@ -137,6 +137,15 @@ export const ONE_WAY_MS = 25;
 const STREAM_CLIENTS = 8;
 const STREAM_HZ = 30;
 const STREAM_SIZE = 100;
+/**
+ * The loss group's channels: the defaults plus channel 8, a reliable-ordered channel with
+ * `piggyback: 1` (docs/CHANNELS.md), the setting for a latency-sensitive reliable stream: each
+ * datagram that carries the channel's data also carries a copy of its newest unacknowledged
+ * message, so a single lost datagram is repaired by the next one (~1 send interval) instead of
+ * by loss detection (the next packet's ack: ~1 interval + 1 RTT). Both peers configure it.
+ */
+const LOSS_CHANNELS = [...DEFAULT_CHANNELS, { mode: "reliable-ordered", piggyback: 1 }] as const;
+const PIGGYBACK_STREAM_CHANNEL = 8;
 
 interface Pipe {
   on(ev: "data", fn: (b: Uint8Array) => void): void;
@@ -202,7 +211,7 @@ interface LossLevel {
 }
 
 async function openLevel(nodePath: string, lossPercent: number, clientCount: number): Promise<LossLevel> {
-  const common = { protocolId: BENCH_PROTOCOL_ID, channels: DEFAULT_CHANNELS };
+  const common = { protocolId: BENCH_PROTOCOL_ID, channels: LOSS_CHANNELS };
   const server = await listen({ ...common, port: 0, host: "127.0.0.1" });
   const byIndex = new Map<number, Connection>();
   server.on("connection", (c) => byIndex.set(c.userData[0] ?? 255, c));
@@ -249,6 +258,7 @@ function summarize(latencies: number[]): LatencySummary {
 }
 
 export interface StreamResult extends LatencySummary {
+  channel: number;
   clients: number;
   hz: number;
   size: number;
@@ -265,7 +275,7 @@ export interface StreamResult extends LatencySummary {
  * i/N of a period); the server side records send() -> verified delivery time. After the
  * sending time, up to 3 s for the last resends to land.
  */
-async function runStream(level: LossLevel, durationMs: number): Promise<StreamResult> {
+async function runStream(level: LossLevel, durationMs: number, channel: number): Promise<StreamResult> {
   const period = 1000 / STREAM_HZ;
   const skipFirst = 5; // the first messages race the connection's first RTT samples
   const latencies: number[] = [];
@@ -280,7 +290,7 @@ async function runStream(level: LossLevel, durationMs: number): Promise<StreamRe
   level.clients.forEach(({ client, serverConn }, i) => {
     serverConn.on("message", (m) => {
       const seq = checkPayload(m.data);
-      if (seq < 0 || m.data.length !== STREAM_SIZE || m.channel !== CHANNEL.reliableOrdered) {
+      if (seq < 0 || m.data.length !== STREAM_SIZE || m.channel !== channel) {
         corrupt++;
         return;
       }
@@ -296,7 +306,7 @@ async function runStream(level: LossLevel, durationMs: number): Promise<StreamRe
       const buf = new Uint8Array(STREAM_SIZE);
       fillPayload(buf, seq);
       sentAt[i]![seq] = t;
-      client.send(buf, { channel: CHANNEL.reliableOrdered });
+      client.send(buf, { channel });
       seq++;
       sent++;
       // Next send at its slot on the grid, so timer lateness does not accumulate.
@@ -308,7 +318,7 @@ async function runStream(level: LossLevel, durationMs: number): Promise<StreamRe
   await sleep(durationMs + 50);
   for (let t = 0; t < 300 && delivered < sent; t++) await sleep(10);
   for (const t of timers) g.clearTimeout(t);
-  return { clients: level.clients.length, hz: STREAM_HZ, size: STREAM_SIZE, sent, delivered, undelivered: sent - delivered, corrupt, outOfOrder, ...summarize(latencies) };
+  return { channel, clients: level.clients.length, hz: STREAM_HZ, size: STREAM_SIZE, sent, delivered, undelivered: sent - delivered, corrupt, outOfOrder, ...summarize(latencies) };
 }
 
 export interface BulkResult extends LatencySummary {
@@ -345,11 +355,18 @@ async function runBulk(level: LossLevel, quick: boolean): Promise<BulkResult> {
 }
 
 export interface LossLevelResult {
-  /** The 30 Hz stream's delivery latency (the goal's figure) and bulk goodput. */
+  /**
+   * The 30 Hz reliable-ordered stream's delivery latency on the channel configured for it
+   * (`piggyback: 1`; the goal's figure), and bulk goodput.
+   */
   p50Ms: number;
   p99Ms: number;
   goodputMBps: number;
+  /** The same stream on a default reliable-ordered channel (no copies): loss detection only. */
+  defaultChannelP50Ms?: number;
+  defaultChannelP99Ms?: number;
   stream?: StreamResult;
+  streamDefault?: StreamResult;
   bulk?: BulkResult;
   /** What the proxy counted (datagrams sent/delivered/lost per direction). */
   proxy?: unknown;
@@ -366,20 +383,24 @@ export async function measureLoss(quick: boolean, nodePath: string): Promise<{ l
   // bulk runs go one after another, alone.
   for (const pct of LOSS_PERCENTS) {
     try {
-      opened.push(await openLevel(nodePath, pct, STREAM_CLIENTS + 1));
+      // Clients 0..7: stream on the default reliable-ordered channel; 8..15: stream on the
+      // piggyback channel; the last one: bulk.
+      opened.push(await openLevel(nodePath, pct, 2 * STREAM_CLIENTS + 1));
     } catch (e) {
       errors.get(pct)!.push(`setup: ${errorText(e)}`);
     }
   }
   const streamMs = quick ? 4000 : 15_000;
-  const streams = await Promise.all(
-    opened.map((level) =>
-      runStream({ ...level, clients: level.clients.slice(0, STREAM_CLIENTS) }, streamMs).catch((e: unknown) => {
-        errors.get(level.lossPercent)!.push(`stream: ${errorText(e)}`);
-        return undefined;
-      }),
-    ),
-  );
+  const streamOn = (level: LossLevel, first: number, channel: number, label: string): Promise<StreamResult | undefined> =>
+    runStream({ ...level, clients: level.clients.slice(first, first + STREAM_CLIENTS) }, streamMs, channel).catch((e: unknown) => {
+      errors.get(level.lossPercent)!.push(`${label}: ${errorText(e)}`);
+      return undefined;
+    });
+  // Both streams of all three levels run at the same time (48 clients x 30 Hz: light load).
+  const [streams, defaultStreams] = await Promise.all([
+    Promise.all(opened.map((level) => streamOn(level, STREAM_CLIENTS, PIGGYBACK_STREAM_CHANNEL, "stream"))),
+    Promise.all(opened.map((level) => streamOn(level, 0, CHANNEL.reliableOrdered, "default-channel stream"))),
+  ]);
   for (let i = 0; i < opened.length; i++) {
     const level = opened[i]!;
     let bulk: BulkResult | undefined;
@@ -397,11 +418,15 @@ export async function measureLoss(quick: boolean, nodePath: string): Promise<{ l
     }
     const proxy = await closeLevel(level);
     const stream = streams[i];
+    const streamDefault = defaultStreams[i];
     levels[String(level.lossPercent)] = {
       p50Ms: stream?.p50Ms ?? 0,
       p99Ms: stream?.p99Ms ?? 0,
       goodputMBps: bulk?.goodputMBps ?? 0,
+      defaultChannelP50Ms: streamDefault?.p50Ms ?? 0,
+      defaultChannelP99Ms: streamDefault?.p99Ms ?? 0,
       ...(stream ? { stream } : {}),
+      ...(streamDefault ? { streamDefault } : {}),
       ...(bulk ? { bulk } : {}),
       proxy,
       bulkClientStats,

@@ -102,13 +102,18 @@ export function writeCharts(fs: FsModule, outDir: string, results: Partial<Recor
       if (Array.isArray(cdf) && cdf.length === 101) {
         lossSeries.push({ label: `${rt} ${pct}% loss (p99 ${String(level.p99Ms)} ms)`, points: cdf as number[], color: lossColors[pct] ?? "#555", dash: dashes[rt] });
       }
+      // The same stream on a default channel (no piggyback copies), at the goal's 5% only.
+      const defaultCdf = (level.streamDefault as Json | undefined)?.cdfMs;
+      if (pct === "5" && Array.isArray(defaultCdf) && defaultCdf.length === 101) {
+        lossSeries.push({ label: `${rt} 5% loss, default channel (p99 ${String(level.defaultChannelP99Ms)} ms)`, points: defaultCdf as number[], color: "#7f7f7f", dash: dashes[rt] });
+      }
     }
   }
   fs.writeFileSync(
     outDir + "loss-latency-cdf.svg",
     cdfChart({
       title: "ackwire delivery latency under loss: 30 Hz reliable-ordered stream, 50 ms RTT",
-      subtitle: "8 clients x 30 Hz x 100 B through the impairment proxy; send() to delivery; solid = node, dashed = bun, dotted = deno",
+      subtitle: "8 clients x 30 Hz x 100 B through the impairment proxy, reliable-ordered with piggyback: 1 (grey: a default channel); send() to delivery; solid = node, dashed = bun, dotted = deno",
       xLabel: "delivery latency (ms, log scale); the one-way delay is 25 ms",
       logX: true,
       series: lossSeries,

@@ -113,7 +113,7 @@ function failureText(o: ProcessOutcome): string {
 function lossSummary(levels: Record<string, Json> | undefined): string {
   if (levels === undefined) return "no levels";
   return Object.entries(levels)
-    .map(([pct, l]) => `${pct}%: stream p50 ${l.p50Ms} p99 ${l.p99Ms} ms, bulk ${l.goodputMBps} MB/s${l.errors ? " (errors)" : ""}`)
+    .map(([pct, l]) => `${pct}%: stream p50 ${l.p50Ms} p99 ${l.p99Ms} ms (default channel p99 ${l.defaultChannelP99Ms}), bulk ${l.goodputMBps} MB/s${l.errors ? " (errors)" : ""}`)
     .join("; ");
 }
 
@@ -215,7 +215,7 @@ async function main(): Promise<void> {
         mbps1000: "payload MB/s (1e6 bytes) at 1000 B messages",
         pingP50Us: "100 B round trip, microseconds",
         ackwire: "unreliableMps100 / aggregatedMps100: messages/s at 100 B; reliableOrderedMbps1000: MB/s at 1000 B (one message per datagram); pingP50Us/pingP99Us: reliable-ordered 100 B round trip",
-        loss: "per loss percent (both directions, 50 ms RTT): p50Ms/p99Ms = 30 Hz stream delivery latency (send() to delivery), goodputMBps = bulk 1000 B reliable-ordered",
+        loss: "per loss percent (both directions, 50 ms RTT): p50Ms/p99Ms = 30 Hz stream delivery latency (send() to delivery) on a reliable-ordered channel with piggyback: 1, defaultChannelP50Ms/P99Ms = the same stream on a default reliable-ordered channel, goodputMBps = bulk 1000 B reliable-ordered",
         ratios: "ackwire / raw UDP of the same runtime in the same run",
       },
       seconds: Math.round((nowMs() - started) / 100) / 10,
