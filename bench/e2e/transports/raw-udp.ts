@@ -158,6 +158,7 @@ interface DenoNetAddr {
 }
 interface DenoDatagramConn extends AsyncIterable<[Uint8Array, DenoNetAddr]> {
   readonly addr: DenoNetAddr;
+  receive(p?: Uint8Array): Promise<[Uint8Array, DenoNetAddr]>;
   send(p: Uint8Array, addr: DenoNetAddr): Promise<number>;
   close(): void;
 }
@@ -198,9 +199,25 @@ async function denoUdpPair(): Promise<MessagePair> {
       b.close();
     },
   };
+  // Same receive technique as ackwire's Deno adapter (runtimes/deno): each datagram lands in a
+  // fresh region of a 64 KiB slab passed to receive(). Without a buffer argument (as the async
+  // iterator does) Deno allocates and zeroes a 64 KiB buffer per datagram, which would make this
+  // ceiling lower than what the runtime's socket API can do.
+  const REGION = 1501;
+  const SLAB = 64 * 1024;
   const readLoop = async (conn: DenoDatagramConn, deliver: (m: Uint8Array) => void): Promise<void> => {
+    let slab = new Uint8Array(SLAB);
+    let used = 0;
     try {
-      for await (const [data] of conn) deliver(data);
+      while (!closed) {
+        if (used + REGION > slab.length) {
+          slab = new Uint8Array(SLAB);
+          used = 0;
+        }
+        const [data] = await conn.receive(slab.subarray(used, used + REGION));
+        used += data.length;
+        deliver(data);
+      }
     } catch (err) {
       ignoreClosed(err);
     }
