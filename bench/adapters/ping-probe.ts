@@ -24,5 +24,5 @@ const pair: MessagePair = {
 ends.client.on("message", (m) => pair.onA(m.data));
 ends.serverConn.on("message", (m) => pair.onB(m.data));
 const result = await runPing(pair, { size: 100, count, warmup: 500, maxMs: 60_000, lossTimeoutMs: 2000 });
-g.console.log(JSON.stringify({ p50Us: result.p50Us, p99Us: result.p99Us, samples: result.samples, lost: result.lost }));
+g.console.log(JSON.stringify({ p50Us: result.p50Us, p99Us: result.p99Us, samples: result.samples, lost: result.lost, server: ends.server.counters() }));
 await pair.close();
