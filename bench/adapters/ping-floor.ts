@@ -1,8 +1,9 @@
-// The floor under ackwire's ping-pong on Node: two sans-IO Endpoints on two node:dgram sockets
-// with the thinnest possible glue (no Driver, Connection, emitter, TurnReceiver or send slab).
+// The floor under ackwire's ping-pong: two sans-IO Endpoints on two sockets (node:dgram, or
+// Bun.udpSocket under Bun) with the thinnest possible glue (no Driver, Connection, emitter,
+// TurnReceiver or send slab).
 // Compared with ping-probe.js, the difference is what src/api and runtimes/node cost per round
 // trip; compared with the raw-UDP ping, what the session costs.
-//   node dist/bench/adapters/ping-floor.js [count]
+//   node|bun dist/bench/adapters/ping-floor.js [count]
 import { Endpoint } from "../../src/session/endpoint.js";
 import { DEFAULT_CHANNELS } from "../../src/session/types.js";
 import { g, importDynamic, scriptArgs, type DgramModule, type DgramSocket } from "../lib/host.js";
@@ -12,8 +13,26 @@ import { checkPayload, fillPayload } from "../lib/payload.js";
 const count = Number(scriptArgs().find((a) => !a.startsWith("--")) ?? 20000);
 const HOST = "127.0.0.1";
 const dgram = await importDynamic<DgramModule>("node:dgram");
+interface BunUdp {
+  readonly port: number;
+  send(data: Uint8Array, port: number, address: string): boolean;
+  close(): void;
+}
+type OnMessage = (m: Uint8Array, r: { address: string; port: number }) => void;
+const bun = (g as unknown as { Bun?: { udpSocket(o: unknown): Promise<BunUdp> } }).Bun;
+/** Bun.udpSocket wrapped as the slice of node:dgram used here. */
+const bindBun = async (): Promise<DgramSocket> => {
+  let onMessage: OnMessage = () => {};
+  const s = await bun!.udpSocket({ hostname: HOST, port: 0, socket: { data: (_s: unknown, d: Uint8Array, port: number, address: string) => onMessage(d, { address, port }) } });
+  return {
+    on: (_ev: string, fn: OnMessage) => void (onMessage = fn),
+    send: (m: Uint8Array, port: number, host: string) => void s.send(m, port, host),
+    address: () => ({ port: s.port, address: HOST }),
+    close: () => s.close(),
+  } as unknown as DgramSocket;
+};
 const bind = (): Promise<DgramSocket> =>
-  new Promise((resolve) => {
+  bun !== undefined ? bindBun() : new Promise((resolve) => {
     const s = dgram.createSocket({ type: "udp4", lookup: (a: string, _f: unknown, cb: (e: null, a: string, f: number) => void) => cb(null, a, 4) } as never);
     s.bind(0, HOST, () => resolve(s));
   });
