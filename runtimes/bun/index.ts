@@ -2,9 +2,9 @@
  * ackwire on Bun: Bun.udpSocket. Sends of one drain go out in one sendMany() call, copied into
  * a reused slab (what the kernel refuses waits for "drain" and keeps its copy). Receive: the
  * first datagram of an event-loop turn goes to the driver at once (a ping-pong never waits a
- * turn); the rest of the burst is only recorded and delivered as one batch on setImmediate
- * (Bun's receive buffer holds ~92 datagrams of 1000 B and has no size option, so a slow
- * callback loses packets). `import { listen, connect } from "ackwire/bun"`.
+ * turn); the rest of the burst is only recorded and delivered as one batch on setImmediate.
+ * Bun has no buffer-size option, so the kernel buffers are raised through setsockopt on the
+ * socket's fd (socket-buffers.ts). `import { listen, connect } from "ackwire/bun"`.
  */
 import { AddressCache, SenderNames } from "../../src/api/address.js";
 import { TurnReceiver } from "../../src/api/turn-receiver.js";
@@ -12,11 +12,14 @@ import { createRuntime } from "../../src/api/runtime.js";
 import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
 import { bindError, resolveWithNodeDns } from "../node/socket.js";
+import { setSocketBuffers } from "./socket-buffers.js";
 
 // The slice of Bun's API used here, declared locally (no bun-types in the build).
 interface BunUdpSocket {
   readonly port: number;
   readonly hostname: string;
+  /** The OS socket (a file descriptor on Linux and macOS). */
+  readonly fd?: number;
   send(data: Uint8Array, port: number, address: string): boolean;
   /** Flat list: data, port, address, data, port, address... Returns how many were sent. */
   sendMany(packets: (Uint8Array | number | string)[]): number;
@@ -53,7 +56,8 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
   let udp: BunUdpSocket;
   const flush = (): void => {
     if (!open || pending.length === 0) return;
-    const sent = udp.sendMany(pending);
+    // One datagram (a ping-pong, a game tick): send() skips sendMany's list walk.
+    const sent = pending.length === 3 ? (udp.send(pending[0] as Uint8Array, pending[1] as number, pending[2] as string) ? 1 : 0) : udp.sendMany(pending);
     if (sent * 3 >= pending.length) {
       // sendMany has handed every copy to the kernel: the slab is free again.
       pending.length = 0;
@@ -82,6 +86,9 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
   } catch (error) {
     throw bindError(error as Error, options.host, options.port);
   }
+  // Bun has no buffer-size option: without this the kernel default (~92 datagrams of 1000 B)
+  // overflows under a reliable window's burst (see socket-buffers.ts).
+  await setSocketBuffers(udp.fd, options.receiveBufferBytes, options.sendBufferBytes);
   const addresses = new AddressCache();
   return {
     localAddress: { host: udp.hostname, port: udp.port },

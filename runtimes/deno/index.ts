@@ -8,6 +8,7 @@
  */
 import { AddressCache, SenderNames } from "../../src/api/address.js";
 import { UnstableNetRequiredError } from "../../src/api/errors.js";
+import { MAX_DATAGRAM_BYTES } from "../../src/engine/abi.js";
 import { host } from "../../src/api/host.js";
 import { createRuntime } from "../../src/api/runtime.js";
 import { SendSlab } from "../../src/api/send-slab.js";
@@ -39,6 +40,13 @@ export const denoOptions = { requireUnstableNet: false };
 
 let warned = false;
 
+/**
+ * Receive region per datagram: one byte more than the engine accepts, so an oversized datagram
+ * still arrives oversized (truncated) and is counted and dropped by the endpoint.
+ */
+const RECEIVE_REGION_BYTES = MAX_DATAGRAM_BYTES + 1;
+const RECEIVE_SLAB_BYTES = 64 * 1024;
+
 async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocket> {
   if (typeof deno().listenDatagram !== "function") {
     if (denoOptions.requireUnstableNet) throw new UnstableNetRequiredError();
@@ -60,14 +68,24 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
   let open = true;
   let closing = false; // set once the last sends are out: stops both loops
 
-  // Receive loop: each datagram is a fresh buffer from Deno, handed over as a batch of one.
+  // Receive loop: each datagram lands in a region of a receive slab that is never written again
+  // (the driver may keep the view), handed over as a batch of one. Without a buffer argument
+  // Deno allocates and zeroes a fresh 64 KiB buffer per datagram, several microseconds each.
   const senders = new SenderNames();
+  let receiveSlab = new Uint8Array(RECEIVE_SLAB_BYTES);
+  let slabUsed = 0;
   void (async () => {
     while (!closing) {
       let data: Uint8Array;
       let from: DenoUdpAddr;
+      if (slabUsed + RECEIVE_REGION_BYTES > receiveSlab.length) {
+        receiveSlab = new Uint8Array(RECEIVE_SLAB_BYTES);
+        slabUsed = 0;
+      }
+      const region = receiveSlab.subarray(slabUsed, slabUsed + RECEIVE_REGION_BYTES);
       try {
-        [data, from] = await conn.receive();
+        [data, from] = await conn.receive(region);
+        slabUsed += data.length;
       } catch {
         if (closing) return;
         counters.receiveErrors++; // e.g. ICMP port unreachable reported on the socket

@@ -25,6 +25,15 @@ export interface DriverOptions {
 
 /** Rounds of (events, transmits) per wake-up when listeners keep issuing commands. */
 const MAX_ROUNDS_PER_WAKE = 8;
+/**
+ * Datagrams handed to the endpoint between two services. The endpoint seals a pure ack every
+ * 16 datagrams of a connection but can only hold so many until they are polled (its send
+ * arena), and the acks it holds do not leave until the service: a runtime that delivers a
+ * thousand datagrams in one turn (Bun reads its whole kernel buffer at once) would otherwise
+ * have acks dropped or sent late, and the peer resends packets that had arrived. Node's
+ * libuv reads at most 32 datagrams per socket wake-up, so this keeps every runtime there.
+ */
+const MAX_DATAGRAMS_PER_SERVICE = 32;
 
 export class Driver {
   readonly endpoint: EndpointLike;
@@ -58,9 +67,13 @@ export class Driver {
     if (this.#closed) return;
     const now = monotonicNow();
     const { endpoint } = this;
-    for (let i = 0; i < batch.length; i++) endpoint.handleDatagram(now, batch.from[i]!, batch.bytes[i]!);
-    this.counters.datagramsIn += batch.length;
-    this.service(now);
+    const { length, from, bytes } = batch;
+    for (let start = 0; start < length && !this.#closed; start += MAX_DATAGRAMS_PER_SERVICE) {
+      const end = Math.min(length, start + MAX_DATAGRAMS_PER_SERVICE);
+      for (let i = start; i < end; i++) endpoint.handleDatagram(now, from[i]!, bytes[i]!);
+      this.counters.datagramsIn += end - start;
+      this.service(now);
+    }
   }
 
   /** After a command (send, close, connect): service once at the end of this turn, coalesced. */

@@ -3,21 +3,47 @@
  * first datagram of an event-loop turn goes to the driver at once, so a ping-pong never waits a
  * turn; the rest of that turn's burst is handed over as one batch when the turn ends, so a burst
  * costs one driver wake-up. Runtime-neutral: the adapter calls `push` from its socket callback.
+ *
+ * Finding the end of a turn costs a setImmediate, about half a microsecond per datagram, which is
+ * all waste when every turn brings one datagram (a ping-pong, a game's ticks). So the turn end is
+ * watched only while traffic is bursty: quiet traffic is delivered datagram by datagram and only
+ * every PROBE_EVERY-th datagram arms a turn end, to notice a burst starting (then at most that
+ * many datagrams of it are delivered one by one). After QUIET_TURNS_TO_RELAX watched turns with a
+ * single datagram each, the watch stops again. Either way each datagram reaches the driver in
+ * arrival order, and never later than the end of its turn.
  */
 import { deferToNextTurn } from "./host.js";
 import type { Address } from "../session/sans-io.js";
 import type { DatagramBatch } from "./socket.js";
 
+/** While quiet, one datagram in this many arms a turn end to look for a burst. */
+const PROBE_EVERY = 16;
+/** Watched turns of one datagram each after which traffic counts as quiet again. */
+const QUIET_TURNS_TO_RELAX = 8;
+
 export class TurnReceiver {
   readonly #first: DatagramBatch = { length: 1, from: [""], bytes: [new Uint8Array(0)] };
   readonly #batch: DatagramBatch = { length: 0, from: [], bytes: [] };
   #callback: (batch: DatagramBatch) => void = () => {};
+  /** A turn end is armed: datagrams after the first are collected until it runs. */
   #turnOpen = false;
+  #bursty = false;
+  #sinceProbe = 0;
+  #quietTurns = 0;
   #closed = false;
   readonly #endTurn = (): void => {
     this.#turnOpen = false;
     const batch = this.#batch;
-    if (this.#closed || batch.length === 0) return;
+    if (batch.length === 0) {
+      if (this.#bursty && ++this.#quietTurns >= QUIET_TURNS_TO_RELAX) this.#bursty = false;
+      return;
+    }
+    this.#bursty = true;
+    this.#quietTurns = 0;
+    if (this.#closed) {
+      batch.length = 0;
+      return;
+    }
     this.#callback(batch);
     batch.length = 0;
   };
@@ -28,19 +54,22 @@ export class TurnReceiver {
 
   /** One received datagram; `bytes` must be the adapter's own (not reused by the runtime). */
   push(from: Address, bytes: Uint8Array): void {
-    if (!this.#turnOpen) {
-      this.#turnOpen = true;
-      deferToNextTurn(this.#endTurn);
-      if (this.#closed) return;
-      this.#first.from[0] = from;
-      this.#first.bytes[0] = bytes;
-      this.#callback(this.#first);
+    if (this.#turnOpen) {
+      const batch = this.#batch;
+      const n = batch.length++;
+      batch.from[n] = from;
+      batch.bytes[n] = bytes;
       return;
     }
-    const batch = this.#batch;
-    const n = batch.length++;
-    batch.from[n] = from;
-    batch.bytes[n] = bytes;
+    if (this.#bursty || ++this.#sinceProbe >= PROBE_EVERY) {
+      this.#sinceProbe = 0;
+      this.#turnOpen = true;
+      deferToNextTurn(this.#endTurn);
+    }
+    if (this.#closed) return;
+    this.#first.from[0] = from;
+    this.#first.bytes[0] = bytes;
+    this.#callback(this.#first);
   }
 
   /** No more deliveries (the socket is closing). */
