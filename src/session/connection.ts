@@ -141,8 +141,8 @@ export interface ConnectionHost {
 
 export class Connection implements DeliveryHandler<PacketContents> {
   state: ConnectionState;
-  /** Earliest time this connection has queued in the endpoint's deadline heap. */
-  scheduledAt = Infinity;
+  /** Position in the endpoint's deadline heap (-1: not queued). */
+  heapIndex = -1;
   /** In the endpoint's ready-to-send queue. */
   queued = false;
   /** Touched by the current receive batch. */
