@@ -27,11 +27,12 @@
  * Public so applications that build their own replication on raw packets can use it.
  */
 
-export interface DeliveryHandler<T> {
-  /** The packet `sequence` carrying `data` was acknowledged at `now` (sent at `sentTime`). */
-  onDelivered(sequence: number, data: T, sentTime: number, now: number): void;
+export interface DeliveryHandler<T, R = unknown> {
+  /** The packet `sequence` carrying `data` was acknowledged at `now` (sent at `sentTime`).
+   *  `record`: what was passed to dispatch() beside `data`, if anything. */
+  onDelivered(sequence: number, data: T, sentTime: number, now: number, record: R | undefined): void;
   /** The packet `sequence` carrying `data` is considered lost. */
-  onDropped(sequence: number, data: T, sentTime: number, now: number): void;
+  onDropped(sequence: number, data: T, sentTime: number, now: number, record: R | undefined): void;
 }
 
 export interface DeliveryNotificationOptions {
@@ -48,7 +49,7 @@ import { sequenceGreaterThan } from "../engine/sequence.js";
 
 const EMPTY = -1;
 
-export class DeliveryNotificationManager<T> {
+export class DeliveryNotificationManager<T, R = unknown> {
   dispatched = 0;
   delivered = 0;
   dropped = 0;
@@ -57,7 +58,7 @@ export class DeliveryNotificationManager<T> {
   /** Bytes of the packets currently in flight. */
   bytesInFlight = 0;
 
-  private readonly handler: DeliveryHandler<T>;
+  private readonly handler: DeliveryHandler<T, R>;
   /** Current ring size - 1 (the ring grows up to `capacity`). */
   private mask: number;
   private readonly capacity: number;
@@ -66,6 +67,9 @@ export class DeliveryNotificationManager<T> {
   private sentTimes: Float64Array;
   private sizes: Int32Array;
   private data: (T | undefined)[];
+  /** The sender's optional second record per packet (the session keeps its congestion
+   *  controller's record here: no map from sequence to record beside the ring). */
+  private records: (R | undefined)[];
   /** Sequence of the oldest record that may still be in flight (scan start). */
   private oldest = 0;
   /** Sequence expected by the next dispatch, or -1 before the first. */
@@ -73,7 +77,7 @@ export class DeliveryNotificationManager<T> {
   private largestAcked = -1;
   private inFlightCount = 0;
 
-  constructor(handler: DeliveryHandler<T>, options: DeliveryNotificationOptions = {}) {
+  constructor(handler: DeliveryHandler<T, R>, options: DeliveryNotificationOptions = {}) {
     const capacity = options.capacity ?? 1024;
     if (!Number.isInteger(capacity) || capacity < 64 || (capacity & (capacity - 1)) !== 0 || capacity > 32768) {
       throw new RangeError(`DeliveryNotificationManager capacity must be a power of two in 64..32768, got ${capacity}`);
@@ -90,6 +94,7 @@ export class DeliveryNotificationManager<T> {
     this.sentTimes = new Float64Array(initial);
     this.sizes = new Int32Array(initial);
     this.data = new Array<T | undefined>(initial).fill(undefined);
+    this.records = new Array<R | undefined>(initial).fill(undefined);
   }
 
   /** Double the ring (up to capacity), moving the in-flight records to their new slots. */
@@ -100,6 +105,7 @@ export class DeliveryNotificationManager<T> {
     const sentTimes = new Float64Array(size);
     const sizes = new Int32Array(size);
     const data = new Array<T | undefined>(size).fill(undefined);
+    const records = new Array<R | undefined>(size).fill(undefined);
     for (let i = 0; i <= this.mask; i++) {
       const sequence = this.sequences[i];
       if (sequence === EMPTY) continue;
@@ -109,12 +115,14 @@ export class DeliveryNotificationManager<T> {
       sentTimes[j] = this.sentTimes[i];
       sizes[j] = this.sizes[i];
       data[j] = this.data[i];
+      records[j] = this.records[i];
     }
     this.mask = mask;
     this.sequences = sequences;
     this.sentTimes = sentTimes;
     this.sizes = sizes;
     this.data = data;
+    this.records = records;
   }
 
   /** The newest acknowledged sequence, or -1 before any ack. */
@@ -133,8 +141,29 @@ export class DeliveryNotificationManager<T> {
     return this.sentTimes[this.oldest & this.mask];
   }
 
-  /** Record that packet `sequence` (16-bit) of `bytes` bytes carrying `data` left at `now`. */
-  dispatch(sequence: number, now: number, bytes: number, data: T): void {
+  /**
+   * Sequence of the oldest in-flight packet dispatched with a record, or -1 if none. Scans from
+   * the oldest in-flight packet: packets without a record (a session's pure acks) are few.
+   */
+  oldestRecordedSequence(): number {
+    if (this.inFlightCount === 0 || this.next === -1) return -1;
+    this.skipSettled();
+    const mask = this.mask;
+    for (let sequence = this.oldest; sequence !== this.next; sequence = (sequence + 1) & 0xffff) {
+      const slot = sequence & mask;
+      if (this.sequences[slot] === sequence && this.records[slot] !== undefined) return sequence;
+    }
+    return -1;
+  }
+
+  /** Send time of in-flight packet `sequence` (as returned by oldestRecordedSequence). */
+  sentTimeOf(sequence: number): number {
+    return this.sentTimes[sequence & this.mask];
+  }
+
+  /** Record that packet `sequence` (16-bit) of `bytes` bytes carrying `data` left at `now`.
+   *  `record` (optional) is handed back with `data` when the packet settles. */
+  dispatch(sequence: number, now: number, bytes: number, data: T, record?: R): void {
     sequence &= 0xffff;
     if (this.next !== -1 && sequence !== this.next) {
       throw new RangeError(`DeliveryNotificationManager: dispatch out of order (expected ${this.next}, got ${sequence})`);
@@ -153,6 +182,7 @@ export class DeliveryNotificationManager<T> {
     this.sentTimes[slot] = now;
     this.sizes[slot] = bytes;
     this.data[slot] = data;
+    this.records[slot] = record;
     this.next = (sequence + 1) & 0xffff;
     this.dispatched++;
     this.inFlightCount++;
@@ -172,10 +202,11 @@ export class DeliveryNotificationManager<T> {
     }
     if (this.largestAcked === -1 || sequenceGreaterThan(sequence, this.largestAcked)) this.largestAcked = sequence;
     const data = this.data[slot] as T;
+    const record = this.records[slot];
     const sentTime = this.sentTimes[slot];
     this.release(slot);
     this.delivered++;
-    this.handler.onDelivered(sequence, data, sentTime, now);
+    this.handler.onDelivered(sequence, data, sentTime, now, record);
     return true;
   }
 
@@ -224,15 +255,17 @@ export class DeliveryNotificationManager<T> {
   private drop(slot: number, now: number): void {
     const sequence = this.sequences[slot];
     const data = this.data[slot] as T;
+    const record = this.records[slot];
     const sentTime = this.sentTimes[slot];
     this.release(slot);
     this.dropped++;
-    this.handler.onDropped(sequence, data, sentTime, now);
+    this.handler.onDropped(sequence, data, sentTime, now, record);
   }
 
   private release(slot: number): void {
     this.sequences[slot] = EMPTY;
     this.data[slot] = undefined;
+    this.records[slot] = undefined;
     this.bytesInFlight -= this.sizes[slot];
     this.inFlightCount--;
   }
