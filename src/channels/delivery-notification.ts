@@ -103,7 +103,7 @@ export class DeliveryNotificationManager<T, R = unknown> {
     this.mask = initial - 1;
     this.packetThreshold = Math.max(1, options.packetThreshold ?? 3);
     this.nums = emptyNums(initial);
-    this.refs = new Array<unknown>(initial * REF_STRIDE).fill(undefined);
+    this.refs = emptyRefs(initial);
   }
 
   /** Double the ring (up to capacity), moving the in-flight records to their new slots. */
@@ -111,7 +111,7 @@ export class DeliveryNotificationManager<T, R = unknown> {
     const size = (this.mask + 1) * 2;
     const mask = size - 1;
     const nums = emptyNums(size);
-    const refs = new Array<unknown>(size * REF_STRIDE).fill(undefined);
+    const refs = emptyRefs(size);
     for (let i = 0; i <= this.mask; i++) {
       const from = i * NUM_STRIDE;
       const sequence = this.nums[from + SEQ];
@@ -281,9 +281,17 @@ export class DeliveryNotificationManager<T, R = unknown> {
   }
 }
 
+/** `size` free slots' references. Pushed, not `new Array(n).fill()`: a packed array needs no
+ *  hole checks on each read. */
+function emptyRefs(size: number): unknown[] {
+  const refs: unknown[] = [];
+  for (let i = 0; i < size * REF_STRIDE; i++) refs.push(undefined);
+  return refs;
+}
+
 /**
- * `size` free slots. Starts from a literal holding a fraction so V8 keeps the elements as
- * unboxed doubles (send times are fractional) from the first store, with no later transition.
+ * `size` free slots' numbers. Starts from a literal holding a fraction so V8 keeps the elements
+ * as unboxed doubles (send times are fractional) from the first store, with no later transition.
  */
 function emptyNums(size: number): number[] {
   const nums = [0.5];

@@ -380,7 +380,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const sent = unwrapU32(now, readU32(arena, offset + 1));
-      const serverTime = new DataView(arena.buffer, arena.byteOffset + offset + 5, 8).getFloat64(0, true);
+      const serverTime = readF64LE(arena, offset + 5);
       this.clock.onSample(sent, serverTime, now, 0);
     } else {
       this.onDropCounted("invalid");
@@ -728,7 +728,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       writeFrameHeader(bytes, p, 1 + 4 + 8);
       bytes[p + 6] = SYSTEM_CLOCK_REPLY;
       writeU32(bytes, p + 7, this.clockEchoes.shift() as number);
-      new DataView(bytes.buffer, bytes.byteOffset + p + 11, 8).setFloat64(0, now, true);
+      writeF64LE(bytes, p + 11, now);
       written += CLOCK_REPLY_FRAME;
     }
     if (this.clockRequestDue && room - written >= CLOCK_REQUEST_FRAME) {
@@ -881,6 +881,21 @@ function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfi
     binary: o.binary,
     fixed: o.fixed,
   };
+}
+
+// Little-endian f64 through one shared scratch (no DataView per clock frame).
+const F64_SCRATCH = new Float64Array(1);
+const F64_BYTES = new Uint8Array(F64_SCRATCH.buffer);
+const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function writeF64LE(bytes: Uint8Array, at: number, value: number): void {
+  F64_SCRATCH[0] = value;
+  for (let i = 0; i < 8; i++) bytes[at + i] = F64_BYTES[HOST_LITTLE_ENDIAN ? i : 7 - i];
+}
+
+function readF64LE(bytes: Uint8Array, at: number): number {
+  for (let i = 0; i < 8; i++) F64_BYTES[HOST_LITTLE_ENDIAN ? i : 7 - i] = bytes[at + i];
+  return F64_SCRATCH[0];
 }
 
 /** A system-channel frame header: channel 255, kind Unreliable, messageSeq 0, length. */
