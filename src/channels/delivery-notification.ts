@@ -17,8 +17,8 @@
  * An ack that arrives after its packet was declared lost is counted in `lateAcks` and otherwise
  * ignored (the record was already reported).
  *
- * Storage is a ring indexed by `sequence % size` (seed 002's sequence buffer): flat typed arrays
- * plus one array of T. The ring starts at `initialCapacity` slots and doubles when a packet
+ * Storage is a ring indexed by `sequence % size` (seed 002's sequence buffer): one flat array of
+ * numbers and one of references, interleaved per slot. The ring starts at `initialCapacity` slots and doubles when a packet
  * would land on a slot still in flight, up to `capacity`; most connections keep a few packets in
  * flight, so most rings stay small. Packets must be dispatched in sequence order (each one the
  * previous + 1, mod 65536), which is what a packet layer does. If more than `capacity` packets
@@ -27,11 +27,12 @@
  * Public so applications that build their own replication on raw packets can use it.
  */
 
-export interface DeliveryHandler<T> {
-  /** The packet `sequence` carrying `data` was acknowledged at `now` (sent at `sentTime`). */
-  onDelivered(sequence: number, data: T, sentTime: number, now: number): void;
+export interface DeliveryHandler<T, R = unknown> {
+  /** The packet `sequence` carrying `data` was acknowledged at `now` (sent at `sentTime`).
+   *  `record`: what was passed to dispatch() beside `data`, if anything. */
+  onDelivered(sequence: number, data: T, sentTime: number, now: number, record: R | undefined): void;
   /** The packet `sequence` carrying `data` is considered lost. */
-  onDropped(sequence: number, data: T, sentTime: number, now: number): void;
+  onDropped(sequence: number, data: T, sentTime: number, now: number, record: R | undefined): void;
 }
 
 export interface DeliveryNotificationOptions {
@@ -39,16 +40,25 @@ export interface DeliveryNotificationOptions {
   capacity?: number;
   /** Sequences behind the newest ack at which a packet is lost. Default 3. */
   packetThreshold?: number;
-  /** Slots allocated at first (power of two, <= capacity). Default min(8, capacity): 8 float64 send
-   *  times fit in V8's on-heap typed-array limit (64 bytes), so an idle ring has no ArrayBuffer. */
+  /** Slots allocated at first (power of two, <= capacity). Default min(8, capacity): most
+   *  connections keep a few packets in flight, so most rings never grow. */
   initialCapacity?: number;
 }
 
 import { sequenceGreaterThan } from "../engine/sequence.js";
 
 const EMPTY = -1;
+/** Per-slot numbers, interleaved: sequence (EMPTY if free), send time, size. */
+const NUM_STRIDE = 3;
+const SEQ = 0;
+const SENT = 1;
+const SIZE = 2;
+/** Per-slot references, interleaved: the packet's T, the sender's optional record. */
+const REF_STRIDE = 2;
+const DATA = 0;
+const RECORD = 1;
 
-export class DeliveryNotificationManager<T> {
+export class DeliveryNotificationManager<T, R = unknown> {
   dispatched = 0;
   delivered = 0;
   dropped = 0;
@@ -57,15 +67,21 @@ export class DeliveryNotificationManager<T> {
   /** Bytes of the packets currently in flight. */
   bytesInFlight = 0;
 
-  private readonly handler: DeliveryHandler<T>;
+  private readonly handler: DeliveryHandler<T, R>;
   /** Current ring size - 1 (the ring grows up to `capacity`). */
   private mask: number;
   private readonly capacity: number;
   private readonly packetThreshold: number;
-  private sequences: Int32Array;
-  private sentTimes: Float64Array;
-  private sizes: Int32Array;
-  private data: (T | undefined)[];
+  /**
+   * The ring as two interleaved arrays, so one packet's state is one or two cache lines: with a
+   * thousand connections each ack touches cold memory, and five parallel arrays (typed arrays
+   * over 64 bytes keep their storage off the JS heap) cost about five misses per packet.
+   * `nums` is a plain array of doubles (NUM_STRIDE per slot), `refs` holds T and the sender's
+   * optional second record per packet (the session keeps its congestion controller's record
+   * there: no map from sequence to record beside the ring).
+   */
+  private nums: number[];
+  private refs: unknown[];
   /** Sequence of the oldest record that may still be in flight (scan start). */
   private oldest = 0;
   /** Sequence expected by the next dispatch, or -1 before the first. */
@@ -73,7 +89,7 @@ export class DeliveryNotificationManager<T> {
   private largestAcked = -1;
   private inFlightCount = 0;
 
-  constructor(handler: DeliveryHandler<T>, options: DeliveryNotificationOptions = {}) {
+  constructor(handler: DeliveryHandler<T, R>, options: DeliveryNotificationOptions = {}) {
     const capacity = options.capacity ?? 1024;
     if (!Number.isInteger(capacity) || capacity < 64 || (capacity & (capacity - 1)) !== 0 || capacity > 32768) {
       throw new RangeError(`DeliveryNotificationManager capacity must be a power of two in 64..32768, got ${capacity}`);
@@ -86,35 +102,32 @@ export class DeliveryNotificationManager<T> {
     this.capacity = capacity;
     this.mask = initial - 1;
     this.packetThreshold = Math.max(1, options.packetThreshold ?? 3);
-    this.sequences = new Int32Array(initial).fill(EMPTY);
-    this.sentTimes = new Float64Array(initial);
-    this.sizes = new Int32Array(initial);
-    this.data = new Array<T | undefined>(initial).fill(undefined);
+    this.nums = emptyNums(initial);
+    this.refs = emptyRefs(initial);
   }
 
   /** Double the ring (up to capacity), moving the in-flight records to their new slots. */
   private grow(): void {
     const size = (this.mask + 1) * 2;
     const mask = size - 1;
-    const sequences = new Int32Array(size).fill(EMPTY);
-    const sentTimes = new Float64Array(size);
-    const sizes = new Int32Array(size);
-    const data = new Array<T | undefined>(size).fill(undefined);
+    const nums = emptyNums(size);
+    const refs = emptyRefs(size);
     for (let i = 0; i <= this.mask; i++) {
-      const sequence = this.sequences[i];
+      const from = i * NUM_STRIDE;
+      const sequence = this.nums[from + SEQ];
       if (sequence === EMPTY) continue;
       // In-flight sequences span fewer than the old size, so they stay distinct in the new ring.
       const j = sequence & mask;
-      sequences[j] = sequence;
-      sentTimes[j] = this.sentTimes[i];
-      sizes[j] = this.sizes[i];
-      data[j] = this.data[i];
+      const to = j * NUM_STRIDE;
+      nums[to + SEQ] = sequence;
+      nums[to + SENT] = this.nums[from + SENT];
+      nums[to + SIZE] = this.nums[from + SIZE];
+      refs[j * REF_STRIDE + DATA] = this.refs[i * REF_STRIDE + DATA];
+      refs[j * REF_STRIDE + RECORD] = this.refs[i * REF_STRIDE + RECORD];
     }
     this.mask = mask;
-    this.sequences = sequences;
-    this.sentTimes = sentTimes;
-    this.sizes = sizes;
-    this.data = data;
+    this.nums = nums;
+    this.refs = refs;
   }
 
   /** The newest acknowledged sequence, or -1 before any ack. */
@@ -130,29 +143,54 @@ export class DeliveryNotificationManager<T> {
   oldestSentTime(): number | undefined {
     this.skipSettled();
     if (this.inFlightCount === 0) return undefined;
-    return this.sentTimes[this.oldest & this.mask];
+    return this.nums[(this.oldest & this.mask) * NUM_STRIDE + SENT];
   }
 
-  /** Record that packet `sequence` (16-bit) of `bytes` bytes carrying `data` left at `now`. */
-  dispatch(sequence: number, now: number, bytes: number, data: T): void {
+  /**
+   * Sequence of the oldest in-flight packet dispatched with a record, or -1 if none. Scans from
+   * the oldest in-flight packet: packets without a record (a session's pure acks) are few.
+   */
+  oldestRecordedSequence(): number {
+    if (this.inFlightCount === 0 || this.next === -1) return -1;
+    this.skipSettled();
+    const mask = this.mask;
+    const nums = this.nums;
+    for (let sequence = this.oldest; sequence !== this.next; sequence = (sequence + 1) & 0xffff) {
+      const slot = sequence & mask;
+      if (nums[slot * NUM_STRIDE + SEQ] === sequence && this.refs[slot * REF_STRIDE + RECORD] !== undefined) return sequence;
+    }
+    return -1;
+  }
+
+  /** Send time of in-flight packet `sequence` (as returned by oldestRecordedSequence). */
+  sentTimeOf(sequence: number): number {
+    return this.nums[(sequence & this.mask) * NUM_STRIDE + SENT];
+  }
+
+  /** Record that packet `sequence` (16-bit) of `bytes` bytes carrying `data` left at `now`.
+   *  `record` (optional) is handed back with `data` when the packet settles. */
+  dispatch(sequence: number, now: number, bytes: number, data: T, record?: R): void {
     sequence &= 0xffff;
     if (this.next !== -1 && sequence !== this.next) {
       throw new RangeError(`DeliveryNotificationManager: dispatch out of order (expected ${this.next}, got ${sequence})`);
     }
     if (this.next === -1) this.oldest = sequence;
     let slot = sequence & this.mask;
-    while (this.sequences[slot] !== EMPTY && this.mask + 1 < this.capacity) {
+    while (this.nums[slot * NUM_STRIDE + SEQ] !== EMPTY && this.mask + 1 < this.capacity) {
       this.grow();
       slot = sequence & this.mask;
     }
-    if (this.sequences[slot] !== EMPTY) {
+    if (this.nums[slot * NUM_STRIDE + SEQ] !== EMPTY) {
       // Ring full: the record being overwritten is `capacity` packets old. Report it dropped.
       this.drop(slot, now);
     }
-    this.sequences[slot] = sequence;
-    this.sentTimes[slot] = now;
-    this.sizes[slot] = bytes;
-    this.data[slot] = data;
+    const n = slot * NUM_STRIDE;
+    const nums = this.nums;
+    nums[n + SEQ] = sequence;
+    nums[n + SENT] = now;
+    nums[n + SIZE] = bytes;
+    this.refs[slot * REF_STRIDE + DATA] = data;
+    this.refs[slot * REF_STRIDE + RECORD] = record;
     this.next = (sequence + 1) & 0xffff;
     this.dispatched++;
     this.inFlightCount++;
@@ -166,16 +204,17 @@ export class DeliveryNotificationManager<T> {
   acknowledge(sequence: number, now: number): boolean {
     sequence &= 0xffff;
     const slot = sequence & this.mask;
-    if (this.sequences[slot] !== sequence) {
+    if (this.nums[slot * NUM_STRIDE + SEQ] !== sequence) {
       if (this.next !== -1 && sequenceDistance(this.next, sequence) <= this.capacity) this.lateAcks++;
       return false;
     }
     if (this.largestAcked === -1 || sequenceGreaterThan(sequence, this.largestAcked)) this.largestAcked = sequence;
-    const data = this.data[slot] as T;
-    const sentTime = this.sentTimes[slot];
+    const data = this.refs[slot * REF_STRIDE + DATA] as T;
+    const record = this.refs[slot * REF_STRIDE + RECORD] as R | undefined;
+    const sentTime = this.nums[slot * NUM_STRIDE + SENT];
     this.release(slot);
     this.delivered++;
-    this.handler.onDelivered(sequence, data, sentTime, now);
+    this.handler.onDelivered(sequence, data, sentTime, now, record);
     return true;
   }
 
@@ -193,7 +232,7 @@ export class DeliveryNotificationManager<T> {
       this.skipSettled();
       const slot = this.oldest & this.mask;
       const sequence = this.oldest;
-      const age = now - this.sentTimes[slot];
+      const age = now - this.nums[slot * NUM_STRIDE + SENT];
       const beforeLargest = this.largestAcked !== -1 && sequenceGreaterThan(this.largestAcked, sequence);
       const byThreshold =
         beforeLargest && (((this.largestAcked - sequence) & 0xffff) >= this.packetThreshold || age >= timeThresholdMs);
@@ -216,26 +255,49 @@ export class DeliveryNotificationManager<T> {
   /** Advance `oldest` over slots that are already settled (acked or dropped). */
   private skipSettled(): void {
     if (this.inFlightCount === 0 || this.next === -1) return;
-    while (this.sequences[this.oldest & this.mask] !== this.oldest) {
+    const nums = this.nums;
+    while (nums[(this.oldest & this.mask) * NUM_STRIDE + SEQ] !== this.oldest) {
       this.oldest = (this.oldest + 1) & 0xffff;
     }
   }
 
   private drop(slot: number, now: number): void {
-    const sequence = this.sequences[slot];
-    const data = this.data[slot] as T;
-    const sentTime = this.sentTimes[slot];
+    const sequence = this.nums[slot * NUM_STRIDE + SEQ];
+    const data = this.refs[slot * REF_STRIDE + DATA] as T;
+    const record = this.refs[slot * REF_STRIDE + RECORD] as R | undefined;
+    const sentTime = this.nums[slot * NUM_STRIDE + SENT];
     this.release(slot);
     this.dropped++;
-    this.handler.onDropped(sequence, data, sentTime, now);
+    this.handler.onDropped(sequence, data, sentTime, now, record);
   }
 
   private release(slot: number): void {
-    this.sequences[slot] = EMPTY;
-    this.data[slot] = undefined;
-    this.bytesInFlight -= this.sizes[slot];
+    const n = slot * NUM_STRIDE;
+    this.nums[n + SEQ] = EMPTY;
+    this.refs[slot * REF_STRIDE + DATA] = undefined;
+    this.refs[slot * REF_STRIDE + RECORD] = undefined;
+    this.bytesInFlight -= this.nums[n + SIZE];
     this.inFlightCount--;
   }
+}
+
+/** `size` free slots' references. Pushed, not `new Array(n).fill()`: a packed array needs no
+ *  hole checks on each read. */
+function emptyRefs(size: number): unknown[] {
+  const refs: unknown[] = [];
+  for (let i = 0; i < size * REF_STRIDE; i++) refs.push(undefined);
+  return refs;
+}
+
+/**
+ * `size` free slots' numbers. Starts from a literal holding a fraction so V8 keeps the elements
+ * as unboxed doubles (send times are fractional) from the first store, with no later transition.
+ */
+function emptyNums(size: number): number[] {
+  const nums = [0.5];
+  nums.length = 0;
+  for (let i = 0; i < size; i++) nums.push(EMPTY, 0, 0);
+  return nums;
 }
 
 /** How far a is ahead of b, 0..65535. */

@@ -107,6 +107,21 @@ const RECENT_RTT_SAMPLES = 4;
 const ROUND_SAMPLES = 64;
 /** Which quantile of a round's delivery-rate samples the bandwidth filter takes (see below). */
 const ROUND_QUANTILE = 0.75;
+/** Round sample counts up to this are sorted by insertion (see commitRoundBandwidth). */
+const SMALL_SORT = 16;
+
+/** Sorts a[0..n) ascending in place. */
+function insertionSort(a: Float64Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const v = a[i]!;
+    let j = i - 1;
+    while (j >= 0 && a[j]! > v) {
+      a[j + 1] = a[j]!;
+      j--;
+    }
+    a[j + 1] = v;
+  }
+}
 
 export class DefaultController implements CongestionController {
   readonly name = "bbr-lite";
@@ -415,8 +430,13 @@ export class DefaultController implements CongestionController {
     const n = Math.min(this.roundSampleCount, ROUND_SAMPLES);
     let value = NaN;
     if (n > 0) {
-      const sorted = this.roundSamples.subarray(0, n).sort();
-      value = sorted[Math.min(n - 1, Math.floor(ROUND_QUANTILE * n))]!;
+      const samples = this.roundSamples;
+      // A light flow ends a round on nearly every ack with one or two samples: sort those in
+      // place (same order as the typed-array sort: the rates are finite and positive) instead
+      // of a subarray view and a sort call per ack.
+      if (n <= SMALL_SORT) insertionSort(samples, n);
+      else samples.subarray(0, n).sort();
+      value = samples[Math.min(n - 1, Math.floor(ROUND_QUANTILE * n))]!;
     }
     const best = this.btlBw();
     if (this.roundAppLimitedMax > best && !(value >= this.roundAppLimitedMax)) value = this.roundAppLimitedMax;

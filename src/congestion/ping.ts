@@ -29,13 +29,21 @@ export const PING_WINDOW = 64;
 const SCRATCH = new Float64Array(PING_WINDOW);
 
 export class PingWindow {
-  private readonly ring = new Float64Array(PING_WINDOW);
+  /** The samples: PING_WINDOW doubles from `base` on, in a plain array (on the JS heap, near
+   *  its owner) that a PingTracker shares between its two windows. */
+  private readonly ring: number[];
   private next = 0;
   private held = 0;
   private cached = NaN;
   private cachedPercent = NaN;
 
-  constructor(private readonly defaultMs: number) {}
+  constructor(
+    private readonly defaultMs: number,
+    ring?: number[],
+    private readonly base = 0,
+  ) {
+    this.ring = ring ?? doubleRing(PING_WINDOW);
+  }
 
   /** Number of samples currently held (at most 64). */
   get size(): number {
@@ -44,7 +52,7 @@ export class PingWindow {
 
   add(sampleMs: number): void {
     if (!Number.isFinite(sampleMs) || sampleMs < 0) return;
-    this.ring[this.next] = sampleMs;
+    this.ring[this.base + this.next] = sampleMs;
     this.next = (this.next + 1) % PING_WINDOW;
     if (this.held < PING_WINDOW) this.held++;
     this.cachedPercent = NaN;
@@ -56,8 +64,10 @@ export class PingWindow {
     if (!(percent > 0 && percent <= 100)) percent = 100;
     if (percent === this.cachedPercent) return this.cached;
     const n = this.held;
+    const ring = this.ring;
+    const base = this.base;
+    for (let i = 0; i < n; i++) SCRATCH[i] = ring[base + i]!;
     const s = SCRATCH.subarray(0, n);
-    s.set(this.ring.subarray(0, n));
     s.sort();
     const count = Math.max(1, Math.ceil((n * percent) / 100));
     let sum = 0;
@@ -84,9 +94,13 @@ export class PingTracker {
 
   constructor(config: PingConfig = {}) {
     this.bestPercent = requireInRange("bestPercent", config.bestPercent ?? 50, 1e-9, 100);
-    this.link = new PingWindow(requireInRange("defaultLinkMs", config.defaultLinkMs ?? 150, 0, 1e6));
+    // One array for both windows: one object and its neighbourhood per ack, not two.
+    const ring = doubleRing(2 * PING_WINDOW);
+    this.link = new PingWindow(requireInRange("defaultLinkMs", config.defaultLinkMs ?? 150, 0, 1e6), ring, 0);
     this.transmission = new PingWindow(
       requireInRange("defaultTransmissionMs", config.defaultTransmissionMs ?? 200, 0, 1e6),
+      ring,
+      PING_WINDOW,
     );
   }
 
@@ -107,4 +121,12 @@ export class PingTracker {
   transmissionPingMs(percent = this.bestPercent): number {
     return this.transmission.averageBest(percent);
   }
+}
+
+/** `size` zeros as a plain array of unboxed doubles (the fractional literal fixes the kind). */
+function doubleRing(size: number): number[] {
+  const ring = [0.5];
+  ring.length = 0;
+  for (let i = 0; i < size; i++) ring.push(0);
+  return ring;
 }

@@ -73,6 +73,8 @@ export class RttEstimator {
 
   private baseRtoMs: number;
   private backoffExponent = 0;
+  /** rtoMs(), recomputed when a sample or a timeout changes it (it is read far more often). */
+  private currentRtoMs: number;
   private readonly minFilter: WindowedFilter;
 
   constructor(config: RttConfig = {}) {
@@ -84,6 +86,7 @@ export class RttEstimator {
     const window = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
     this.minFilter = new WindowedFilter("min", window);
     this.baseRtoMs = this.clamp(this.initialRtoMs);
+    this.currentRtoMs = this.baseRtoMs;
   }
 
   /** Windowed minimum RTT (default window 10 s); NaN until the first sample. */
@@ -114,11 +117,13 @@ export class RttEstimator {
     this.baseRtoMs = this.clamp(this.smoothedMs + Math.max(this.granularityMs, K * this.rttVarMs));
     // RFC 6298 5.7 (and Karn): a fresh valid sample ends the backoff.
     this.backoffExponent = 0;
+    this.currentRtoMs = this.backedOff();
   }
 
   /** The retransmission timer expired: double the RTO (RFC 6298 5.5), capped by maxRtoMs. */
   onRetransmitTimeout(): void {
     if (this.backoffExponent < this.maxBackoffExponent) this.backoffExponent++;
+    this.currentRtoMs = this.backedOff();
   }
 
   /** Current backoff exponent (0 = none). */
@@ -133,6 +138,10 @@ export class RttEstimator {
 
   /** RTO including exponential backoff, never above maxRtoMs. */
   rtoMs(): number {
+    return this.currentRtoMs;
+  }
+
+  private backedOff(): number {
     return Math.min(this.maxRtoMs, this.baseRtoMs * 2 ** this.backoffExponent);
   }
 

@@ -139,10 +139,10 @@ export interface ConnectionHost {
   emit(event: EndpointEvent): void;
 }
 
-export class Connection implements DeliveryHandler<PacketContents> {
+export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   state: ConnectionState;
-  /** Earliest time this connection has queued in the endpoint's deadline heap. */
-  scheduledAt = Infinity;
+  /** Position in the endpoint's deadline heap (-1: not queued). */
+  heapIndex = -1;
   /** In the endpoint's ready-to-send queue. */
   queued = false;
   /** Touched by the current receive batch. */
@@ -161,21 +161,21 @@ export class Connection implements DeliveryHandler<PacketContents> {
   closeUserData: Uint8Array | undefined;
 
   readonly channels: ChannelSet;
-  private readonly timers = new Float64Array(TIMER_COUNT).fill(Infinity);
-  private readonly delivery: DeliveryNotificationManager<PacketContents>;
+  /** A plain array of doubles, not a Float64Array: 96 bytes would put a typed array's storage
+   *  off the JS heap, one more cold cache line per datagram (the first thing a packet touches). */
+  private readonly timers: number[] = newTimerTable();
+  /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
+   *  (the second per-packet value), a pure ack none. */
+  private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
   private readonly cc: CongestionController;
   private readonly rtt = new RttEstimator();
   private readonly ping = new PingTracker();
   /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
   private readonly bandwidth = new BandwidthChangeDetector();
   private clock: NetworkClock | undefined;
-  /** The controller's record per ack-eliciting packet in flight (by sequence). A Map, not a
-   *  256-slot ring: game connections have a handful in flight, and per-connection memory counts. */
-  private readonly sentCc = new Map<number, SentPacket>();
   /** Records of acknowledged packets, reused by onSent (no allocation per data packet). Lost
    *  packets' records are not recycled: they may be kept for onSpuriousLoss. */
   private readonly sentCcFree: SentPacket[] = [];
-  private elicitingInFlight = 0;
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
   private connectedAt: number;
@@ -228,7 +228,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
     // The connection is its own delivery handler (no closure pair per connection).
-    this.delivery = new DeliveryNotificationManager<PacketContents>(this, { capacity: RING });
+    this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
     this.cc = createController(controllerConfig(config, ccSeed));
     this.lastReceivedAt = now;
     this.lastSentAt = now;
@@ -380,7 +380,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
       if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const sent = unwrapU32(now, readU32(arena, offset + 1));
-      const serverTime = new DataView(arena.buffer, arena.byteOffset + offset + 5, 8).getFloat64(0, true);
+      const serverTime = readF64LE(arena, offset + 5);
       this.clock.onSample(sent, serverTime, now, 0);
     } else {
       this.onDropCounted("invalid");
@@ -399,33 +399,26 @@ export class Connection implements DeliveryHandler<PacketContents> {
     }
   }
 
-  /** Send time of the oldest ack-eliciting packet in flight (Infinity if none). The Map keeps
-   *  insertion order = send order. */
+  /** Send time of the oldest ack-eliciting packet in flight (Infinity if none). */
   private oldestElicitingSentTime(): number {
-    for (const record of this.sentCc.values()) return record.sentTime;
-    return Infinity;
-  }
-
-  /** Is the oldest ack-eliciting packet in flight sent before (by sequence) the newest
-   *  acknowledged packet? Only such packets are subject to the time threshold. */
-  private oldestElicitingBeforeLargestAcked(): boolean {
-    const largest = this.delivery.largestAckedSequence;
-    if (largest < 0) return false;
-    for (const sequence of this.sentCc.keys()) return sequenceGreaterThan(largest, sequence);
-    return false;
+    const sequence = this.delivery.oldestRecordedSequence();
+    return sequence < 0 ? Infinity : this.delivery.sentTimeOf(sequence);
   }
 
   /** Re-arm the loss-detection timer from the oldest ack-eliciting packet in flight. */
   private armLossTimer(): void {
-    const oldest = this.oldestElicitingSentTime();
-    if (oldest === Infinity) {
+    const d = this.delivery;
+    const sequence = d.oldestRecordedSequence();
+    if (sequence < 0) {
       this.timers[Timer.Retransmit] = Infinity;
       return;
     }
+    const oldest = d.sentTimeOf(sequence);
     let at = oldest + this.rtoMs();
     // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
     // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
-    if (this.rtt.sampleCount > 0 && this.oldestElicitingBeforeLargestAcked()) {
+    const largest = d.largestAckedSequence;
+    if (this.rtt.sampleCount > 0 && largest >= 0 && sequenceGreaterThan(largest, sequence)) {
       at = Math.min(at, oldest + this.lossDelay());
     }
     this.timers[Timer.Retransmit] = at;
@@ -463,11 +456,8 @@ export class Connection implements DeliveryHandler<PacketContents> {
   // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
 
   /** DeliveryHandler: called by the notification manager only. */
-  onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number): void {
-    const record = this.sentCc.get(sequence);
+  onDelivered(_sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
     if (record !== undefined) {
-      this.sentCc.delete(sequence);
-      this.elicitingInFlight--;
       this.ccInFlightBytes -= record.bytes;
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
       // its first-transmission contents are what the link ping measures; the transmission ping
@@ -484,11 +474,8 @@ export class Connection implements DeliveryHandler<PacketContents> {
   }
 
   /** DeliveryHandler: called by the notification manager only. */
-  onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number): void {
-    const record = this.sentCc.get(sequence);
+  onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number, record: SentPacket | undefined): void {
     if (record !== undefined) {
-      this.sentCc.delete(sequence);
-      this.elicitingInFlight--;
       this.ccInFlightBytes -= record.bytes;
       this.lossRate += LOSS_GAIN * (1 - this.lossRate);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
@@ -717,14 +704,13 @@ export class Connection implements DeliveryHandler<PacketContents> {
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
     const eliciting = framesLength > 0;
-    this.delivery.dispatch(sequence, now, length, contents ?? this.channels.acquireContents());
+    // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
+    // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
+    const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, this.sentCcFree.pop()) : undefined;
+    this.delivery.dispatch(sequence, now, length, contents ?? this.channels.acquireContents(), record);
     if (eliciting) {
-      this.sentCc.set(sequence, this.cc.onSent(now, length, this.ccInFlightBytes, this.sentCcFree.pop()));
       this.ccInFlightBytes += length;
-      this.elicitingInFlight++;
       if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtoMs(); // RFC 6298 §5.1
-    } else {
-      this.sentCc.delete(sequence); // a stale entry 65,536 packets old cannot exist; be safe
     }
     this.ackOwed = false;
     this.receivedSinceAck = 0;
@@ -742,7 +728,7 @@ export class Connection implements DeliveryHandler<PacketContents> {
       writeFrameHeader(bytes, p, 1 + 4 + 8);
       bytes[p + 6] = SYSTEM_CLOCK_REPLY;
       writeU32(bytes, p + 7, this.clockEchoes.shift() as number);
-      new DataView(bytes.buffer, bytes.byteOffset + p + 11, 8).setFloat64(0, now, true);
+      writeF64LE(bytes, p + 11, now);
       written += CLOCK_REPLY_FRAME;
     }
     if (this.clockRequestDue && room - written >= CLOCK_REQUEST_FRAME) {
@@ -879,6 +865,13 @@ export class Connection implements DeliveryHandler<PacketContents> {
   }
 }
 
+/** TIMER_COUNT unarmed timers, as a packed array of doubles. */
+function newTimerTable(): number[] {
+  const t = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity];
+  if (t.length !== TIMER_COUNT) throw new Error("timer table size");
+  return t;
+}
+
 /** The controller config for one connection: the endpoint's options, plus its mtu and a seed. */
 function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfig {
   const o = config.congestionOptions;
@@ -888,6 +881,21 @@ function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfi
     binary: o.binary,
     fixed: o.fixed,
   };
+}
+
+// Little-endian f64 through one shared scratch (no DataView per clock frame).
+const F64_SCRATCH = new Float64Array(1);
+const F64_BYTES = new Uint8Array(F64_SCRATCH.buffer);
+const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function writeF64LE(bytes: Uint8Array, at: number, value: number): void {
+  F64_SCRATCH[0] = value;
+  for (let i = 0; i < 8; i++) bytes[at + i] = F64_BYTES[HOST_LITTLE_ENDIAN ? i : 7 - i];
+}
+
+function readF64LE(bytes: Uint8Array, at: number): number {
+  for (let i = 0; i < 8; i++) F64_BYTES[HOST_LITTLE_ENDIAN ? i : 7 - i] = bytes[at + i];
+  return F64_SCRATCH[0];
 }
 
 /** A system-channel frame header: channel 255, kind Unreliable, messageSeq 0, length. */

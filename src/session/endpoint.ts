@@ -307,13 +307,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     // stays due until pollTransmit runs must not be popped again in this same pass.
     const due = this.duePass;
     for (let conn = this.heap.popDue(now); conn !== undefined; conn = this.heap.popDue(now)) {
-      if (conn.state !== ConnectionState.Closed && !conn.touched) {
-        conn.touched = true;
-        due.push(conn);
-      }
+      if (conn.state !== ConnectionState.Closed) due.push(conn);
     }
     for (const conn of due) {
-      conn.touched = false;
       if (conn.onTimeout(now)) this.markReady(conn);
       if ((conn.state as ConnectionState) === ConnectionState.Closed) this.remove(conn);
       else this.reschedule(conn);
@@ -418,8 +414,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   private reschedule(conn: Connection): void {
     if (conn.state === ConnectionState.Closed) return;
-    const deadline = conn.nextDeadline();
-    if (deadline !== Infinity) this.heap.schedule(conn, deadline);
+    this.heap.schedule(conn, conn.nextDeadline());
   }
 
   private allocate(now: number, address: Address, role: Role, salt: number): Connection {
@@ -439,6 +434,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (this.byId.get(conn.id) !== conn) return;
     if (conn.role === Role.Client && conn.attempt !== undefined) this.pendingAttempts--;
     conn.dispose(this.lastNow);
+    this.heap.remove(conn);
     this.byId.delete(conn.id);
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
     this.slots[conn.slot] = undefined;
