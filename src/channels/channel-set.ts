@@ -28,6 +28,7 @@ import {
 } from "./errors.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
+import { copyRecordPayload } from "./receive-copy.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
 
@@ -519,9 +520,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           return;
         }
         if (type === RecordType.Message) {
-          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length);
+          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length, records, index);
         } else {
-          rc.onHold(seq, fragInfo, arena, offset, length);
+          rc.onHold(seq, fragInfo, arena, offset, length, records, index);
         }
         return;
       }
@@ -593,6 +594,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   markPending(index: number): void {
     this.pendingMask |= 1 << index;
+  }
+  /** @internal */
+  copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array {
+    return copyRecordPayload(this, records, index, arena, offset, length, this.receivers.length);
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
