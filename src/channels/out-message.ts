@@ -44,7 +44,7 @@ export class OutMessage {
   constructor(
     readonly channel: number,
     readonly kind: DeliveryKind,
-    /** The payload is data[0 .. length): a pooled buffer may be longer than the message. */
+    /** The payload is data[0 .. length) (exactly `length` bytes until freed; pooled views, see buffer-pool.ts). */
     public data: Uint8Array,
     public length: number,
     public fragCount: number,

@@ -468,11 +468,14 @@ export class SendChannel {
     p += 2;
     const start = m.fragmentStart(f);
     const data = m.data;
-    if (length <= 32) {
+    if (length === data.length) {
+      // A one-frame message in its own exact view (pooled, see buffer-pool.ts): no subarray.
+      bytes.set(data, p);
+    } else if (length <= 32) {
       // Small payloads: a plain loop beats creating a subarray view for set().
       for (let i = 0; i < length; i++) bytes[p + i] = data[start + i];
     } else {
-      bytes.set(start === 0 && length === data.length ? data : data.subarray(start, start + length), p);
+      bytes.set(data.subarray(start, start + length), p);
     }
   }
 
