@@ -198,8 +198,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private readonly redundant: SendChannel[];
   /** @internal Time and datagram count of the current writeFrames call (own object only with copies). */
   readonly clock: WriteClock;
-  private readonly sent: number[];
-  private readonly received: number[];
   /** Messages sent with delayMs > 0, held until due; sorted by due time, ties in send order
    *  (created with the first delayed send). */
   private delayed: DelayedMessage[] | undefined;
@@ -265,8 +263,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);
     this.groups = priorities.map((p) => senders.filter((s) => s.priority === p).map((s) => s.index));
     this.roundRobin = priorities.map(() => 0);
-    this.sent = new Array<number>(channels.length).fill(0);
-    this.received = new Array<number>(channels.length).fill(0);
   }
 
   get channelCount(): number {
@@ -321,7 +317,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
     else ch.enqueue(data, receipt);
-    this.sent[channel]++;
+    ch.messagesSent++;
   }
 
   /**
@@ -570,8 +566,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       copyBytes += s.copyBytes;
     }
     return {
-      messagesSent: this.sent.slice(),
-      messagesReceived: this.received.slice(),
+      messagesSent: this.senders.map((c) => c.messagesSent),
+      messagesReceived: this.receivers.map((c) => c.messagesReceived),
       resends,
       duplicates: this.counters.duplicates,
       stale: this.counters.stale,
@@ -601,7 +597,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
-    this.received[channel]++;
+    this.receivers[channel].messagesReceived++;
     this.messages.push(key === undefined ? { channel, data } : { channel, data, key });
   }
   /** @internal */

@@ -173,6 +173,8 @@ export class ReceiveChannel {
   private orderedNext = 0;
   /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
   private seenBits = 0;
+  /** Messages delivered on this channel (ChannelStats.messagesReceived; counted by the ChannelSet). */
+  messagesReceived = 0;
 
   readonly unreliable: boolean;
 

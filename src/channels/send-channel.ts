@@ -54,7 +54,11 @@ export class KeyState {
 export class SendChannel {
   /** Next message sequence, unwrapped (wire value is `& 0xffff`). */
   nextSeq = 0;
+  /** A flow-control window base computed earlier: the base is at least this (it never goes down). */
+  private windowFloor = 0;
   resends = 0;
+  /** Messages the application sent on this channel (ChannelStats.messagesSent). */
+  messagesSent = 0;
   /** Recent one-frame messages that may be repeated (channels with copies; created on first write). */
   private ring: CopyRing | undefined;
   /** Messages with fragments never written yet, in send order. */
@@ -206,9 +210,23 @@ export class SendChannel {
     }
   }
 
-  /** Sequence `seq` may be sent without the receiver rejecting it as TooFarAhead. */
+  /**
+   * Sequence `seq` may be sent without the receiver rejecting it as TooFarAhead. The window base
+   * never goes down, so the last one computed (`windowFloor`) answers most checks without
+   * visiting the oldest live message (cold in memory by then: it was sent a round trip ago).
+   */
   private inWindow(seq: number): boolean {
-    return !this.windowed || seq < this.windowBase() + MESSAGE_WINDOW;
+    if (!this.windowed || seq < this.windowFloor + MESSAGE_WINDOW) return true;
+    this.windowFloor = this.windowBase();
+    return seq < this.windowFloor + MESSAGE_WINDOW;
+  }
+
+  /** Drop settled messages from the head of the live queue (they no longer hold the window);
+   *  keeps it short now that inWindow() rarely calls windowBase(). */
+  private trimLive(): void {
+    const live = this.live;
+    if (live === undefined) return;
+    for (let m = live.peek(); m !== undefined && !m.live; m = live.peek()) live.shift();
   }
 
   /** Drop invalid entries at the head of the resend queue; true if a valid one remains. */
@@ -489,6 +507,7 @@ export class SendChannel {
     if (this.windowed && this.fresh.length > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
+    if (this.windowed) this.trimLive();
     if (m.abandoned) return; // superseded: its receipt was already reported
     this.freeData(m);
     if (this.kind === DeliveryKind.LatestState) {
@@ -550,6 +569,7 @@ export class SendChannel {
   abandon(m: OutMessage): void {
     if (m.abandoned || m.done) return;
     m.abandoned = true;
+    if (this.windowed) this.trimLive();
     this.freeData(m);
     if (m.receipt !== 0 && !m.lossReported) {
       m.lossReported = true;
