@@ -26,6 +26,7 @@ import {
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
+import type { OutMessage } from "./out-message.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { copyRecordPayload } from "./receive-copy.js";
@@ -479,17 +480,21 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   onDelivered(now: number, contents: PacketContents): void {
     void now;
-    for (let i = 0; i < contents.count; i++) {
-      const m = contents.messages[i]!;
-      this.senders[m.channel].delivered(m, contents.fragments[i]);
+    const entries = contents.entries;
+    const n = 2 * contents.count;
+    for (let i = 0; i < n; i += 2) {
+      const m = entries[i] as OutMessage;
+      this.senders[m.channel].delivered(m, entries[i + 1] as number);
     }
   }
 
   onLost(now: number, contents: PacketContents): void {
     void now;
-    for (let i = 0; i < contents.count; i++) {
-      const m = contents.messages[i]!;
-      this.senders[m.channel].lostFragment(m, contents.fragments[i]);
+    const entries = contents.entries;
+    const n = 2 * contents.count;
+    for (let i = 0; i < n; i += 2) {
+      const m = entries[i] as OutMessage;
+      this.senders[m.channel].lostFragment(m, entries[i + 1] as number);
     }
   }
 
