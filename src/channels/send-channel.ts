@@ -306,15 +306,18 @@ export class SendChannel {
   writeFresh(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
     const m = this.cleanFreshHead();
     if (m === undefined) return 0;
+    const f = m.nextFrag; // 0 until started
+    let size: number;
     if (m.seqBase === -1) {
       if (!this.inWindow(this.nextSeq)) return 0;
-      if (this.frameBytes(m, 0) > room) return 0;
+      size = this.frameBytes(m, 0);
+      if (size > room) return 0;
       this.start(m);
+    } else {
+      if (!this.inWindow(m.seqBase + f)) return 0;
+      size = this.frameBytes(m, f);
+      if (size > room) return 0;
     }
-    const f = m.nextFrag;
-    if (!this.inWindow(m.seqBase + f)) return 0;
-    const size = this.frameBytes(m, f);
-    if (size > room) return 0;
     if (this.copyLimit !== 0 && m.fragCount === 1) return this.writeFreshWithCopies(bytes, pos, room, into, m, size);
     this.writeFrame(bytes, pos, m, f);
     m.setState(f, FragState.InFlight);
