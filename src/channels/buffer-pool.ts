@@ -49,10 +49,13 @@ export function copyToPooled(src: Uint8Array): Uint8Array {
   return view;
 }
 
-/** Give back a view obtained from copyToPooled (nothing may read it afterwards). */
+/**
+ * Give back a view obtained from copyToPooled (nothing may read it afterwards). Its class follows
+ * from its length, so its ArrayBuffer (cold in memory by then) is not read.
+ */
 export function releasePooled(view: Uint8Array): void {
-  const size = view.buffer.byteLength;
-  if (view.byteOffset !== 0 || size < 1 << MIN_CLASS_BITS || size > POOLED_MAX_BYTES || (size & (size - 1)) !== 0) return;
-  const free = idle[classOf(size)];
+  const length = view.length;
+  if (length === 0 || length > POOLED_MAX_BYTES) return;
+  const free = idle[classOf(length)];
   if (free.length < MAX_IDLE_PER_CLASS) free.push(view);
 }

@@ -222,7 +222,7 @@ export class SendChannel {
   }
 
   /** Drop settled messages from the head of the live queue (they no longer hold the window);
-   *  keeps it short now that inWindow() rarely calls windowBase(). */
+   *  at each start, so the queue stays short now that inWindow() rarely calls windowBase(). */
   private trimLive(): void {
     const live = this.live;
     if (live === undefined) return;
@@ -445,7 +445,12 @@ export class SendChannel {
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
     this.nextSeq += m.fragCount;
-    if (this.windowed) (this.live ??= new Queue<OutMessage>()).push(m);
+    if (this.windowed) {
+      // The window's queue is trimmed here, where it is touched anyway (not at every ack).
+      if (this.live === undefined) this.live = new Queue<OutMessage>();
+      else this.trimLive();
+      this.live.push(m);
+    }
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -510,7 +515,6 @@ export class SendChannel {
     if (this.windowed && this.fresh.length > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
-    if (this.windowed) this.trimLive();
     if (m.abandoned) return; // superseded: its receipt was already reported
     this.freeData(m);
     if (this.kind === DeliveryKind.LatestState) {
@@ -572,7 +576,6 @@ export class SendChannel {
   abandon(m: OutMessage): void {
     if (m.abandoned || m.done) return;
     m.abandoned = true;
-    if (this.windowed) this.trimLive();
     this.freeData(m);
     if (m.receipt !== 0 && !m.lossReported) {
       m.lossReported = true;
