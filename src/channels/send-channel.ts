@@ -63,7 +63,7 @@ export class SendChannel {
   private ring: CopyRing | undefined;
   /** Messages with fragments never written yet, in send order. */
   readonly fresh = new Queue<OutMessage>();
-  /** Lost fragments waiting to be resent (created on the first loss). */
+  /** Lost fragments waiting to be resent (created at a loss, dropped when emptied). */
   private lost: PairQueue<OutMessage> | undefined;
   /** Started messages that hold the flow-control window, in sequence order (windowed kinds;
    *  created on the first start). */
@@ -235,7 +235,10 @@ export class SendChannel {
     if (lost === undefined) return false;
     for (;;) {
       const m = lost.peekItem();
-      if (m === undefined) return false;
+      if (m === undefined) {
+        this.lost = undefined; // see writeResend
+        return false;
+      }
       const f = lost.peekNumber();
       if (m.done || m.abandoned || m.state(f) !== FragState.NeedsSend) {
         lost.shift();
@@ -264,7 +267,7 @@ export class SendChannel {
 
   hasResend(): boolean {
     const lost = this.lost;
-    if (lost === undefined || lost.length === 0) return false; // the common case, kept cheap
+    if (lost === undefined) return false; // the common case, kept cheap
     return this.cleanLostHead();
   }
 
@@ -289,6 +292,9 @@ export class SendChannel {
     const size = this.frameBytes(m, f);
     if (size > room) return 0;
     lost.shift();
+    // An empty resend queue is dropped: hasResend() (every write, every pending check) then
+    // answers without reaching it, and an idle connection holds none.
+    if (lost.length === 0) this.lost = undefined;
     this.writeFrame(bytes, pos, m, f);
     m.setState(f, FragState.InFlight);
     into.add(m, f);
