@@ -61,13 +61,17 @@ export class SendChannel {
   messagesSent = 0;
   /** Recent one-frame messages that may be repeated (channels with copies; created on first write). */
   private ring: CopyRing | undefined;
-  /** Messages with fragments never written yet, in send order. */
-  readonly fresh = new Queue<OutMessage>();
+  /**
+   * Messages in send order: first the started ones that still hold the flow-control window
+   * (windowed kinds only: "live"; settled ones leave from the head), then the last `freshCount`
+   * ones, which have fragments never written yet ("fresh"). One queue for both, so a message is
+   * pushed once and starting it moves nothing.
+   */
+  private readonly queue = new Queue<OutMessage>();
+  /** Messages at the tail of `queue` with fragments never written yet. */
+  private freshCount = 0;
   /** Lost fragments waiting to be resent (created at a loss, dropped when emptied). */
   private lost: PairQueue<OutMessage> | undefined;
-  /** Started messages that hold the flow-control window, in sequence order (windowed kinds;
-   *  created on the first start). */
-  private live: Queue<OutMessage> | undefined;
   /** ReliableSequenced: the newest started message (the only one worth resending). */
   private newestStarted: OutMessage | undefined = undefined;
   /** LatestState keys (created on the first publish). */
@@ -143,12 +147,17 @@ export class SendChannel {
   enqueue(data: Uint8Array, receipt: number): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
-      while (this.fresh.length > 0) this.abandon(this.fresh.shift()!);
+      // (Not windowed: the queue holds only fresh messages.)
+      while (this.freshCount > 0) {
+        this.freshCount--;
+        this.abandon(this.queue.shift()!);
+      }
     }
     const length = data.length;
     const m = new OutMessage(this.index, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
     m.pooled = this.isPooledFor(length);
-    this.fresh.push(m);
+    this.queue.push(m);
+    this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
     return m;
@@ -189,21 +198,24 @@ export class SendChannel {
     const m = new OutMessage(this.index, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
     m.pooled = pooled;
     ks.pending = m;
-    this.fresh.push(m);
+    this.queue.push(m);
+    this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
   }
 
   /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
   private windowBase(): number {
-    const live = this.live;
-    if (live === undefined) return this.nextSeq;
+    const queue = this.queue;
     for (;;) {
-      const m = live.peek();
+      const m = queue.peek();
       if (m === undefined) return this.nextSeq;
       if (!m.live) {
-        live.shift();
-        continue;
+        if (queue.length > this.freshCount) {
+          queue.shift(); // settled: no longer holds the window
+          continue;
+        }
+        return this.nextSeq; // the fresh head, not started (or abandoned): nothing started after it
       }
       while (m.firstUnacked < m.fragCount && m.state(m.firstUnacked) === FragState.Acked) m.firstUnacked++;
       return m.seqBase + m.firstUnacked;
@@ -224,9 +236,15 @@ export class SendChannel {
   /** Drop settled messages from the head of the live queue (they no longer hold the window);
    *  at each start, so the queue stays short now that inWindow() rarely calls windowBase(). */
   private trimLive(): void {
-    const live = this.live;
-    if (live === undefined) return;
-    for (let m = live.peek(); m !== undefined && !m.live; m = live.peek()) live.shift();
+    const queue = this.queue;
+    while (queue.length > this.freshCount && !queue.peek()!.live) queue.shift();
+  }
+
+  /** The fresh head has no fragment left to write for the first time (or was abandoned): it
+   *  joins the live messages (windowed kinds), or leaves the queue. */
+  private leaveFresh(): void {
+    this.freshCount--;
+    if (!this.windowed) this.queue.shift(); // nothing before it: it is the queue's head
   }
 
   /** Drop invalid entries at the head of the resend queue; true if a valid one remains. */
@@ -255,10 +273,10 @@ export class SendChannel {
 
   private cleanFreshHead(): OutMessage | undefined {
     for (;;) {
-      const m = this.fresh.peek();
-      if (m === undefined) return undefined;
+      if (this.freshCount === 0) return undefined;
+      const m = this.queue.at(this.queue.length - this.freshCount)!;
       if (m.abandoned || m.nextFrag >= m.fragCount) {
-        this.fresh.shift();
+        this.leaveFresh();
         continue;
       }
       return m;
@@ -272,7 +290,7 @@ export class SendChannel {
   }
 
   hasFresh(): boolean {
-    if (this.fresh.length === 0) return false;
+    if (this.freshCount === 0) return false;
     const m = this.cleanFreshHead();
     if (m === undefined) return false;
     const seq = m.seqBase === -1 ? this.nextSeq : m.seqBase + m.nextFrag;
@@ -329,7 +347,7 @@ export class SendChannel {
     m.setState(f, FragState.InFlight);
     m.nextFrag = f + 1;
     if (m.nextFrag === m.fragCount) {
-      this.fresh.shift();
+      this.leaveFresh();
       // Unreliable data is never resent: the bytes are not needed any more.
       if (!this.reliable) this.freeData(m);
     }
@@ -350,7 +368,7 @@ export class SendChannel {
     this.writeFrame(bytes, at, m, 0);
     m.setState(0, FragState.InFlight);
     m.nextFrag = 1;
-    this.fresh.shift();
+    this.leaveFresh();
     if (this.reliable || m.receipt !== 0) {
       into.add(m, 0);
       m.carriers++;
@@ -451,12 +469,8 @@ export class SendChannel {
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
     this.nextSeq += m.fragCount;
-    if (this.windowed) {
-      // The window's queue is trimmed here, where it is touched anyway (not at every ack).
-      if (this.live === undefined) this.live = new Queue<OutMessage>();
-      else this.trimLive();
-      this.live.push(m);
-    }
+    // Settled messages leave the window here, where the queue is at hand (not at every ack).
+    if (this.windowed) this.trimLive();
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -518,7 +532,7 @@ export class SendChannel {
     m.setState(f, FragState.Acked);
     m.acked++;
     // The flow-control window may have moved: queued data may be sendable now.
-    if (this.windowed && this.fresh.length > 0) this.sink.markPending(this.index);
+    if (this.windowed && this.freshCount > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
     if (m.abandoned) return; // superseded: its receipt was already reported
@@ -622,9 +636,13 @@ export class SendChannel {
     if (ring !== undefined) {
       for (let m = ring.shiftOldest(); m !== undefined; m = ring.shiftOldest()) if (!this.reliable) this.freeData(m);
     }
-    for (let m = this.fresh.shift(); m !== undefined; m = this.fresh.shift()) this.abandon(m);
-    const live = this.live;
-    if (live !== undefined) for (let m = live.shift(); m !== undefined; m = live.shift()) this.abandon(m);
+    // Fresh messages first, then the live ones (the order their receipts report lost).
+    const queue = this.queue;
+    const liveCount = queue.length - this.freshCount;
+    for (let i = liveCount; i < queue.length; i++) this.abandon(queue.at(i)!);
+    for (let i = 0; i < liveCount; i++) this.abandon(queue.at(i)!);
+    queue.clear();
+    this.freshCount = 0;
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
     this.lost?.clear();
     if (this.keys !== undefined) {
