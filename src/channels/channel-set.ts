@@ -484,7 +484,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const n = 2 * contents.count;
     for (let i = 0; i < n; i += 2) {
       const m = entries[i] as OutMessage;
-      this.senders[m.channel].delivered(m, entries[i + 1] as number);
+      m.sender.delivered(m, entries[i + 1] as number);
     }
   }
 
@@ -494,7 +494,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const n = 2 * contents.count;
     for (let i = 0; i < n; i += 2) {
       const m = entries[i] as OutMessage;
-      this.senders[m.channel].lostFragment(m, entries[i + 1] as number);
+      m.sender.lostFragment(m, entries[i + 1] as number);
     }
   }
 

@@ -154,7 +154,7 @@ export class SendChannel {
       }
     }
     const length = data.length;
-    const m = new OutMessage(this.index, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
+    const m = new OutMessage(this, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
     m.pooled = this.isPooledFor(length);
     this.queue.push(m);
     this.freshCount++;
@@ -195,7 +195,7 @@ export class SendChannel {
       // The previous value is still being written for the first time: stop, the new one replaces it.
       this.abandon(ks.current);
     }
-    const m = new OutMessage(this.index, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
+    const m = new OutMessage(this, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
     m.pooled = pooled;
     ks.pending = m;
     this.queue.push(m);
