@@ -26,7 +26,9 @@ export function copyOut(arena: Uint8Array, offset: number, length: number): Uint
 }
 
 // The run being handed out (one at a time in the process: runs are used up within one
-// synchronous dispatch of a batch, so interleaving connections only ever start new runs).
+// synchronous dispatch of a batch, so interleaving connections only ever start new runs). A run
+// left unfinished (its last records dropped, or past the batch) keeps these references until the
+// next run starts: at most one records array, arena and ChannelSet in the whole process.
 let runOwner: object | undefined;
 let runRecords: Int32Array | undefined;
 let runArena: Uint8Array | undefined;
