@@ -26,19 +26,36 @@ function classOf(length: number): number {
   return 32 - Math.clz32(length - 1) - MIN_CLASS_BITS;
 }
 
-/** A buffer of at least `length` bytes (pooled if length <= POOLED_MAX_BYTES) holding a copy of `src`. */
+/**
+ * A view of exactly `src.length` bytes holding a copy of `src`, over a pooled buffer of the next
+ * size class. Idle views are kept as they were: a view is reused as is when the next message of
+ * its class has the same length (games send many messages of one size), so the frame writer can
+ * copy the whole view (`set(view)`, no subarray per write) and nothing is allocated; else a new
+ * view of the same buffer is made. Class buffers are always ArrayBuffer-backed (off-heap), so
+ * reading `.buffer` never has to move one.
+ */
 export function copyToPooled(src: Uint8Array): Uint8Array {
   const length = src.length;
-  const free = idle[classOf(length)];
-  const buffer = free.length > 0 ? free.pop()! : new Uint8Array(1 << (classOf(length) + MIN_CLASS_BITS));
-  buffer.set(src);
-  return buffer;
+  const cls = classOf(length);
+  const free = idle[cls];
+  let view: Uint8Array;
+  if (free.length > 0) {
+    view = free.pop()!;
+    if (view.length !== length) view = new Uint8Array(view.buffer, 0, length);
+  } else {
+    view = new Uint8Array(new ArrayBuffer(1 << (cls + MIN_CLASS_BITS)), 0, length);
+  }
+  view.set(src);
+  return view;
 }
 
-/** Give back a buffer obtained from copyToPooled (nothing may read it afterwards). */
-export function releasePooled(buffer: Uint8Array): void {
-  const size = buffer.length;
-  if (size < 1 << MIN_CLASS_BITS || size > POOLED_MAX_BYTES || (size & (size - 1)) !== 0) return;
-  const free = idle[classOf(size)];
-  if (free.length < MAX_IDLE_PER_CLASS) free.push(buffer);
+/**
+ * Give back a view obtained from copyToPooled (nothing may read it afterwards). Its class follows
+ * from its length, so its ArrayBuffer (cold in memory by then) is not read.
+ */
+export function releasePooled(view: Uint8Array): void {
+  const length = view.length;
+  if (length === 0 || length > POOLED_MAX_BYTES) return;
+  const free = idle[classOf(length)];
+  if (free.length < MAX_IDLE_PER_CLASS) free.push(view);
 }

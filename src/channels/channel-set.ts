@@ -26,8 +26,10 @@ import {
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
+import type { OutMessage } from "./out-message.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
+import { copyRecordPayload } from "./receive-copy.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
 
@@ -197,8 +199,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private readonly redundant: SendChannel[];
   /** @internal Time and datagram count of the current writeFrames call (own object only with copies). */
   readonly clock: WriteClock;
-  private readonly sent: number[];
-  private readonly received: number[];
   /** Messages sent with delayMs > 0, held until due; sorted by due time, ties in send order
    *  (created with the first delayed send). */
   private delayed: DelayedMessage[] | undefined;
@@ -264,8 +264,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);
     this.groups = priorities.map((p) => senders.filter((s) => s.priority === p).map((s) => s.index));
     this.roundRobin = priorities.map(() => 0);
-    this.sent = new Array<number>(channels.length).fill(0);
-    this.received = new Array<number>(channels.length).fill(0);
   }
 
   get channelCount(): number {
@@ -320,7 +318,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
     else ch.enqueue(data, receipt);
-    this.sent[channel]++;
+    ch.messagesSent++;
   }
 
   /**
@@ -482,17 +480,21 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   onDelivered(now: number, contents: PacketContents): void {
     void now;
-    for (let i = 0; i < contents.count; i++) {
-      const m = contents.messages[i]!;
-      this.senders[m.channel].delivered(m, contents.fragments[i]);
+    const entries = contents.entries;
+    const n = 2 * contents.count;
+    for (let i = 0; i < n; i += 2) {
+      const m = entries[i] as OutMessage;
+      m.sender.delivered(m, entries[i + 1] as number);
     }
   }
 
   onLost(now: number, contents: PacketContents): void {
     void now;
-    for (let i = 0; i < contents.count; i++) {
-      const m = contents.messages[i]!;
-      this.senders[m.channel].lostFragment(m, contents.fragments[i]);
+    const entries = contents.entries;
+    const n = 2 * contents.count;
+    for (let i = 0; i < n; i += 2) {
+      const m = entries[i] as OutMessage;
+      m.sender.lostFragment(m, entries[i + 1] as number);
     }
   }
 
@@ -519,9 +521,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           return;
         }
         if (type === RecordType.Message) {
-          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length);
+          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length, records, index);
         } else {
-          rc.onHold(seq, fragInfo, arena, offset, length);
+          rc.onHold(seq, fragInfo, arena, offset, length, records, index);
         }
         return;
       }
@@ -569,8 +571,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       copyBytes += s.copyBytes;
     }
     return {
-      messagesSent: this.sent.slice(),
-      messagesReceived: this.received.slice(),
+      messagesSent: this.senders.map((c) => c.messagesSent),
+      messagesReceived: this.receivers.map((c) => c.messagesReceived),
       resends,
       duplicates: this.counters.duplicates,
       stale: this.counters.stale,
@@ -595,8 +597,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.pendingMask |= 1 << index;
   }
   /** @internal */
+  copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array {
+    return copyRecordPayload(this, records, index, arena, offset, length, this.receivers.length);
+  }
+  /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
-    this.received[channel]++;
+    this.receivers[channel].messagesReceived++;
     this.messages.push(key === undefined ? { channel, data } : { channel, data, key });
   }
   /** @internal */

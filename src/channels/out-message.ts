@@ -1,5 +1,6 @@
 /** One application message on its way out (internal to src/channels). */
 import type { DeliveryKind } from "../engine/abi.js";
+import type { SendChannel } from "./send-channel.js";
 
 /** Per-fragment send state. */
 export const enum FragState {
@@ -42,9 +43,10 @@ export class OutMessage {
   private states: Uint8Array | undefined;
 
   constructor(
-    readonly channel: number,
+    /** Its channel's sender (acknowledgements and losses go straight to it). */
+    readonly sender: SendChannel,
     readonly kind: DeliveryKind,
-    /** The payload is data[0 .. length): a pooled buffer may be longer than the message. */
+    /** The payload is data[0 .. length) (exactly `length` bytes until freed; pooled views, see buffer-pool.ts). */
     public data: Uint8Array,
     public length: number,
     public fragCount: number,

@@ -1,7 +1,7 @@
 /**
  * What the channel layer wrote into one outgoing packet: the connection keeps one of these per
  * packet sequence (as the `T` of its DeliveryNotificationManager) and hands it back to
- * ChannelSet.onDelivered / onLost. Entries are (message, fragment index) pairs in flat arrays;
+ * ChannelSet.onDelivered / onLost. Entries are (message, fragment index) pairs in one flat array;
  * instances are pooled by the ChannelSet (acquireContents / releaseContents), so steady-state
  * sending allocates no per-packet objects.
  */
@@ -14,28 +14,28 @@ export class PacketContents {
   bytes = 0;
   /** Resent frames among them. */
   resends = 0;
-  /** @internal message of entry i */
-  messages: (OutMessage | undefined)[] = [];
-  /** @internal fragment index of entry i (0 when not fragmented); small integers, so a plain
-   *  array of SMIs (no ArrayBuffer per packet record) */
-  fragments: number[] = [];
+  /**
+   * @internal Entry i: its message at [2i], its fragment index (0 when not fragmented) at
+   * [2i + 1]. One array for both: one object less to reach per packet on write and on ack.
+   */
+  entries: (OutMessage | number | undefined)[] = [];
 
   /** @internal */
   add(message: OutMessage, fragIndex: number): void {
-    const i = this.count;
-    if (i === this.messages.length) {
-      this.messages.push(message);
-      this.fragments.push(fragIndex);
+    const at = this.count * 2;
+    const entries = this.entries;
+    if (at === entries.length) {
+      entries.push(message, fragIndex);
     } else {
-      this.messages[i] = message;
-      this.fragments[i] = fragIndex;
+      entries[at] = message;
+      entries[at + 1] = fragIndex;
     }
-    this.count = i + 1;
+    this.count++;
   }
-
   /** Forget everything (drops references so message buffers can be collected). */
   clear(): void {
-    for (let i = 0; i < this.count; i++) this.messages[i] = undefined;
+    const entries = this.entries;
+    for (let i = 0; i < 2 * this.count; i += 2) entries[i] = undefined;
     this.count = 0;
     this.bytes = 0;
     this.resends = 0;

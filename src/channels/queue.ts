@@ -1,73 +1,139 @@
-/** A FIFO on a plain array with a moving head, compacted now and then (no per-item nodes). */
+/**
+ * FIFOs on plain arrays with moving head and tail indexes (no per-item nodes).
+ *
+ * An emptied queue keeps its array (up to KEPT_CAPACITY slots): a queue that fills and drains
+ * once per packet (a channel's fresh messages, the received messages) would otherwise free its
+ * backing store at every drain and allocate a new one at the next push, once per message.
+ * Slots below the head are cleared at once (no references kept to shifted items); the live
+ * items move to the front when the array is full and at least half of it is behind the head.
+ */
+const KEPT_CAPACITY = 32;
+
 export class Queue<T> {
   private items: (T | undefined)[] = [];
   private head = 0;
+  private tail = 0;
 
   get length(): number {
-    return this.items.length - this.head;
+    return this.tail - this.head;
   }
   push(item: T): void {
-    this.items.push(item);
+    const tail = this.tail;
+    if (tail < this.items.length) {
+      this.items[tail] = item;
+      this.tail = tail + 1;
+    } else if (this.head !== 0 && this.head * 2 >= tail) {
+      this.compact();
+      this.items[this.tail++] = item;
+    } else {
+      this.items.push(item);
+      this.tail = tail + 1;
+    }
   }
   peek(): T | undefined {
-    return this.head < this.items.length ? this.items[this.head] : undefined;
+    return this.head < this.tail ? this.items[this.head] : undefined;
   }
   /** Item `i` places after the head (0 = head). */
   at(i: number): T | undefined {
-    return this.items[this.head + i];
+    return i >= 0 && this.head + i < this.tail ? this.items[this.head + i] : undefined;
   }
   shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
-      this.items.length = 0;
+    const head = this.head;
+    if (head === this.tail) return undefined;
+    const items = this.items;
+    const item = items[head];
+    items[head] = undefined;
+    if (head + 1 === this.tail) {
       this.head = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
+      this.tail = 0;
+      if (items.length > KEPT_CAPACITY) this.items = [];
+    } else {
+      this.head = head + 1;
     }
     return item;
   }
   clear(): void {
-    this.items.length = 0;
+    this.items = [];
     this.head = 0;
+    this.tail = 0;
+  }
+  /** Move the live items to the front of the array. */
+  private compact(): void {
+    const items = this.items;
+    const head = this.head;
+    const n = this.tail - head;
+    for (let i = 0; i < n; i++) items[i] = items[head + i];
+    for (let i = n; i < this.tail; i++) items[i] = undefined;
+    this.head = 0;
+    this.tail = n;
   }
 }
 
-/** A FIFO of (item, number) pairs in two parallel arrays. */
+/** A FIFO of (item, number) pairs in two parallel arrays (same scheme as Queue). */
 export class PairQueue<T> {
-  private readonly items = new Queue<T>();
+  private items: (T | undefined)[] = [];
   private numbers: number[] = [];
-  private numbersHead = 0;
+  private head = 0;
+  private tail = 0;
 
   get length(): number {
-    return this.items.length;
+    return this.tail - this.head;
   }
   push(item: T, n: number): void {
-    this.items.push(item);
-    this.numbers.push(n);
+    const tail = this.tail;
+    if (tail < this.items.length) {
+      this.items[tail] = item;
+      this.numbers[tail] = n;
+      this.tail = tail + 1;
+    } else if (this.head !== 0 && this.head * 2 >= tail) {
+      this.compact();
+      this.items[this.tail] = item;
+      this.numbers[this.tail] = n;
+      this.tail++;
+    } else {
+      this.items.push(item);
+      this.numbers.push(n);
+      this.tail = tail + 1;
+    }
   }
   peekItem(): T | undefined {
-    return this.items.peek();
+    return this.head < this.tail ? this.items[this.head] : undefined;
   }
   peekNumber(): number {
-    return this.numbers[this.numbersHead];
+    return this.numbers[this.head];
   }
   shift(): void {
-    this.items.shift();
-    this.numbersHead++;
-    if (this.numbersHead === this.numbers.length) {
-      this.numbers.length = 0;
-      this.numbersHead = 0;
-    } else if (this.numbersHead >= 1024 && this.numbersHead * 2 >= this.numbers.length) {
-      this.numbers = this.numbers.slice(this.numbersHead);
-      this.numbersHead = 0;
+    const head = this.head;
+    if (head === this.tail) return;
+    this.items[head] = undefined;
+    if (head + 1 === this.tail) {
+      this.head = 0;
+      this.tail = 0;
+      if (this.items.length > KEPT_CAPACITY) {
+        this.items = [];
+        this.numbers = [];
+      }
+    } else {
+      this.head = head + 1;
     }
   }
   clear(): void {
-    this.items.clear();
-    this.numbers.length = 0;
-    this.numbersHead = 0;
+    this.items = [];
+    this.numbers = [];
+    this.head = 0;
+    this.tail = 0;
+  }
+  private compact(): void {
+    const items = this.items;
+    const numbers = this.numbers;
+    const head = this.head;
+    const n = this.tail - head;
+    for (let i = 0; i < n; i++) {
+      items[i] = items[head + i];
+      numbers[i] = numbers[head + i];
+    }
+    for (let i = n; i < this.tail; i++) items[i] = undefined;
+    this.head = 0;
+    this.tail = n;
   }
 }

@@ -6,6 +6,7 @@
  */
 import { DeliveryKind, MESSAGE_WINDOW } from "../engine/abi.js";
 import { sequenceDiff } from "../engine/sequence.js";
+import { copyOut } from "./receive-copy.js";
 
 /** Bookkeeping charged per partial message and per expected fragment, so that zero-length
  *  fragment starts also count against the receive-buffer bound. */
@@ -60,6 +61,9 @@ const IN_PARTIAL: Uint8Array = new Uint8Array(0);
 
 /** Everything a channel needs from its ChannelSet (accounting and output). */
 export interface ReceiveHost {
+  /** Copy the payload of the unfragmented Message/Hold record at `index` out of the arena
+   *  (receive-copy.ts: the messages of one datagram share one buffer). */
+  copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array;
   deliver(channel: number, data: Uint8Array, key: number | undefined): void;
   charge(bytes: number): void;
   /** Make room for `bytes` more unreliable bytes by evicting unreliable partials; false if impossible. */
@@ -145,13 +149,6 @@ class HeldRing {
   }
 }
 
-/** One copy of arena bytes into a new buffer (the delivered message must outlive the arena). */
-export function copyOut(arena: Uint8Array, offset: number, length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  if (length > 0) out.set(arena.subarray(offset, offset + length));
-  return out;
-}
-
 export class ReceiveChannel {
   /** Messages being reassembled by id (created on the first fragment). */
   private partialsById: Map<number, Partial> | undefined;
@@ -176,6 +173,8 @@ export class ReceiveChannel {
   private orderedNext = 0;
   /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
   private seenBits = 0;
+  /** Messages delivered on this channel (ChannelStats.messagesReceived; counted by the ChannelSet). */
+  messagesReceived = 0;
 
   readonly unreliable: boolean;
 
@@ -238,12 +237,22 @@ export class ReceiveChannel {
     return u;
   }
 
-  /** An engine Message record (deliverable now, in order for ordered channels). */
-  onMessage(seq: number, fragInfo: number, key: number, arena: Uint8Array, offset: number, length: number): void {
+  /** An engine Message record (deliverable now, in order for ordered channels); `records` and
+   *  `index` locate the record itself. */
+  onMessage(
+    seq: number,
+    fragInfo: number,
+    key: number,
+    arena: Uint8Array,
+    offset: number,
+    length: number,
+    records: Int32Array,
+    index: number,
+  ): void {
     if (this.kind === DeliveryKind.ReliableOrdered) {
       // Every frame unwraps, so the newest seen stays current for fragment ids and eviction.
       const s = this.unwrap(seq);
-      if (fragInfo === 0) this.inOrder(seq, 0, copyOut(arena, offset, length));
+      if (fragInfo === 0) this.inOrder(seq, 0, this.host.copyPayload(records, index, arena, offset, length));
       else {
         this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, 0, arena, offset, length);
         this.inOrder(seq, fragInfo, IN_PARTIAL);
@@ -253,14 +262,14 @@ export class ReceiveChannel {
     const s = this.kind === DeliveryKind.Unreliable ? this.firstArrival(seq) : this.unwrap(seq);
     if (Number.isNaN(s)) return;
     if (fragInfo === 0) {
-      this.complete(s, key, copyOut(arena, offset, length));
+      this.complete(s, key, this.host.copyPayload(records, index, arena, offset, length));
       return;
     }
     this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, key, arena, offset, length);
   }
 
   /** An engine Hold record: keep a copy until its Release. */
-  onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number): void {
+  onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number, records: Int32Array, index: number): void {
     if (this.kind !== DeliveryKind.ReliableOrdered) {
       this.host.countInvalid();
       return;
@@ -268,7 +277,7 @@ export class ReceiveChannel {
     this.held ??= new HeldRing();
     let payload = IN_PARTIAL;
     const s = this.unwrap(seq);
-    if (fragInfo === 0) payload = copyOut(arena, offset, length);
+    if (fragInfo === 0) payload = this.host.copyPayload(records, index, arena, offset, length);
     else this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, 0, arena, offset, length);
     const old = this.held.put(seq, payload, fragInfo);
     if (old !== undefined) this.host.charge(-(old.length + HELD_OVERHEAD_BYTES));

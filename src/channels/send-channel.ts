@@ -54,16 +54,24 @@ export class KeyState {
 export class SendChannel {
   /** Next message sequence, unwrapped (wire value is `& 0xffff`). */
   nextSeq = 0;
+  /** A flow-control window base computed earlier: the base is at least this (it never goes down). */
+  private windowFloor = 0;
   resends = 0;
+  /** Messages the application sent on this channel (ChannelStats.messagesSent). */
+  messagesSent = 0;
   /** Recent one-frame messages that may be repeated (channels with copies; created on first write). */
   private ring: CopyRing | undefined;
-  /** Messages with fragments never written yet, in send order. */
-  readonly fresh = new Queue<OutMessage>();
-  /** Lost fragments waiting to be resent (created on the first loss). */
+  /**
+   * Messages in send order: first the started ones that still hold the flow-control window
+   * (windowed kinds only: "live"; settled ones leave from the head), then the last `freshCount`
+   * ones, which have fragments never written yet ("fresh"). One queue for both, so a message is
+   * pushed once and starting it moves nothing.
+   */
+  private readonly queue = new Queue<OutMessage>();
+  /** Messages at the tail of `queue` with fragments never written yet. */
+  private freshCount = 0;
+  /** Lost fragments waiting to be resent (created at a loss, dropped when emptied). */
   private lost: PairQueue<OutMessage> | undefined;
-  /** Started messages that hold the flow-control window, in sequence order (windowed kinds;
-   *  created on the first start). */
-  private live: Queue<OutMessage> | undefined;
   /** ReliableSequenced: the newest started message (the only one worth resending). */
   private newestStarted: OutMessage | undefined = undefined;
   /** LatestState keys (created on the first publish). */
@@ -139,12 +147,17 @@ export class SendChannel {
   enqueue(data: Uint8Array, receipt: number): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
-      while (this.fresh.length > 0) this.abandon(this.fresh.shift()!);
+      // (Not windowed: the queue holds only fresh messages.)
+      while (this.freshCount > 0) {
+        this.freshCount--;
+        this.abandon(this.queue.shift()!);
+      }
     }
     const length = data.length;
-    const m = new OutMessage(this.index, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
+    const m = new OutMessage(this, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
     m.pooled = this.isPooledFor(length);
-    this.fresh.push(m);
+    this.queue.push(m);
+    this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
     return m;
@@ -182,33 +195,56 @@ export class SendChannel {
       // The previous value is still being written for the first time: stop, the new one replaces it.
       this.abandon(ks.current);
     }
-    const m = new OutMessage(this.index, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
+    const m = new OutMessage(this, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
     m.pooled = pooled;
     ks.pending = m;
-    this.fresh.push(m);
+    this.queue.push(m);
+    this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
   }
 
   /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
   private windowBase(): number {
-    const live = this.live;
-    if (live === undefined) return this.nextSeq;
+    const queue = this.queue;
     for (;;) {
-      const m = live.peek();
+      const m = queue.peek();
       if (m === undefined) return this.nextSeq;
       if (!m.live) {
-        live.shift();
-        continue;
+        if (queue.length > this.freshCount) {
+          queue.shift(); // settled: no longer holds the window
+          continue;
+        }
+        return this.nextSeq; // the fresh head, not started (or abandoned): nothing started after it
       }
       while (m.firstUnacked < m.fragCount && m.state(m.firstUnacked) === FragState.Acked) m.firstUnacked++;
       return m.seqBase + m.firstUnacked;
     }
   }
 
-  /** Sequence `seq` may be sent without the receiver rejecting it as TooFarAhead. */
+  /**
+   * Sequence `seq` may be sent without the receiver rejecting it as TooFarAhead. The window base
+   * never goes down, so the last one computed (`windowFloor`) answers most checks without
+   * visiting the oldest live message (cold in memory by then: it was sent a round trip ago).
+   */
   private inWindow(seq: number): boolean {
-    return !this.windowed || seq < this.windowBase() + MESSAGE_WINDOW;
+    if (!this.windowed || seq < this.windowFloor + MESSAGE_WINDOW) return true;
+    this.windowFloor = this.windowBase();
+    return seq < this.windowFloor + MESSAGE_WINDOW;
+  }
+
+  /** Drop settled messages from the head of the live queue (they no longer hold the window);
+   *  at each start, so the queue stays short now that inWindow() rarely calls windowBase(). */
+  private trimLive(): void {
+    const queue = this.queue;
+    while (queue.length > this.freshCount && !queue.peek()!.live) queue.shift();
+  }
+
+  /** The fresh head has no fragment left to write for the first time (or was abandoned): it
+   *  joins the live messages (windowed kinds), or leaves the queue. */
+  private leaveFresh(): void {
+    this.freshCount--;
+    if (!this.windowed) this.queue.shift(); // nothing before it: it is the queue's head
   }
 
   /** Drop invalid entries at the head of the resend queue; true if a valid one remains. */
@@ -217,7 +253,10 @@ export class SendChannel {
     if (lost === undefined) return false;
     for (;;) {
       const m = lost.peekItem();
-      if (m === undefined) return false;
+      if (m === undefined) {
+        this.lost = undefined; // see writeResend
+        return false;
+      }
       const f = lost.peekNumber();
       if (m.done || m.abandoned || m.state(f) !== FragState.NeedsSend) {
         lost.shift();
@@ -234,10 +273,10 @@ export class SendChannel {
 
   private cleanFreshHead(): OutMessage | undefined {
     for (;;) {
-      const m = this.fresh.peek();
-      if (m === undefined) return undefined;
+      if (this.freshCount === 0) return undefined;
+      const m = this.queue.at(this.queue.length - this.freshCount)!;
       if (m.abandoned || m.nextFrag >= m.fragCount) {
-        this.fresh.shift();
+        this.leaveFresh();
         continue;
       }
       return m;
@@ -246,12 +285,12 @@ export class SendChannel {
 
   hasResend(): boolean {
     const lost = this.lost;
-    if (lost === undefined || lost.length === 0) return false; // the common case, kept cheap
+    if (lost === undefined) return false; // the common case, kept cheap
     return this.cleanLostHead();
   }
 
   hasFresh(): boolean {
-    if (this.fresh.length === 0) return false;
+    if (this.freshCount === 0) return false;
     const m = this.cleanFreshHead();
     if (m === undefined) return false;
     const seq = m.seqBase === -1 ? this.nextSeq : m.seqBase + m.nextFrag;
@@ -271,6 +310,9 @@ export class SendChannel {
     const size = this.frameBytes(m, f);
     if (size > room) return 0;
     lost.shift();
+    // An empty resend queue is dropped: hasResend() (every write, every pending check) then
+    // answers without reaching it, and an idle connection holds none.
+    if (lost.length === 0) this.lost = undefined;
     this.writeFrame(bytes, pos, m, f);
     m.setState(f, FragState.InFlight);
     into.add(m, f);
@@ -288,21 +330,24 @@ export class SendChannel {
   writeFresh(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
     const m = this.cleanFreshHead();
     if (m === undefined) return 0;
+    const f = m.nextFrag; // 0 until started
+    let size: number;
     if (m.seqBase === -1) {
       if (!this.inWindow(this.nextSeq)) return 0;
-      if (this.frameBytes(m, 0) > room) return 0;
+      size = this.frameBytes(m, 0);
+      if (size > room) return 0;
       this.start(m);
+    } else {
+      if (!this.inWindow(m.seqBase + f)) return 0;
+      size = this.frameBytes(m, f);
+      if (size > room) return 0;
     }
-    const f = m.nextFrag;
-    if (!this.inWindow(m.seqBase + f)) return 0;
-    const size = this.frameBytes(m, f);
-    if (size > room) return 0;
     if (this.copyLimit !== 0 && m.fragCount === 1) return this.writeFreshWithCopies(bytes, pos, room, into, m, size);
     this.writeFrame(bytes, pos, m, f);
     m.setState(f, FragState.InFlight);
     m.nextFrag = f + 1;
     if (m.nextFrag === m.fragCount) {
-      this.fresh.shift();
+      this.leaveFresh();
       // Unreliable data is never resent: the bytes are not needed any more.
       if (!this.reliable) this.freeData(m);
     }
@@ -323,7 +368,7 @@ export class SendChannel {
     this.writeFrame(bytes, at, m, 0);
     m.setState(0, FragState.InFlight);
     m.nextFrag = 1;
-    this.fresh.shift();
+    this.leaveFresh();
     if (this.reliable || m.receipt !== 0) {
       into.add(m, 0);
       m.carriers++;
@@ -424,7 +469,8 @@ export class SendChannel {
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
     this.nextSeq += m.fragCount;
-    if (this.windowed) (this.live ??= new Queue<OutMessage>()).push(m);
+    // Settled messages leave the window here, where the queue is at hand (not at every ack).
+    if (this.windowed) this.trimLive();
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -468,11 +514,14 @@ export class SendChannel {
     p += 2;
     const start = m.fragmentStart(f);
     const data = m.data;
-    if (length <= 32) {
+    if (length === data.length) {
+      // A one-frame message in its own exact view (pooled, see buffer-pool.ts): no subarray.
+      bytes.set(data, p);
+    } else if (length <= 32) {
       // Small payloads: a plain loop beats creating a subarray view for set().
       for (let i = 0; i < length; i++) bytes[p + i] = data[start + i];
     } else {
-      bytes.set(start === 0 && length === data.length ? data : data.subarray(start, start + length), p);
+      bytes.set(data.subarray(start, start + length), p);
     }
   }
 
@@ -483,7 +532,7 @@ export class SendChannel {
     m.setState(f, FragState.Acked);
     m.acked++;
     // The flow-control window may have moved: queued data may be sendable now.
-    if (this.windowed && this.fresh.length > 0) this.sink.markPending(this.index);
+    if (this.windowed && this.freshCount > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
     if (m.abandoned) return; // superseded: its receipt was already reported
@@ -587,9 +636,13 @@ export class SendChannel {
     if (ring !== undefined) {
       for (let m = ring.shiftOldest(); m !== undefined; m = ring.shiftOldest()) if (!this.reliable) this.freeData(m);
     }
-    for (let m = this.fresh.shift(); m !== undefined; m = this.fresh.shift()) this.abandon(m);
-    const live = this.live;
-    if (live !== undefined) for (let m = live.shift(); m !== undefined; m = live.shift()) this.abandon(m);
+    // Fresh messages first, then the live ones (the order their receipts report lost).
+    const queue = this.queue;
+    const liveCount = queue.length - this.freshCount;
+    for (let i = liveCount; i < queue.length; i++) this.abandon(queue.at(i)!);
+    for (let i = 0; i < liveCount; i++) this.abandon(queue.at(i)!);
+    queue.clear();
+    this.freshCount = 0;
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
     this.lost?.clear();
     if (this.keys !== undefined) {
