@@ -85,6 +85,11 @@ export interface ReceivedMessage {
   key?: number;
 }
 
+/** Receives messages from ChannelSet.takeMessages. */
+export interface MessageSink {
+  onReceivedMessage(channel: number, data: Uint8Array, key: number | undefined): void;
+}
+
 export interface Receipt {
   receipt: number;
   delivered: boolean;
@@ -180,7 +185,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * channels (most channels of most connections are idle).
    */
   private pendingMask = 0;
-  private readonly messages = new Queue<ReceivedMessage>();
+  /**
+   * Received messages waiting for the owner, flat: channel, data, key (undefined if none) per
+   * message. The owner's drain (takeMessages) then builds no ReceivedMessage per message;
+   * pollMessage builds one on demand.
+   */
+  private readonly inbox = new Queue<number | Uint8Array | undefined>();
   /** Settled receipts waiting for pollReceipt (created with the first receipt). */
   private receipts: Queue<Receipt> | undefined;
   /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
@@ -549,7 +559,25 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
 
   pollMessage(): ReceivedMessage | undefined {
-    return this.messages.shift();
+    const inbox = this.inbox;
+    const channel = inbox.shift() as number | undefined;
+    if (channel === undefined) return undefined;
+    const data = inbox.shift() as Uint8Array;
+    const key = inbox.shift() as number | undefined;
+    return key === undefined ? { channel, data } : { channel, data, key };
+  }
+
+  /**
+   * Hand every waiting message to `sink`, in the order pollMessage would return them, without
+   * building a ReceivedMessage per message.
+   */
+  takeMessages(sink: MessageSink): void {
+    const inbox = this.inbox;
+    for (let channel = inbox.shift() as number | undefined; channel !== undefined; channel = inbox.shift() as number | undefined) {
+      const data = inbox.shift() as Uint8Array;
+      const key = inbox.shift() as number | undefined;
+      sink.onReceivedMessage(channel, data, key);
+    }
   }
 
   pollReceipt(): Receipt | undefined {
@@ -603,7 +631,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
     this.receivers[channel].messagesReceived++;
-    this.messages.push(key === undefined ? { channel, data } : { channel, data, key });
+    const inbox = this.inbox;
+    inbox.push(channel);
+    inbox.push(data);
+    inbox.push(key);
   }
   /** @internal */
   charge(bytes: number): void {

@@ -41,7 +41,7 @@
  */
 export { ChannelSet, COPY_RESERVE_BYTES, deliveryKindOf, DEFAULT_MAX_KEYS, MAX_CHANNELS, MAX_COPIES } from "./channel-set.js";
 export { COPY_MAX_AGE_MS } from "./copy-ring.js";
-export type { ChannelOptions, ChannelSetConfig, ChannelStats, ReceivedMessage, Receipt } from "./channel-set.js";
+export type { ChannelOptions, ChannelSetConfig, ChannelStats, MessageSink, ReceivedMessage, Receipt } from "./channel-set.js";
 export { PacketContents } from "./packet-contents.js";
 export { DeliveryNotificationManager } from "./delivery-notification.js";
 export type { DeliveryHandler, DeliveryNotificationOptions } from "./delivery-notification.js";

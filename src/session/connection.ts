@@ -442,15 +442,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   private drainToEvents(): void {
-    for (let m = this.channels.pollMessage(); m !== undefined; m = this.channels.pollMessage()) {
-      const ev: EndpointEvent = m.key === undefined
-        ? { type: "message", connection: this.id, channel: m.channel, data: m.data }
-        : { type: "message", connection: this.id, channel: m.channel, data: m.data, key: m.key };
-      this.host.emit(ev);
-    }
+    this.channels.takeMessages(this);
     for (let r = this.channels.pollReceipt(); r !== undefined; r = this.channels.pollReceipt()) {
       this.host.emit({ type: "receipt", connection: this.id, receipt: r.receipt, delivered: r.delivered });
     }
+  }
+
+  /** MessageSink: called by this connection's ChannelSet from drainToEvents only. */
+  onReceivedMessage(channel: number, data: Uint8Array, key: number | undefined): void {
+    const ev: EndpointEvent = key === undefined
+      ? { type: "message", connection: this.id, channel, data }
+      : { type: "message", connection: this.id, channel, data, key };
+    this.host.emit(ev);
   }
 
   // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
@@ -469,6 +472,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.cc.onAck(now, record, this.ccInFlightBytes);
       if (this.sentCcFree.length < SENT_RECORD_POOL) this.sentCcFree.push(record);
     }
+    if (contents === NO_FRAMES) return;
     this.channels.onDelivered(now, contents);
     this.channels.releaseContents(contents);
   }
@@ -485,6 +489,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.cc.onLoss(now, record, this.ccInFlightBytes);
     }
     // Lost reliable contents go back to their channels and leave again in NEW packets.
+    if (contents === NO_FRAMES) return;
     this.channels.onLost(now, contents);
     this.channels.releaseContents(contents);
   }
@@ -707,7 +712,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
     const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, this.sentCcFree.pop()) : undefined;
-    this.delivery.dispatch(sequence, now, length, contents ?? this.channels.acquireContents(), record);
+    this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
     if (eliciting) {
       this.ccInFlightBytes += length;
       if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtoMs(); // RFC 6298 §5.1
@@ -866,6 +871,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 }
 
 /** TIMER_COUNT unarmed timers, as a packed array of doubles. */
+/**
+ * The contents of every packet without channel frames (pure acks, keepalives): shared and never
+ * written, so such a packet takes no record from the pool nor hands one back when it settles.
+ */
+const NO_FRAMES = new PacketContents();
+
 function newTimerTable(): number[] {
   const t = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity];
   if (t.length !== TIMER_COUNT) throw new Error("timer table size");
