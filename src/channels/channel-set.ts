@@ -490,8 +490,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   onDelivered(now: number, contents: PacketContents): void {
     void now;
+    const first = contents.first;
+    if (first === undefined) return;
+    first.sender.delivered(first, contents.firstFrag);
     const entries = contents.entries;
-    const n = 2 * contents.count;
+    const n = 2 * (contents.count - 1);
     for (let i = 0; i < n; i += 2) {
       const m = entries[i] as OutMessage;
       m.sender.delivered(m, entries[i + 1] as number);
@@ -500,8 +503,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   onLost(now: number, contents: PacketContents): void {
     void now;
+    const first = contents.first;
+    if (first === undefined) return;
+    first.sender.lostFragment(first, contents.firstFrag);
     const entries = contents.entries;
-    const n = 2 * contents.count;
+    const n = 2 * (contents.count - 1);
     for (let i = 0; i < n; i += 2) {
       const m = entries[i] as OutMessage;
       m.sender.lostFragment(m, entries[i + 1] as number);

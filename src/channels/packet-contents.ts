@@ -15,27 +15,41 @@ export class PacketContents {
   /** Resent frames among them. */
   resends = 0;
   /**
-   * @internal Entry i: its message at [2i], its fragment index (0 when not fragmented) at
-   * [2i + 1]. One array for both: one object less to reach per packet on write and on ack.
+   * @internal The first entry, in fields: most packets carry one message, and its ack then
+   * reaches the message without a cold line for the entries array.
+   */
+  first: OutMessage | undefined = undefined;
+  /** @internal The first entry's fragment index (0 when not fragmented). */
+  firstFrag = 0;
+  /**
+   * @internal Entries after the first: entry i (i >= 1) has its message at [2(i-1)] and its
+   * fragment index at [2(i-1) + 1]. One array for both: one object less to reach per packet.
    */
   entries: (OutMessage | number | undefined)[] = [];
 
   /** @internal */
   add(message: OutMessage, fragIndex: number): void {
-    const at = this.count * 2;
-    const entries = this.entries;
-    if (at === entries.length) {
-      entries.push(message, fragIndex);
+    const count = this.count;
+    if (count === 0) {
+      this.first = message;
+      this.firstFrag = fragIndex;
     } else {
-      entries[at] = message;
-      entries[at + 1] = fragIndex;
+      const at = (count - 1) * 2;
+      const entries = this.entries;
+      if (at === entries.length) {
+        entries.push(message, fragIndex);
+      } else {
+        entries[at] = message;
+        entries[at + 1] = fragIndex;
+      }
     }
-    this.count++;
+    this.count = count + 1;
   }
   /** Forget everything (drops references so message buffers can be collected). */
   clear(): void {
+    this.first = undefined;
     const entries = this.entries;
-    for (let i = 0; i < 2 * this.count; i += 2) entries[i] = undefined;
+    for (let i = 0; i < 2 * (this.count - 1); i += 2) entries[i] = undefined;
     this.count = 0;
     this.bytes = 0;
     this.resends = 0;

@@ -152,6 +152,12 @@ export class DefaultController implements CongestionController {
   private roundStart = false;
   // model
   private readonly btlBwFilter: WindowedFilter;
+  /**
+   * btlBwFilter.best(), kept beside the controller's other fields: it is read on every send and
+   * ack (window, pacing) and per receive batch (bandwidth events), and the filter's candidates
+   * array is a cold line of its own with many connections. It only changes at a filter update.
+   */
+  private btlBwValue = NaN;
   private minRtt = NaN;
   private minRttStamp = 0;
   private filledPipe = false;
@@ -219,7 +225,12 @@ export class DefaultController implements CongestionController {
 
   /** Windowed max delivery rate in bytes per ms (NaN before the first sample). */
   btlBw(): number {
-    return this.btlBwFilter.best();
+    return this.btlBwValue;
+  }
+
+  private updateBtlBw(rate: number): void {
+    this.btlBwFilter.update(rate, this.roundCount);
+    this.btlBwValue = this.btlBwFilter.best();
   }
 
   minRttMs(): number {
@@ -345,7 +356,7 @@ export class DefaultController implements CongestionController {
         // Startup: every sample, at once (the ramp must not wait for round ends; an estimate a
         // few percent high only makes startup overshoot a little more, which Drain removes).
         const best = this.btlBw();
-        if (!p.appLimited || !(rate < best)) this.btlBwFilter.update(rate, this.roundCount);
+        if (!p.appLimited || !(rate < best)) this.updateBtlBw(rate);
       } else if (p.appLimited) {
         this.roundAppLimitedMax = Math.max(this.roundAppLimitedMax, rate);
       } else {
@@ -440,7 +451,7 @@ export class DefaultController implements CongestionController {
     }
     const best = this.btlBw();
     if (this.roundAppLimitedMax > best && !(value >= this.roundAppLimitedMax)) value = this.roundAppLimitedMax;
-    if (value > 0) this.btlBwFilter.update(value, this.roundCount);
+    if (value > 0) this.updateBtlBw(value);
     this.roundSampleCount = 0;
     this.roundAppLimitedMax = 0;
   }
