@@ -169,6 +169,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
   private readonly cc: CongestionController;
   private readonly rtt = new RttEstimator();
+  /**
+   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
+   * are read per receive batch and per sent packet, and with many connections the estimator's
+   * fields are one more cold line each time.
+   */
+  private rtoCachedMs = 0;
+  private lossDelayCachedMs = Infinity;
   private readonly ping = new PingTracker();
   /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
   private readonly bandwidth = new BandwidthChangeDetector();
@@ -233,6 +240,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.lastReceivedAt = now;
     this.lastSentAt = now;
     this.connectedAt = now;
+    this.rttChanged();
     if (role === Role.Server) this.startConnected(now);
   }
 
@@ -418,7 +426,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
     // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
     const largest = d.largestAckedSequence;
-    if (this.rtt.sampleCount > 0 && largest >= 0 && sequenceGreaterThan(largest, sequence)) {
+    // (lossDelay() is Infinity before the first RTT sample: then only the RTO applies.)
+    if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
       at = Math.min(at, oldest + this.lossDelay());
     }
     this.timers[Timer.Retransmit] = at;
@@ -431,14 +440,21 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * it a pure ack held back by the peer's delay often arrived just after the timer fired.
    */
   private rtoMs(): number {
-    return this.rtt.rtoMs() + this.host.config.ackDelayMs;
+    return this.rtoCachedMs;
   }
 
   /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
    *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
   private lossDelay(): number {
-    if (this.rtt.sampleCount === 0) return Infinity;
-    return Math.max((9 / 8) * Math.max(this.rtt.smoothedMs, this.rtt.latestMs), TIMER_GRANULARITY_MS);
+    return this.lossDelayCachedMs;
+  }
+
+  /** Recompute rtoMs() and lossDelay() after the RTT estimator changed. */
+  private rttChanged(): void {
+    const rtt = this.rtt;
+    this.rtoCachedMs = rtt.rtoMs() + this.host.config.ackDelayMs;
+    this.lossDelayCachedMs =
+      rtt.sampleCount === 0 ? Infinity : Math.max((9 / 8) * Math.max(rtt.smoothedMs, rtt.latestMs), TIMER_GRANULARITY_MS);
   }
 
   private drainToEvents(): void {
@@ -466,7 +482,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // its first-transmission contents are what the link ping measures; the transmission ping
       // counts resends too.
       const firstOnly = contents.resends === 0;
-      if (firstOnly) this.rtt.onSample(now, now - sentTime);
+      if (firstOnly) {
+        this.rtt.onSample(now, now - sentTime);
+        this.rttChanged();
+      }
       this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
       this.lossRate += LOSS_GAIN * (0 - this.lossRate);
       this.cc.onAck(now, record, this.ccInFlightBytes);
@@ -542,7 +561,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
         // a single tail loss in a live stream must not double the timer for the next packet
         // (a 30 Hz stream would then wait for the next ack instead of its RTO).
-        if (this.delivery.delivered === this.deliveredAtLastRto) this.rtt.onRetransmitTimeout();
+        if (this.delivery.delivered === this.deliveredAtLastRto) {
+          this.rtt.onRetransmitTimeout();
+          this.rttChanged();
+        }
         this.deliveredAtLastRto = this.delivery.delivered;
       }
       this.armLossTimer();
