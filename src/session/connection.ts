@@ -127,8 +127,14 @@ const ACK_NOW_PACKETS = 8;
 const ACK_PIGGYBACK_GRACE_MS = 0.25;
 /** Longest gap between application sends still read as a steady cadence (ack policy). */
 const SEND_CADENCE_MAX_MS = 250;
-/** Recycled controller records kept per connection (beyond this, acked records are left to GC). */
-const SENT_RECORD_POOL = 32;
+/**
+ * Acknowledged controller records, shared by every connection in the process (records are
+ * interchangeable): the next send, of any connection, takes the record an ack released last,
+ * still in cache, where a pool per connection handed back one untouched since that
+ * connection's previous ack. Beyond MAX_IDLE_SENT_RECORDS, acked records are left to GC.
+ */
+const idleSentRecords: SentPacket[] = [];
+const MAX_IDLE_SENT_RECORDS = 4096;
 /** Packets of the ring kept free for pure acks and keepalives. */
 const RING_HEADROOM = 16;
 
@@ -182,7 +188,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private clock: NetworkClock | undefined;
   /** Records of acknowledged packets, reused by onSent (no allocation per data packet). Lost
    *  packets' records are not recycled: they may be kept for onSpuriousLoss. */
-  private readonly sentCcFree: SentPacket[] = [];
   private ccInFlightBytes = 0;
   private lastReceivedAt: number;
   private connectedAt: number;
@@ -489,7 +494,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.ping.onAck(now, sentTime, firstOnly ? 1 : 2);
       this.lossRate += LOSS_GAIN * (0 - this.lossRate);
       this.cc.onAck(now, record, this.ccInFlightBytes);
-      if (this.sentCcFree.length < SENT_RECORD_POOL) this.sentCcFree.push(record);
+      if (idleSentRecords.length < MAX_IDLE_SENT_RECORDS) idleSentRecords.push(record);
     }
     if (contents === NO_FRAMES) return;
     this.channels.onDelivered(now, contents);
@@ -733,7 +738,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const eliciting = framesLength > 0;
     // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
-    const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, this.sentCcFree.pop()) : undefined;
+    const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
     if (eliciting) {
       this.ccInFlightBytes += length;
