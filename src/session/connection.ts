@@ -185,6 +185,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly ping = new PingTracker();
   /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
   private readonly bandwidth = new BandwidthChangeDetector();
+  /** The estimate last passed to `bandwidth` (-1: none yet). */
+  private bandwidthSeenBps = -1;
   private clock: NetworkClock | undefined;
   /** Records of acknowledged packets, reused by onSent (no allocation per data packet). Lost
    *  packets' records are not recycled: they may be kept for onSpuriousLoss. */
@@ -405,8 +407,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.delivery.detectLosses(now, this.rtoMs(), this.lossDelay());
     this.armLossTimer();
     this.drainToEvents();
-    const change = this.bandwidth.update(now, this.cc.bandwidthEstimateBps());
-    if (change !== undefined) this.host.emit({ type: "bandwidth", connection: this.id, bitsPerSecond: change.bps });
+    // The detector answers the same for an unchanged estimate (it moves only at a report), so
+    // it is consulted only when the estimate moved: the estimate changes once per round trip
+    // at most, and the detector is one more cold object per receive batch.
+    const bps = this.cc.bandwidthEstimateBps();
+    if (bps !== this.bandwidthSeenBps) {
+      this.bandwidthSeenBps = bps;
+      const change = this.bandwidth.update(now, bps);
+      if (change !== undefined) this.host.emit({ type: "bandwidth", connection: this.id, bitsPerSecond: change.bps });
+    }
     if (this.state === ConnectionState.Connected && this.channels.receiveBufferedBytes() > this.host.config.maxReceiveBufferBytes) {
       this.close(now, "receive-buffer-exceeded", new Uint8Array(0));
     }
