@@ -26,7 +26,6 @@ import {
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
-import type { OutMessage } from "./out-message.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { copyRecordPayload } from "./receive-copy.js";
@@ -490,28 +489,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   onDelivered(now: number, contents: PacketContents): void {
     void now;
-    const first = contents.first;
-    if (first === undefined) return;
-    first.sender.delivered(first, contents.firstFrag);
-    const entries = contents.entries;
-    const n = 2 * (contents.count - 1);
-    for (let i = 0; i < n; i += 2) {
-      const m = entries[i] as OutMessage;
-      m.sender.delivered(m, entries[i + 1] as number);
-    }
+    contents.settle(false);
   }
 
   onLost(now: number, contents: PacketContents): void {
     void now;
-    const first = contents.first;
-    if (first === undefined) return;
-    first.sender.lostFragment(first, contents.firstFrag);
-    const entries = contents.entries;
-    const n = 2 * (contents.count - 1);
-    for (let i = 0; i < n; i += 2) {
-      const m = entries[i] as OutMessage;
-      m.sender.lostFragment(m, entries[i + 1] as number);
-    }
+    contents.settle(true);
   }
 
   // ---- receive side ------------------------------------------------------------------------

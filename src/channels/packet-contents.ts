@@ -45,6 +45,23 @@ export class PacketContents {
     }
     this.count = count + 1;
   }
+  /**
+   * @internal The packet was acknowledged (`lost` false) or judged lost: report each entry to
+   * its message's sender.
+   */
+  settle(lost: boolean): void {
+    const first = this.first;
+    if (first === undefined) return;
+    if (lost) first.sender.lostFragment(first, this.firstFrag);
+    else first.sender.delivered(first, this.firstFrag);
+    const entries = this.entries;
+    const n = 2 * (this.count - 1);
+    for (let i = 0; i < n; i += 2) {
+      const m = entries[i] as OutMessage;
+      if (lost) m.sender.lostFragment(m, entries[i + 1] as number);
+      else m.sender.delivered(m, entries[i + 1] as number);
+    }
+  }
   /** Forget everything (drops references so message buffers can be collected). */
   clear(): void {
     this.first = undefined;

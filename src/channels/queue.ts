@@ -69,71 +69,28 @@ export class Queue<T> {
   }
 }
 
-/** A FIFO of (item, number) pairs in two parallel arrays (same scheme as Queue). */
+/** A FIFO of (item, number) pairs, kept interleaved in one Queue (item, number, item, ...). */
 export class PairQueue<T> {
-  private items: (T | undefined)[] = [];
-  private numbers: number[] = [];
-  private head = 0;
-  private tail = 0;
+  private readonly slots = new Queue<T | number>();
 
   get length(): number {
-    return this.tail - this.head;
+    return this.slots.length >> 1;
   }
   push(item: T, n: number): void {
-    const tail = this.tail;
-    if (tail < this.items.length) {
-      this.items[tail] = item;
-      this.numbers[tail] = n;
-      this.tail = tail + 1;
-    } else if (this.head !== 0 && this.head * 2 >= tail) {
-      this.compact();
-      this.items[this.tail] = item;
-      this.numbers[this.tail] = n;
-      this.tail++;
-    } else {
-      this.items.push(item);
-      this.numbers.push(n);
-      this.tail = tail + 1;
-    }
+    this.slots.push(item);
+    this.slots.push(n);
   }
   peekItem(): T | undefined {
-    return this.head < this.tail ? this.items[this.head] : undefined;
+    return this.slots.peek() as T | undefined;
   }
   peekNumber(): number {
-    return this.numbers[this.head];
+    return this.slots.at(1) as number;
   }
   shift(): void {
-    const head = this.head;
-    if (head === this.tail) return;
-    this.items[head] = undefined;
-    if (head + 1 === this.tail) {
-      this.head = 0;
-      this.tail = 0;
-      if (this.items.length > KEPT_CAPACITY) {
-        this.items = [];
-        this.numbers = [];
-      }
-    } else {
-      this.head = head + 1;
-    }
+    this.slots.shift();
+    this.slots.shift();
   }
   clear(): void {
-    this.items = [];
-    this.numbers = [];
-    this.head = 0;
-    this.tail = 0;
-  }
-  private compact(): void {
-    const items = this.items;
-    const numbers = this.numbers;
-    const head = this.head;
-    const n = this.tail - head;
-    for (let i = 0; i < n; i++) {
-      items[i] = items[head + i];
-      numbers[i] = numbers[head + i];
-    }
-    for (let i = n; i < this.tail; i++) items[i] = undefined;
-    this.head = 0;
-    this.tail = n;
+    this.slots.clear();
   }
 }

@@ -906,16 +906,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 }
 
-/** TIMER_COUNT unarmed timers, as a packed array of doubles. */
 /**
  * The contents of every packet without channel frames (pure acks, keepalives): shared and never
  * written, so such a packet takes no record from the pool nor hands one back when it settles.
  */
 const NO_FRAMES = new PacketContents();
 
+/** TIMER_COUNT unarmed timers, as a packed array of doubles (pushed, so never holey). */
 function newTimerTable(): number[] {
-  const t = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity];
-  if (t.length !== TIMER_COUNT) throw new Error("timer table size");
+  const t: number[] = [];
+  for (let i = 0; i < TIMER_COUNT; i++) t.push(Infinity);
   return t;
 }
 
@@ -930,19 +930,19 @@ function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfi
   };
 }
 
-// Little-endian f64 through one shared scratch (no DataView per clock frame).
-const F64_SCRATCH = new Float64Array(1);
-const F64_BYTES = new Uint8Array(F64_SCRATCH.buffer);
-const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+// Little-endian f64 through one shared 8-byte scratch (no DataView per clock frame).
+const F64_BUFFER = new ArrayBuffer(8);
+const F64_VIEW = new DataView(F64_BUFFER);
+const F64_BYTES = new Uint8Array(F64_BUFFER);
 
 function writeF64LE(bytes: Uint8Array, at: number, value: number): void {
-  F64_SCRATCH[0] = value;
-  for (let i = 0; i < 8; i++) bytes[at + i] = F64_BYTES[HOST_LITTLE_ENDIAN ? i : 7 - i];
+  F64_VIEW.setFloat64(0, value, true);
+  bytes.set(F64_BYTES, at);
 }
 
 function readF64LE(bytes: Uint8Array, at: number): number {
-  for (let i = 0; i < 8; i++) F64_BYTES[HOST_LITTLE_ENDIAN ? i : 7 - i] = bytes[at + i];
-  return F64_SCRATCH[0];
+  for (let i = 0; i < 8; i++) F64_BYTES[i] = bytes[at + i];
+  return F64_VIEW.getFloat64(0, true);
 }
 
 /** A system-channel frame header: channel 255, kind Unreliable, messageSeq 0, length. */
