@@ -2,8 +2,8 @@
 // (window 1024, ack every 64) over ackwire's public API on the runtime it runs on, then prints
 // both connections' stats (resends, dropped packets, lossRate, window) and the driver counters.
 //   node|bun|deno dist/bench/adapters/bulk-probe.js [size] [ms]
-import { runThroughput, type MessagePair } from "../e2e/driver.js";
-import { ackwireEnds } from "../e2e/transports/ackwire.js";
+import { runThroughput } from "../e2e/driver.js";
+import { ackwireEnds, pairOn } from "../e2e/transports/ackwire.js";
 import { g, scriptArgs } from "../lib/host.js";
 
 const [sizeArg, msArg] = scriptArgs().filter((a) => !a.startsWith("--"));
@@ -11,19 +11,7 @@ const size = Number(sizeArg ?? 1000);
 const durationMs = Number(msArg ?? 600);
 
 const ends = await ackwireEnds();
-let closing = false;
-const pair: MessagePair = {
-  reliable: true,
-  copiesOnSend: true,
-  onA: () => {},
-  onB: () => {},
-  sendAtoB: (m) => void (closing || ends.client.send(m, { channel: 0 })),
-  sendBtoA: (m) => void (closing || ends.serverConn.send(m, { channel: 0 })),
-  flush: () => {},
-  close: () => ((closing = true), ends.close()),
-};
-ends.client.on("message", (m) => pair.onA(m.data));
-ends.serverConn.on("message", (m) => pair.onB(m.data));
+const pair = pairOn(ends, 0, true, () => ends.close());
 const result = await runThroughput(pair, { size, window: 1024, ackEvery: 64, durationMs, warmupMs: 150 });
 const pick = (s: ReturnType<typeof ends.client.stats>) => ({
   rttMs: +s.rttMs.toFixed(3),

@@ -6,7 +6,7 @@
 //              delivery latency and bulk goodput/latency.
 
 import { runPing, runThroughput, scenarioSettings, type MessagePair, type PingResult, type ThroughputResult } from "./driver.js";
-import { ackwirePair, BENCH_PROTOCOL_ID, CHANNEL } from "./transports/ackwire.js";
+import { ackwirePair, BENCH_PROTOCOL_ID, CHANNEL, pairOn } from "./transports/ackwire.js";
 import { checkPayload, fillPayload } from "../lib/payload.js";
 import { cdfPoints, percentileSorted, round, sortedCopy } from "../lib/stats.js";
 import { g, importDynamic, nowMs, sleep } from "../lib/host.js";
@@ -330,19 +330,8 @@ export interface BulkResult extends LatencySummary {
 }
 
 async function runBulk(level: LossLevel, quick: boolean): Promise<BulkResult> {
-  const { client, serverConn } = level.clients[level.clients.length - 1]!;
-  const pair: MessagePair = {
-    reliable: true,
-    copiesOnSend: true,
-    onA: () => {},
-    onB: () => {},
-    sendAtoB: (m) => client.send(m, { channel: CHANNEL.reliableOrdered }),
-    sendBtoA: (m) => serverConn.send(m, { channel: CHANNEL.reliableOrdered }),
-    flush: () => {},
-    close: async () => {},
-  };
-  client.on("message", (m) => pair.onA(m.data));
-  serverConn.on("message", (m) => pair.onB(m.data));
+  // The level's connections stay open after the run (closeLevel ends them).
+  const pair = pairOn(level.clients[level.clients.length - 1]!, CHANNEL.reliableOrdered, true, async () => {});
   const r = await runThroughput(pair, { size: 1000, ...RELIABLE_FLOW, durationMs: quick ? 2000 : 5000, warmupMs: quick ? 500 : 1000, recordLatency: true });
   return {
     goodputMBps: r.mbPerSec,

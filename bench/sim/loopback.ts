@@ -18,7 +18,7 @@
 import { runThroughput, type MessagePair, type ThroughputResult } from "../e2e/driver.js";
 import { rawUdpPair } from "../e2e/transports/raw-udp.js";
 import { g, nowMs, scriptArgs, sleep } from "../lib/host.js";
-import { connect, listen, DEFAULT_CHANNELS, type Connection } from "../../src/index.js";
+import { ackwireEnds, pairOn } from "../e2e/transports/ackwire.js";
 import { DefaultController } from "../../src/congestion/default.js";
 import { NoController } from "../../src/congestion/fixed.js";
 import { Driver } from "../../src/api/driver.js";
@@ -35,7 +35,6 @@ const WARMUP_MS = Math.max(0, Math.min(5000, Number(opt("warmup", "300"))));
 const SIZES = opt("sizes", "1000,100").split(",").map(Number);
 const VARIANTS = opt("cc", "raw,default,none").split(",");
 const TRACE = args.includes("--trace");
-const PROTOCOL_ID = 0x4c4f4f50; // "LOOP"
 
 // ---- trace -----------------------------------------------------------------------------------
 
@@ -143,30 +142,8 @@ function percentile(values: number[], p: number): number {
 let lastSenderStats: (() => Record<string, unknown>) | undefined;
 
 async function ackwirePair(congestion: string): Promise<MessagePair> {
-  const common = { protocolId: PROTOCOL_ID, channels: DEFAULT_CHANNELS, congestion };
-  const server = await listen({ ...common, port: 0, host: "127.0.0.1" });
-  const accepted = new Promise<Connection>((resolve) => server.once("connection", resolve));
-  const client = await connect({ host: "127.0.0.1", port: server.address.port }, { ...common, connectTimeoutMs: 5000 });
-  const serverConn = await accepted;
-  let closing = false;
-  const pair: MessagePair = {
-    reliable: true,
-    copiesOnSend: true,
-    onA: () => {},
-    onB: () => {},
-    sendAtoB: (m) => {
-      if (!closing) client.send(m, { channel: 0 });
-    },
-    sendBtoA: (m) => {
-      if (!closing) serverConn.send(m, { channel: 0 });
-    },
-    flush: () => {},
-    close: async () => {
-      closing = true;
-      await client.close().catch(() => undefined);
-      await server.close().catch(() => undefined);
-    },
-  };
+  const ends = await ackwireEnds({ congestion });
+  const { client, serverConn } = ends;
   lastSenderStats = () => {
     const st = client.stats();
     return {
@@ -178,9 +155,7 @@ async function ackwirePair(congestion: string): Promise<MessagePair> {
       receiverDuplicates: serverConn.stats().duplicates,
     };
   };
-  client.on("message", (m) => pair.onA(m.data));
-  serverConn.on("message", (m) => pair.onB(m.data));
-  return pair;
+  return pairOn(ends, 0, true, () => ends.close());
 }
 
 interface RunRow {

@@ -28,11 +28,13 @@ export interface AckwireEndsOptions {
   via?: (serverPort: number) => Promise<{ host: string; port: number }>;
   mtu?: number;
   connectTimeoutMs?: number;
+  /** Congestion controller of both ends (default: the endpoint's default). */
+  congestion?: string;
 }
 
 /** A server on 127.0.0.1:0 and one client connected to it (directly or through `via`). */
 export async function ackwireEnds(opt: AckwireEndsOptions = {}): Promise<AckwireEnds> {
-  const common = { protocolId: BENCH_PROTOCOL_ID, channels: DEFAULT_CHANNELS, ...(opt.mtu !== undefined ? { mtu: opt.mtu } : {}) };
+  const common = { protocolId: BENCH_PROTOCOL_ID, channels: DEFAULT_CHANNELS, ...(opt.mtu !== undefined ? { mtu: opt.mtu } : {}), ...(opt.congestion !== undefined ? { congestion: opt.congestion } : {}) };
   const server = await listen({ ...common, port: 0, host: HOST });
   const accepted = new Promise<Connection>((resolve) => server.once("connection", resolve));
   const target = opt.via !== undefined ? await opt.via(server.address.port) : { host: HOST, port: server.address.port };
@@ -58,6 +60,16 @@ export async function ackwireEnds(opt: AckwireEndsOptions = {}): Promise<Ackwire
 /** One channel of an ackwire connection as a MessagePair (both directions on `channel`). */
 export async function ackwirePair(channel: number, reliable: boolean): Promise<MessagePair> {
   const ends = await ackwireEnds();
+  return pairOn(ends, channel, reliable, () => ends.close());
+}
+
+/**
+ * `client` and `serverConn` as a MessagePair on `channel` (A = client, B = server side);
+ * `close` ends whatever owns them. Sends after close() are dropped: the drivers' callbacks may
+ * still fire while the ends shut down.
+ */
+export function pairOn(ends: { client: Connection; serverConn: Connection }, channel: number, reliable: boolean, close: () => Promise<void>): MessagePair {
+  const { client, serverConn } = ends;
   let closing = false;
   const pair: MessagePair = {
     reliable,
@@ -65,19 +77,19 @@ export async function ackwirePair(channel: number, reliable: boolean): Promise<M
     onA: () => {},
     onB: () => {},
     sendAtoB: (m) => {
-      if (!closing) ends.client.send(m, { channel });
+      if (!closing) client.send(m, { channel });
     },
     sendBtoA: (m) => {
-      if (!closing) ends.serverConn.send(m, { channel });
+      if (!closing) serverConn.send(m, { channel });
     },
     // send() schedules one driver service in a microtask, which drains everything queued.
     flush: () => {},
     close: () => {
-      closing = true; // the drivers' callbacks may still fire while the ends shut down
-      return ends.close();
+      closing = true;
+      return close();
     },
   };
-  ends.client.on("message", (m) => pair.onA(m.data));
-  ends.serverConn.on("message", (m) => pair.onB(m.data));
+  client.on("message", (m) => pair.onA(m.data));
+  serverConn.on("message", (m) => pair.onB(m.data));
   return pair;
 }
