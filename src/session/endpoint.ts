@@ -555,7 +555,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         case RecordType.PacketReceived:
           if (conn !== undefined) {
             const index = base + r[p + 3];
-            conn.onPacketReceived(now, r[p + 4] === PacketType.Data && this.batchLength[index] > DATA_OVERHEAD_BYTES);
+            conn.onPacketReceived(now, r[p + 4] === PacketType.Data && this.batchLength[index] > DATA_OVERHEAD_BYTES, r[p + 2] & 0xffff);
             this.touch(conn);
           }
           break;
