@@ -123,7 +123,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /** Closed connections whose "disconnect" event is still in the queue. */
   private readonly undelivered = new Set<ConnectionId>();
   private eventHead = 0;
-  private readonly heap = new DeadlineHeap<Connection>();
+  /** Deadlines by connection slot. */
+  private readonly heap: DeadlineHeap;
   private ready: Connection[] = [];
   private readyHead = 0;
   private control: ControlReply[] = [];
@@ -148,6 +149,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       c.engine,
     );
     this.slots = new Array<Connection | undefined>(maxSlots).fill(undefined);
+    this.heap = new DeadlineHeap(maxSlots);
     for (let s = maxSlots - 1; s >= 0; s--) this.freeSlots.push(s);
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
@@ -306,7 +308,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     // Pop everything due first, then fire each connection once: a connection whose send timer
     // stays due until pollTransmit runs must not be popped again in this same pass.
     const due = this.duePass;
-    for (let conn = this.heap.popDue(now); conn !== undefined; conn = this.heap.popDue(now)) {
+    for (let slot = this.heap.popDue(now); slot >= 0; slot = this.heap.popDue(now)) {
+      const conn = this.slots[slot] as Connection; // a slot's entry leaves the heap with its connection
       if (conn.state !== ConnectionState.Closed) due.push(conn);
     }
     for (const conn of due) {
@@ -414,7 +417,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   private reschedule(conn: Connection): void {
     if (conn.state === ConnectionState.Closed) return;
-    this.heap.schedule(conn, conn.nextDeadline());
+    this.heap.schedule(conn.slot, conn.nextDeadline());
   }
 
   private allocate(now: number, address: Address, role: Role, salt: number): Connection {
@@ -434,7 +437,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (this.byId.get(conn.id) !== conn) return;
     if (conn.role === Role.Client && conn.attempt !== undefined) this.pendingAttempts--;
     conn.dispose(this.lastNow);
-    this.heap.remove(conn);
+    this.heap.remove(conn.slot);
     this.byId.delete(conn.id);
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
     this.slots[conn.slot] = undefined;
