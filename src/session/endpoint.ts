@@ -139,6 +139,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly batchFrom: Address[];
   private readonly batchLength: Int32Array;
   private lastNow = 0;
+  /** The engine memory under `engine.bytes` (Transmit views are made over it). */
+  private readonly arenaBuffer: ArrayBufferLike;
+  private readonly arenaByteOffset: number;
 
   constructor(config: EndpointConfig) {
     this.config = resolveConfig(config);
@@ -150,6 +153,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     );
     this.slots = new Array<Connection | undefined>(maxSlots).fill(undefined);
     this.heap = new DeadlineHeap(maxSlots);
+    this.arenaBuffer = this.engine.bytes.buffer;
+    this.arenaByteOffset = this.engine.bytes.byteOffset;
     for (let s = maxSlots - 1; s >= 0; s--) this.freeSlots.push(s);
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
@@ -393,7 +398,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private transmit(to: Address, offset: number, length: number): Transmit {
     this.counters.datagramsSent++;
     this.counters.bytesSent += length;
-    return { to, bytes: this.engine.bytes.subarray(offset, offset + length) };
+    // A view made from the buffer directly: about half the cost of subarray(), which looks up
+    // the species constructor each time (the engine memory never grows, so the buffer stays).
+    return { to, bytes: new Uint8Array(this.arenaBuffer, this.arenaByteOffset + offset, length) };
   }
 
   private compactReady(): void {
