@@ -59,19 +59,10 @@ const DATA = 0;
 const RECORD = 1;
 
 export class DeliveryNotificationManager<T, R = unknown> {
-  dispatched = 0;
-  delivered = 0;
-  dropped = 0;
-  /** Acks for packets already reported dropped (spurious loss declarations). */
-  lateAcks = 0;
-  /** Bytes of the packets currently in flight. */
-  bytesInFlight = 0;
-
-  private readonly handler: DeliveryHandler<T, R>;
+  // Fields in the order an ack reads them: with many connections the manager is cold when its
+  // packet's ack arrives, and the fields an ack needs then fit in one or two cache lines.
   /** Current ring size - 1 (the ring grows up to `capacity`). */
   private mask: number;
-  private readonly capacity: number;
-  private readonly packetThreshold: number;
   /**
    * The ring as two interleaved arrays, so one packet's state is one or two cache lines: with a
    * thousand connections each ack touches cold memory, and five parallel arrays (typed arrays
@@ -82,12 +73,22 @@ export class DeliveryNotificationManager<T, R = unknown> {
    */
   private nums: number[];
   private refs: unknown[];
+  private largestAcked = -1;
+  /** Bytes of the packets currently in flight. */
+  bytesInFlight = 0;
+  private inFlightCount = 0;
+  delivered = 0;
+  private readonly handler: DeliveryHandler<T, R>;
   /** Sequence of the oldest record that may still be in flight (scan start). */
   private oldest = 0;
   /** Sequence expected by the next dispatch, or -1 before the first. */
   private next = -1;
-  private largestAcked = -1;
-  private inFlightCount = 0;
+  dispatched = 0;
+  dropped = 0;
+  /** Acks for packets already reported dropped (spurious loss declarations). */
+  lateAcks = 0;
+  private readonly capacity: number;
+  private readonly packetThreshold: number;
 
   constructor(handler: DeliveryHandler<T, R>, options: DeliveryNotificationOptions = {}) {
     const capacity = options.capacity ?? 1024;
