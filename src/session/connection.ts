@@ -155,8 +155,6 @@ export interface ConnectionHost {
 
 export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   state: ConnectionState;
-  /** Position in the endpoint's deadline heap (-1: not queued). */
-  heapIndex = -1;
   /** In the endpoint's ready-to-send queue. */
   queued = false;
   /** Touched by the current receive batch. */
