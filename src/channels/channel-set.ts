@@ -121,6 +121,8 @@ export interface ChannelStats {
 
 export const DEFAULT_MAX_KEYS = 4096;
 const EMPTY = new Uint8Array(0);
+/** An emptied inbox keeps its array up to this many slots (see `inbox`). */
+const INBOX_KEPT_SLOTS = 96;
 const MIB = 1024 * 1024;
 /** Most channels per connection (the engine's per-slot state is sized for this). */
 export const MAX_CHANNELS = 32;
@@ -185,11 +187,16 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    */
   private pendingMask = 0;
   /**
-   * Received messages waiting for the owner, flat: channel, data, key (undefined if none) per
-   * message. The owner's drain (takeMessages) then builds no ReceivedMessage per message;
-   * pollMessage builds one on demand.
+   * Received messages waiting for the owner, flat in one array: `channel, data` per message, or
+   * `~channel, data, key` for a message with a key (latest-state). The owner's drain
+   * (takeMessages) then builds no ReceivedMessage per message; pollMessage builds one on demand.
+   * Its head and tail live here rather than in a Queue object: one object less to reach per
+   * received message (the connection's state is cold when its datagram comes). Consumed slots
+   * are overwritten (no reference kept); the array is kept for the next messages.
    */
-  private readonly inbox = new Queue<number | Uint8Array | undefined>();
+  private inbox: (number | Uint8Array)[] = [];
+  private inboxHead = 0;
+  private inboxTail = 0;
   /** Settled receipts waiting for pollReceipt (created with the first receipt). */
   private receipts: Queue<Receipt> | undefined;
   /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
@@ -548,12 +555,30 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
 
   pollMessage(): ReceivedMessage | undefined {
-    const inbox = this.inbox;
-    const channel = inbox.shift() as number | undefined;
-    if (channel === undefined) return undefined;
-    const data = inbox.shift() as Uint8Array;
-    const key = inbox.shift() as number | undefined;
-    return key === undefined ? { channel, data } : { channel, data, key };
+    const items = this.inbox;
+    const h = this.inboxHead;
+    if (h === this.inboxTail) return undefined;
+    const channel = items[h] as number;
+    const data = items[h + 1] as Uint8Array;
+    items[h + 1] = 0;
+    if (channel >= 0) {
+      this.inboxTaken(h + 2);
+      return { channel, data };
+    }
+    const key = items[h + 2] as number;
+    this.inboxTaken(h + 3);
+    return { channel: ~channel, data, key };
+  }
+
+  /** The inbox head moved to `h`; an emptied inbox starts again at slot 0. */
+  private inboxTaken(h: number): void {
+    if (h < this.inboxTail) {
+      this.inboxHead = h;
+      return;
+    }
+    this.inboxHead = 0;
+    this.inboxTail = 0;
+    if (this.inbox.length > INBOX_KEPT_SLOTS) this.inbox = [];
   }
 
   /**
@@ -561,11 +586,20 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * building a ReceivedMessage per message.
    */
   takeMessages(sink: MessageSink): void {
-    const inbox = this.inbox;
-    for (let channel = inbox.shift() as number | undefined; channel !== undefined; channel = inbox.shift() as number | undefined) {
-      const data = inbox.shift() as Uint8Array;
-      const key = inbox.shift() as number | undefined;
-      sink.onReceivedMessage(channel, data, key);
+    // The head is stored before each call: the sink may poll or drain again (re-entrant).
+    for (let h = this.inboxHead; h < this.inboxTail; h = this.inboxHead) {
+      const items = this.inbox;
+      const channel = items[h] as number;
+      const data = items[h + 1] as Uint8Array;
+      items[h + 1] = 0;
+      if (channel >= 0) {
+        this.inboxTaken(h + 2);
+        sink.onReceivedMessage(channel, data, undefined);
+      } else {
+        const key = items[h + 2] as number;
+        this.inboxTaken(h + 3);
+        sink.onReceivedMessage(~channel, data, key);
+      }
     }
   }
 
@@ -619,11 +653,19 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
-    this.receivers[channel].messagesReceived++;
-    const inbox = this.inbox;
-    inbox.push(channel);
-    inbox.push(data);
-    inbox.push(key);
+    const items = this.inbox;
+    const t = this.inboxTail;
+    // Appends at the array's end (t === length) or reuses a slot of an earlier round.
+    if (key === undefined) {
+      items[t] = channel;
+      items[t + 1] = data;
+      this.inboxTail = t + 2;
+    } else {
+      items[t] = ~channel;
+      items[t + 1] = data;
+      items[t + 2] = key;
+      this.inboxTail = t + 3;
+    }
   }
   /** @internal */
   charge(bytes: number): void {

@@ -173,7 +173,7 @@ export class ReceiveChannel {
   private orderedNext = 0;
   /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
   private seenBits = 0;
-  /** Messages delivered on this channel (ChannelStats.messagesReceived; counted by the ChannelSet). */
+  /** Messages delivered on this channel (ChannelStats.messagesReceived). */
   messagesReceived = 0;
 
   readonly unreliable: boolean;
@@ -302,7 +302,7 @@ export class ReceiveChannel {
   private inOrder(seq: number, fragInfo: number, payload: Uint8Array): void {
     if (fragInfo === 0) {
       if (!Number.isNaN(this.orderedId)) this.dropOrdered();
-      this.host.deliver(this.index, payload, undefined);
+      this.deliver(payload, undefined);
       return;
     }
     const fragIndex = fragInfo >>> 16;
@@ -332,7 +332,7 @@ export class ReceiveChannel {
       return;
     }
     this.dropPartial(p);
-    this.host.deliver(this.index, p.message(), undefined);
+    this.deliver(p.message(), undefined);
   }
 
   private dropOrdered(): void {
@@ -512,7 +512,7 @@ export class ReceiveChannel {
       tombstones.delete(key); // re-insert at the end: the map stays in arrival order
       tombstones.set(key, id);
       this.purgeTombstones();
-      this.host.deliver(this.index, data, key);
+      this.deliver(data, key);
       return;
     }
     if (newest === undefined || !live.has(key)) {
@@ -523,7 +523,7 @@ export class ReceiveChannel {
       this.tombstones?.delete(key);
     }
     live.set(key, id);
-    this.host.deliver(this.index, data, key);
+    this.deliver(data, key);
   }
 
   /** Forget tombstones a full message window behind the newest seen messageSeq. */
@@ -537,6 +537,12 @@ export class ReceiveChannel {
     }
   }
 
+  /** Hand a message to the ChannelSet's inbox (and count it). */
+  private deliver(data: Uint8Array, key: number | undefined): void {
+    this.messagesReceived++;
+    this.host.deliver(this.index, data, key);
+  }
+
   /** A whole message (unfragmented or reassembled) with unwrapped id `id`. */
   private complete(id: number, key: number, data: Uint8Array): void {
     switch (this.kind) {
@@ -547,13 +553,13 @@ export class ReceiveChannel {
           return;
         }
         this.lastDelivered = id;
-        this.host.deliver(this.index, data, undefined);
+        this.deliver(data, undefined);
         return;
       case DeliveryKind.LatestState:
         this.completeKeyed(id, key >>> 0, data);
         return;
       default:
-        this.host.deliver(this.index, data, undefined);
+        this.deliver(data, undefined);
     }
   }
 }
