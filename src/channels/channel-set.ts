@@ -154,6 +154,21 @@ export function deliveryKindOf(mode: DeliveryMode): DeliveryKind {
 const UNUSED_CLOCK: WriteClock = { now: 0, datagram: 0 };
 const NO_SENDERS: SendChannel[] = [];
 
+/** Priority groups by the channels' priorities, shared (see ChannelSet.groups); bounded. */
+const sharedGroups = new Map<string, readonly (readonly number[])[]>();
+const SHARED_GROUPS_MAX = 64;
+
+/** Channel indexes grouped by priority, highest first, each group in channel order. */
+function priorityGroups(priorities: number[]): readonly (readonly number[])[] {
+  const id = priorities.join(",");
+  const known = sharedGroups.get(id);
+  if (known !== undefined) return known;
+  const distinct = [...new Set(priorities)].sort((a, b) => b - a);
+  const groups = distinct.map((p) => priorities.flatMap((q, i) => (q === p ? [i] : [])));
+  if (sharedGroups.size < SHARED_GROUPS_MAX) sharedGroups.set(id, groups);
+  return groups;
+}
+
 /** Validated `redundancy` (unreliable kinds) or `piggyback` (reliable kinds) of channel `i`. */
 function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
   const own = reliable ? "piggyback" : "redundancy";
@@ -176,9 +191,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   // spare capacity, and there is one ChannelSet per connection.
   private readonly senders: SendChannel[];
   private readonly receivers: ReceiveChannel[];
-  /** Channel indexes grouped by priority, highest first. */
-  private readonly groups: number[][];
-  private readonly roundRobin: number[];
+  /** Channel indexes grouped by priority, highest first (shared by ChannelSets of the same
+   *  priorities, so it stays in cache across connections; never modified). */
+  private readonly groups: readonly (readonly number[])[];
+  /** writeFrames calls so far: each group's round-robin starts at `writes % group.length`. */
+  private writes = 0;
   /**
    * Bit c set: channel c may have a frame to write. Set on send, on a frame lost, and when an
    * acknowledgement may have moved a flow-control window; cleared by hasPending() once it has
@@ -277,9 +294,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     }
     this.senders = senders.slice();
     this.receivers = receivers.slice();
-    const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);
-    this.groups = priorities.map((p) => senders.filter((s) => s.priority === p).map((s) => s.index));
-    this.roundRobin = priorities.map(() => 0);
+    this.groups = priorityGroups(senders.map((s) => s.priority));
   }
 
   get channelCount(): number {
@@ -457,7 +472,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           let exhausted = ~pending;
           let active = 0;
           for (let k = 0; k < group.length; k++) if ((pending & (1 << group[k])) !== 0) active++;
-          let i = this.roundRobin[g] % group.length;
+          let i = this.writes % group.length;
           while (active > 0 && pos < end) {
             const c = group[i];
             if ((exhausted & (1 << c)) === 0) {
@@ -487,7 +502,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
         pos += s.writeCopies(bytes, pos, copyEnd - pos, into);
       }
     }
-    for (let g = 0; g < this.groups.length; g++) this.roundRobin[g] = (this.roundRobin[g] + 1) % this.groups[g].length;
+    this.writes++;
     into.bytes += pos - offset;
     return pos - offset;
   }

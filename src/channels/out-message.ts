@@ -1,5 +1,4 @@
 /** One application message on its way out (internal to src/channels). */
-import type { DeliveryKind } from "../engine/abi.js";
 import type { SendChannel } from "./send-channel.js";
 
 /** Per-fragment send state. */
@@ -26,8 +25,6 @@ export class OutMessage {
   abandoned = false;
   /** Unreliable receipt already reported lost. */
   lossReported = false;
-  /** Data held in `data` is a pooled buffer (see buffer-pool.ts). */
-  pooled = false;
   /**
    * Channels with copies (redundancy / piggyback), one-frame messages only: packets in flight
    * that carry this message (first send, resends and copies). A loss report only counts once
@@ -45,12 +42,11 @@ export class OutMessage {
   constructor(
     /** Its channel's sender (acknowledgements and losses go straight to it). */
     readonly sender: SendChannel,
-    readonly kind: DeliveryKind,
-    /** The payload is data[0 .. length) (exactly `length` bytes until freed; pooled views, see buffer-pool.ts). */
+    /** The payload is data[0 .. length) (exactly `length` bytes until freed). A one-frame
+     *  message's data is a pooled view (see buffer-pool.ts; SendChannel.isPooledFor). */
     public data: Uint8Array,
     public length: number,
     public fragCount: number,
-    readonly fragPayload: number,
     readonly key: number,
     /** LatestState: the key's version this transmission carries. */
     public version: number,
@@ -61,10 +57,9 @@ export class OutMessage {
   }
 
   /** Replace the payload of a message that has not started (LatestState coalescing). */
-  replace(data: Uint8Array, length: number, fragCount: number, version: number, pooled: boolean): void {
+  replace(data: Uint8Array, length: number, fragCount: number, version: number): void {
     this.data = data;
     this.length = length;
-    this.pooled = pooled;
     this.version = version;
     this.fragCount = fragCount;
     this.state0 = FragState.NeedsSend;
@@ -92,11 +87,12 @@ export class OutMessage {
 
   /** Payload bytes of fragment `i`. */
   fragmentStart(i: number): number {
-    return i * this.fragPayload;
+    return i * this.sender.fragmentPayload;
   }
   fragmentLength(i: number): number {
     if (this.fragCount === 1) return this.length;
-    return Math.min(this.fragPayload, this.length - i * this.fragPayload);
+    const size = this.sender.fragmentPayload;
+    return Math.min(size, this.length - i * size);
   }
 
   /** Started and still holding the channel's flow-control window. */

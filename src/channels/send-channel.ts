@@ -137,10 +137,7 @@ export class SendChannel {
     if (m.data.length === 0) return; // freed already (or an empty message)
     if (!m.keptForCopies) this.heldBytes -= m.length;
     const buffer = m.takeData();
-    if (m.pooled) {
-      m.pooled = false;
-      releasePooled(buffer);
-    }
+    if (this.isPooledFor(buffer.length)) releasePooled(buffer);
   }
 
   /** Queue a message (already validated; copied here). */
@@ -154,8 +151,7 @@ export class SendChannel {
       }
     }
     const length = data.length;
-    const m = new OutMessage(this, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
-    m.pooled = this.isPooledFor(length);
+    const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
     this.queue.push(m);
     this.freshCount++;
     this.heldBytes += length;
@@ -182,12 +178,11 @@ export class SendChannel {
     const length = data.length;
     const fragCount = this.fragmentCountFor(length);
     const copy = this.copyIn(data);
-    const pooled = this.isPooledFor(length);
     if (ks.pending !== undefined) {
       // Coalesce: the queued transmission has not started, so it simply carries the new value.
       const p = ks.pending;
       this.freeData(p);
-      p.replace(copy, length, fragCount, version, pooled);
+      p.replace(copy, length, fragCount, version);
       this.heldBytes += length;
       return;
     }
@@ -195,8 +190,7 @@ export class SendChannel {
       // The previous value is still being written for the first time: stop, the new one replaces it.
       this.abandon(ks.current);
     }
-    const m = new OutMessage(this, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
-    m.pooled = pooled;
+    const m = new OutMessage(this, copy, length, fragCount, key, version, 0);
     ks.pending = m;
     this.queue.push(m);
     this.freshCount++;
