@@ -87,6 +87,14 @@ export const UNRELIABLE_DEDUP_WINDOW = 32;
 /** First size of a ReliableOrdered held-frame ring (grows by doubling up to MESSAGE_WINDOW). */
 const HELD_RING_START = 16;
 const NO_SEQ = -1;
+/**
+ * Sentinels of the unwrapped-sequence fields, small integers rather than NaN: a field that
+ * ever holds NaN is stored as a boxed double, one more object to reach per received frame.
+ * `newestSeen` starts at a wire sequence (>= 0) and only grows; message ids are at least
+ * -(32768 + 65535) (a frame half the sequence space behind, minus a fragment index).
+ */
+const NOT_SEEN = -1;
+const NO_ID = -0x80000000;
 
 /**
  * ReliableOrdered frames held (copied) until the engine releases them, by 16-bit messageSeq.
@@ -152,10 +160,10 @@ class HeldRing {
 export class ReceiveChannel {
   /** Messages being reassembled by id (created on the first fragment). */
   private partialsById: Map<number, Partial> | undefined;
-  /** Newest messageSeq seen on this channel, unwrapped; NaN before the first. */
-  private newestSeen = NaN;
-  /** Sequenced kinds: newest message id delivered, unwrapped. */
-  private lastDelivered = NaN;
+  /** Newest messageSeq seen on this channel, unwrapped; NOT_SEEN before the first. */
+  private newestSeen = NOT_SEEN;
+  /** Sequenced kinds: newest message id delivered, unwrapped (NO_ID: none yet). */
+  private lastDelivered = NO_ID;
   /** LatestState: newest delivered message id per live key, unwrapped (created on the first). */
   private keyNewest: Map<number, number> | undefined;
   /**
@@ -169,7 +177,7 @@ export class ReceiveChannel {
   private held: HeldRing | undefined;
   // ReliableOrdered: the fragmented message whose fragments are being released in order (its
   // bytes are in a Partial, placed when each fragment arrived, held or not).
-  private orderedId = NaN;
+  private orderedId = NO_ID;
   private orderedNext = 0;
   /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
   private seenBits = 0;
@@ -199,7 +207,7 @@ export class ReceiveChannel {
    * original, as before). Returns the unwrapped sequence, or NaN to drop the frame.
    */
   private firstArrival(seq: number): number {
-    if (Number.isNaN(this.newestSeen)) {
+    if (this.newestSeen === NOT_SEEN) {
       this.newestSeen = seq;
       this.seenBits = 1;
       return seq;
@@ -228,7 +236,7 @@ export class ReceiveChannel {
 
   /** 16-bit wire sequence -> unwrapped, relative to the newest seen (and update it). */
   private unwrap(seq: number): number {
-    if (Number.isNaN(this.newestSeen)) {
+    if (this.newestSeen === NOT_SEEN) {
       this.newestSeen = seq;
       return seq;
     }
@@ -301,7 +309,7 @@ export class ReceiveChannel {
    */
   private inOrder(seq: number, fragInfo: number, payload: Uint8Array): void {
     if (fragInfo === 0) {
-      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      if (this.orderedId !== NO_ID) this.dropOrdered();
       this.deliver(payload, undefined);
       return;
     }
@@ -309,7 +317,7 @@ export class ReceiveChannel {
     const fragCount = fragInfo & 0xffff;
     const id = this.unwrap(seq) - fragIndex;
     if (fragIndex === 0) {
-      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      if (this.orderedId !== NO_ID) this.dropOrdered();
       this.orderedId = id;
       this.orderedNext = 0;
     }
@@ -317,14 +325,14 @@ export class ReceiveChannel {
     if (id !== this.orderedId || fragIndex !== this.orderedNext || p === undefined || p.fragCount !== fragCount) {
       // Not the continuation of the message in progress (or none in progress), or its partial
       // was rejected: drop what there is.
-      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      if (this.orderedId !== NO_ID) this.dropOrdered();
       if (p !== undefined) this.dropPartial(p);
       this.host.countInvalid();
       return;
     }
     this.orderedNext++;
     if (this.orderedNext < fragCount) return;
-    this.orderedId = NaN;
+    this.orderedId = NO_ID;
     this.orderedNext = 0;
     if (p.received !== fragCount) {
       this.dropPartial(p);
@@ -338,7 +346,7 @@ export class ReceiveChannel {
   private dropOrdered(): void {
     const p = this.partialsById?.get(this.orderedId);
     if (p !== undefined) this.dropPartial(p);
-    this.orderedId = NaN;
+    this.orderedId = NO_ID;
     this.orderedNext = 0;
     this.host.countInvalid();
   }
@@ -358,7 +366,7 @@ export class ReceiveChannel {
       return;
     }
     const id = s - fragIndex;
-    if (this.isSequenced() && !Number.isNaN(this.lastDelivered) && id <= this.lastDelivered) {
+    if (this.isSequenced() && this.lastDelivered !== NO_ID && id <= this.lastDelivered) {
       this.host.countStale();
       return;
     }
@@ -548,7 +556,7 @@ export class ReceiveChannel {
     switch (this.kind) {
       case DeliveryKind.UnreliableSequenced:
       case DeliveryKind.ReliableSequenced:
-        if (!Number.isNaN(this.lastDelivered) && id <= this.lastDelivered) {
+        if (this.lastDelivered !== NO_ID && id <= this.lastDelivered) {
           this.host.countStale();
           return;
         }
