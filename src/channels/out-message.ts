@@ -10,6 +10,12 @@ export const enum FragState {
 }
 
 const EMPTY = new Uint8Array(0);
+const DONE = 1;
+const ABANDONED = 2;
+const LOSS_REPORTED = 4;
+const KEPT_FOR_COPIES = 8;
+const STATE0_SHIFT = 4;
+const STATE0_MASK = 3 << STATE0_SHIFT;
 
 export class OutMessage {
   /** Message sequence of fragment 0, unwrapped (wire value is `& 0xffff`); -1 until started. */
@@ -19,23 +25,18 @@ export class OutMessage {
   acked = 0;
   /** Lowest fragment index not yet acknowledged (for the flow-control window). */
   firstUnacked = 0;
-  /** All fragments acknowledged (reliable) or everything settled (unreliable). */
-  done = false;
-  /** No longer wanted: superseded (sequenced / LatestState) or the connection closed. */
-  abandoned = false;
-  /** Unreliable receipt already reported lost. */
-  lossReported = false;
+  /**
+   * Bits: DONE, ABANDONED, LOSS_REPORTED, KEPT_FOR_COPIES, and fragment 0's FragState (when not
+   * fragmented) at STATE0_SHIFT. One field instead of five: an OutMessage is allocated per
+   * message sent and lives about a round trip (it often survives a scavenge and is copied).
+   */
+  private flags = 0;
   /**
    * Channels with copies (redundancy / piggyback), one-frame messages only: packets in flight
    * that carry this message (first send, resends and copies). A loss report only counts once
    * no other carrier is left.
    */
   carriers = 0;
-  /** Unreliable message kept after its write for redundancy copies: its bytes no longer count
-   *  in the channel's heldBytes (they were taken off at the write). */
-  keptForCopies = false;
-  /** State of fragment 0 when not fragmented (no per-message typed array for the common case). */
-  private state0: FragState = FragState.NeedsSend;
   /** Per-fragment states, only for fragmented messages. */
   private states: Uint8Array | undefined;
 
@@ -62,15 +63,45 @@ export class OutMessage {
     this.length = length;
     this.version = version;
     this.fragCount = fragCount;
-    this.state0 = FragState.NeedsSend;
+    this.flags &= ~STATE0_MASK;
     this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
   }
 
+  /** All fragments acknowledged (reliable) or everything settled (unreliable). */
+  get done(): boolean {
+    return (this.flags & DONE) !== 0;
+  }
+  set done(v: boolean) {
+    this.flags = v ? this.flags | DONE : this.flags & ~DONE;
+  }
+  /** No longer wanted: superseded (sequenced / LatestState) or the connection closed. */
+  get abandoned(): boolean {
+    return (this.flags & ABANDONED) !== 0;
+  }
+  set abandoned(v: boolean) {
+    this.flags = v ? this.flags | ABANDONED : this.flags & ~ABANDONED;
+  }
+  /** Unreliable receipt already reported lost. */
+  get lossReported(): boolean {
+    return (this.flags & LOSS_REPORTED) !== 0;
+  }
+  set lossReported(v: boolean) {
+    this.flags = v ? this.flags | LOSS_REPORTED : this.flags & ~LOSS_REPORTED;
+  }
+  /** Unreliable message kept after its write for redundancy copies: its bytes no longer count
+   *  in the channel's heldBytes (they were taken off at the write). */
+  get keptForCopies(): boolean {
+    return (this.flags & KEPT_FOR_COPIES) !== 0;
+  }
+  set keptForCopies(v: boolean) {
+    this.flags = v ? this.flags | KEPT_FOR_COPIES : this.flags & ~KEPT_FOR_COPIES;
+  }
+
   state(f: number): FragState {
-    return this.states === undefined ? this.state0 : (this.states[f] as FragState);
+    return this.states === undefined ? ((this.flags & STATE0_MASK) >>> STATE0_SHIFT as FragState) : (this.states[f] as FragState);
   }
   setState(f: number, s: FragState): void {
-    if (this.states === undefined) this.state0 = s;
+    if (this.states === undefined) this.flags = (this.flags & ~STATE0_MASK) | (s << STATE0_SHIFT);
     else this.states[f] = s;
   }
 
