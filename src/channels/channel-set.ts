@@ -541,7 +541,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           this.counters.invalid++;
           return;
         }
-        if (type === RecordType.Message) {
+        if (type === RecordType.Message && fragInfo === 0 && rc.kind === DeliveryKind.ReliableOrdered) {
+          // The common case, kept short: a whole message in order on a reliable-ordered channel
+          // goes straight from the arena to the inbox.
+          rc.wholeInOrder(seq);
+          this.deliver(rc.index, copyRecordPayload(this, records, index, arena, offset, length, this.receivers.length), undefined);
+        } else if (type === RecordType.Message) {
           rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length, records, index);
         } else {
           rc.onHold(seq, fragInfo, arena, offset, length, records, index);

@@ -276,6 +276,16 @@ export class ReceiveChannel {
     this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, key, arena, offset, length);
   }
 
+  /**
+   * ReliableOrdered: an unfragmented engine Message record (next in order); the ChannelSet
+   * copies and delivers it (its fast path). Same as onMessage's ordered branch without the copy.
+   */
+  wholeInOrder(seq: number): void {
+    this.unwrap(seq);
+    if (this.orderedId !== NO_ID) this.dropOrdered();
+    this.messagesReceived++;
+  }
+
   /** An engine Hold record: keep a copy until its Release. */
   onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number, records: Int32Array, index: number): void {
     if (this.kind !== DeliveryKind.ReliableOrdered) {
