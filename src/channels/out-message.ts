@@ -14,6 +14,8 @@ const DONE = 1;
 const ABANDONED = 2;
 const LOSS_REPORTED = 4;
 const KEPT_FOR_COPIES = 8;
+/** `data` was taken away (takeData): the message will never be written again. */
+const FREED = 64;
 const STATE0_SHIFT = 4;
 const STATE0_MASK = 3 << STATE0_SHIFT;
 
@@ -26,7 +28,7 @@ export class OutMessage {
   /** Lowest fragment index not yet acknowledged (for the flow-control window). */
   firstUnacked = 0;
   /**
-   * Bits: DONE, ABANDONED, LOSS_REPORTED, KEPT_FOR_COPIES, and fragment 0's FragState (when not
+   * Bits: DONE, ABANDONED, LOSS_REPORTED, KEPT_FOR_COPIES, FREED, and fragment 0's FragState (when not
    * fragmented) at STATE0_SHIFT. One field instead of five: an OutMessage is allocated per
    * message sent and lives about a round trip (it often survives a scavenge and is copied).
    */
@@ -63,7 +65,7 @@ export class OutMessage {
     this.length = length;
     this.version = version;
     this.fragCount = fragCount;
-    this.flags &= ~STATE0_MASK;
+    this.flags &= ~(STATE0_MASK | FREED);
     this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
   }
 
@@ -97,6 +99,11 @@ export class OutMessage {
     this.flags = v ? this.flags | KEPT_FOR_COPIES : this.flags & ~KEPT_FOR_COPIES;
   }
 
+  /** Its data was taken away (known without reading the data view, cold by the time of the ack). */
+  get freed(): boolean {
+    return (this.flags & FREED) !== 0;
+  }
+
   state(f: number): FragState {
     return this.states === undefined ? ((this.flags & STATE0_MASK) >>> STATE0_SHIFT as FragState) : (this.states[f] as FragState);
   }
@@ -109,6 +116,7 @@ export class OutMessage {
   takeData(): Uint8Array {
     const d = this.data;
     this.data = EMPTY;
+    this.flags |= FREED;
     return d;
   }
 

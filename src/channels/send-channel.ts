@@ -139,10 +139,11 @@ export class SendChannel {
 
   /** `m` will never be written again: stop counting its bytes and recycle its buffer. */
   private freeData(m: OutMessage): void {
-    if (m.data.length === 0) return; // freed already (or an empty message)
-    if (!m.keptForCopies) this.heldBytes -= m.length;
+    if (m.freed) return;
+    const length = m.length; // = its data's length (the view itself is not read: cold by now)
+    if (!m.keptForCopies) this.heldBytes -= length;
     const buffer = m.takeData();
-    if (this.isPooledFor(buffer.length)) releasePooled(buffer);
+    if (this.isPooledFor(length)) releasePooled(buffer, length);
   }
 
   /** Queue a message (already validated; copied here). */
