@@ -17,6 +17,8 @@ import type { PacketContents } from "./packet-contents.js";
 import { KEPT_CAPACITY, PairQueue } from "./queue.js";
 
 const EMPTY = new Uint8Array(0);
+/** Started messages the FIFO may hold before a start trims the settled ones from its head. */
+const LIVE_TRIM_AT = 8;
 /** Piggyback ring slots beyond `piggyback`: room for the messages of the datagram being written. */
 const PIGGYBACK_RING_EXTRA = 4;
 
@@ -271,8 +273,8 @@ export class SendChannel {
     return seq < this.windowFloor + MESSAGE_WINDOW;
   }
 
-  /** Drop settled messages from the head of the live queue (they no longer hold the window);
-   *  at each start, so the queue stays short now that inWindow() rarely calls windowBase(). */
+  /** Drop settled messages from the head of the live queue (they no longer hold the window),
+   *  so the queue stays short now that inWindow() rarely calls windowBase(). */
   private trimLive(): void {
     while (this.queueTail - this.queueHead > this.freshCount && !this.queued[this.queueHead]!.live) this.shiftQueue();
   }
@@ -506,8 +508,10 @@ export class SendChannel {
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
     this.nextSeq += m.fragCount;
-    // Settled messages leave the window here, where the queue is at hand (not at every ack).
-    if (this.windowed) this.trimLive();
+    // Messages acknowledged in order leave the FIFO at their ack (delivered()); others (acked
+    // out of order, abandoned) are trimmed here once a few have gathered, so a start does not
+    // read the oldest message (cold by now) every time.
+    if (this.windowed && this.queueTail - this.queueHead - this.freshCount > LIVE_TRIM_AT) this.trimLive();
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -572,6 +576,9 @@ export class SendChannel {
     if (this.windowed && this.freshCount > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
+    // No longer holds the window: if it is the oldest, it leaves the FIFO now (the slot is at
+    // hand; trimLive() would have to read the message again later).
+    if (this.windowed && this.queueTail - this.queueHead > this.freshCount && this.queued[this.queueHead] === m) this.shiftQueue();
     if (m.abandoned) return; // superseded: its receipt was already reported
     this.freeData(m);
     if (this.kind === DeliveryKind.LatestState) {
