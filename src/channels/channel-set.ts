@@ -189,6 +189,20 @@ function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
 export class ChannelSet implements ReceiptSink, ReceiveHost {
   // Arrays are built at their exact length (map), not grown by push: a pushed array keeps
   // spare capacity, and there is one ChannelSet per connection.
+  // Declared first (the object's first fields): what a send or a received message reaches first.
+  // Channel 0's halves (the API's default channel) are fields of their own: reaching them through
+  // the arrays is two more dependent loads (array, then its backing store), each a cache miss
+  // when the connection's state is cold.
+  private readonly sender0: SendChannel;
+  private readonly receiver0: ReceiveChannel;
+  /**
+   * The oldest received message waiting, when it has no key and was the only one when it came:
+   * most batches carry one message per connection, which then never reaches the inbox array.
+   * Always older than everything in `inbox`.
+   */
+  private firstData: Uint8Array | undefined = undefined;
+  private firstChannel = 0;
+  private readonly channelTotal: number;
   private readonly senders: SendChannel[];
   private readonly receivers: ReceiveChannel[];
   /** Channel indexes grouped by priority, highest first (shared by ChannelSets of the same
@@ -294,6 +308,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     }
     this.senders = senders.slice();
     this.receivers = receivers.slice();
+    this.sender0 = senders[0];
+    this.receiver0 = receivers[0];
+    this.channelTotal = senders.length;
     this.groups = priorityGroups(senders.map((s) => s.priority));
   }
 
@@ -318,8 +335,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     if (delayMs !== undefined && !(typeof delayMs === "number" && Number.isFinite(delayMs) && delayMs >= 0)) {
       throw new InvalidDelayError(delayMs);
     }
-    const ch = this.senders[channel];
-    if (!Number.isInteger(channel) || ch === undefined) throw new UnknownChannelError(channel, this.senders.length);
+    const ch = channel === 0 ? this.sender0 : this.senders[channel];
+    if (ch === undefined || !Number.isInteger(channel)) throw new UnknownChannelError(channel, this.senders.length);
     if (!(data instanceof Uint8Array)) throw new TypeError("send(): data must be a Uint8Array");
     if (data.length > ch.maxMessageBytes) throw new MessageTooLargeError(channel, data.length, ch.maxMessageBytes);
     const key = opts?.key;
@@ -340,12 +357,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       this.hold(now + delayMs, channel, data.slice(), receipt, key);
       return receipt;
     }
-    this.release(channel, data, receipt, key);
+    this.release(ch, data, receipt, key);
     return receipt;
   }
 
-  private release(channel: number, data: Uint8Array, receipt: number, key: number | undefined): void {
-    const ch = this.senders[channel];
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
     else ch.enqueue(data, receipt);
@@ -374,7 +390,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     while (n < list.length && list[n].due <= now) {
       const m = list[n++];
       this.delayedBytes -= m.data.length;
-      this.release(m.channel, m.data, m.receipt, m.key);
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key);
     }
     list.splice(0, n);
   }
@@ -528,7 +544,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     switch (type) {
       case RecordType.Message:
       case RecordType.Hold: {
-        const rc = this.receivers[records[index + RecordField.A]];
+        const a = records[index + RecordField.A];
+        const rc = a === 0 ? this.receiver0 : this.receivers[a];
         if (rc === undefined) {
           this.counters.invalid++;
           return;
@@ -545,7 +562,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           // The common case, kept short: a whole message in order on a reliable-ordered channel
           // goes straight from the arena to the inbox.
           rc.wholeInOrder(seq);
-          this.deliver(rc.index, copyRecordPayload(this, records, index, arena, offset, length, this.receivers.length), undefined);
+          this.deliver(rc.index, copyRecordPayload(this, records, index, arena, offset, length, this.channelTotal), undefined);
         } else if (type === RecordType.Message) {
           rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length, records, index);
         } else {
@@ -575,6 +592,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
 
   pollMessage(): ReceivedMessage | undefined {
+    const first = this.firstData;
+    if (first !== undefined) {
+      this.firstData = undefined;
+      return { channel: this.firstChannel, data: first };
+    }
     const items = this.inbox;
     const h = this.inboxHead;
     if (h === this.inboxTail) return undefined;
@@ -606,8 +628,17 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * building a ReceivedMessage per message.
    */
   takeMessages(sink: MessageSink): void {
-    // The head is stored before each call: the sink may poll or drain again (re-entrant).
-    for (let h = this.inboxHead; h < this.inboxTail; h = this.inboxHead) {
+    // State is updated before each call: the sink may poll or drain again (re-entrant), and a
+    // message delivered meanwhile is handed over in this same loop.
+    for (;;) {
+      const first = this.firstData;
+      if (first !== undefined) {
+        this.firstData = undefined;
+        sink.onReceivedMessage(this.firstChannel, first, undefined);
+        continue;
+      }
+      const h = this.inboxHead;
+      if (h === this.inboxTail) return;
       const items = this.inbox;
       const channel = items[h] as number;
       const data = items[h + 1] as Uint8Array;
@@ -669,12 +700,17 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
   /** @internal */
   copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array {
-    return copyRecordPayload(this, records, index, arena, offset, length, this.receivers.length);
+    return copyRecordPayload(this, records, index, arena, offset, length, this.channelTotal);
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
-    const items = this.inbox;
     const t = this.inboxTail;
+    if (t === 0 && key === undefined && this.firstData === undefined) {
+      this.firstData = data;
+      this.firstChannel = channel;
+      return;
+    }
+    const items = this.inbox;
     // Appends at the array's end (t === length) or reuses a slot of an earlier round.
     if (key === undefined) {
       items[t] = channel;
