@@ -51,10 +51,10 @@ export function copyToPooled(src: Uint8Array): Uint8Array {
 
 /**
  * Give back a view obtained from copyToPooled (nothing may read it afterwards). Its class follows
- * from its length, so its ArrayBuffer (cold in memory by then) is not read.
+ * from its length, so its ArrayBuffer (cold in memory by then) is not read; a caller that knows
+ * the length passes it, and the view is not read either.
  */
-export function releasePooled(view: Uint8Array): void {
-  const length = view.length;
+export function releasePooled(view: Uint8Array, length = view.length): void {
   if (length === 0 || length > POOLED_MAX_BYTES) return;
   const free = idle[classOf(length)];
   if (free.length < MAX_IDLE_PER_CLASS) free.push(view);

@@ -121,6 +121,8 @@ export interface ChannelStats {
 
 export const DEFAULT_MAX_KEYS = 4096;
 const EMPTY = new Uint8Array(0);
+/** An emptied inbox keeps its array up to this many slots (see `inbox`). */
+const INBOX_KEPT_SLOTS = 96;
 const MIB = 1024 * 1024;
 /** Most channels per connection (the engine's per-slot state is sized for this). */
 export const MAX_CHANNELS = 32;
@@ -152,6 +154,21 @@ export function deliveryKindOf(mode: DeliveryMode): DeliveryKind {
 const UNUSED_CLOCK: WriteClock = { now: 0, datagram: 0 };
 const NO_SENDERS: SendChannel[] = [];
 
+/** Priority groups by the channels' priorities, shared (see ChannelSet.groups); bounded. */
+const sharedGroups = new Map<string, readonly (readonly number[])[]>();
+const SHARED_GROUPS_MAX = 64;
+
+/** Channel indexes grouped by priority, highest first, each group in channel order. */
+function priorityGroups(priorities: number[]): readonly (readonly number[])[] {
+  const id = priorities.join(",");
+  const known = sharedGroups.get(id);
+  if (known !== undefined) return known;
+  const distinct = [...new Set(priorities)].sort((a, b) => b - a);
+  const groups = distinct.map((p) => priorities.flatMap((q, i) => (q === p ? [i] : [])));
+  if (sharedGroups.size < SHARED_GROUPS_MAX) sharedGroups.set(id, groups);
+  return groups;
+}
+
 /** Validated `redundancy` (unreliable kinds) or `piggyback` (reliable kinds) of channel `i`. */
 function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
   const own = reliable ? "piggyback" : "redundancy";
@@ -172,11 +189,27 @@ function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
 export class ChannelSet implements ReceiptSink, ReceiveHost {
   // Arrays are built at their exact length (map), not grown by push: a pushed array keeps
   // spare capacity, and there is one ChannelSet per connection.
+  // Declared first (the object's first fields): what a send or a received message reaches first.
+  // Channel 0's halves (the API's default channel) are fields of their own: reaching them through
+  // the arrays is two more dependent loads (array, then its backing store), each a cache miss
+  // when the connection's state is cold.
+  private readonly sender0: SendChannel;
+  private readonly receiver0: ReceiveChannel;
+  /**
+   * The oldest received message waiting, when it has no key and was the only one when it came:
+   * most batches carry one message per connection, which then never reaches the inbox array.
+   * Always older than everything in `inbox`.
+   */
+  private firstData: Uint8Array | undefined = undefined;
+  private firstChannel = 0;
+  private readonly channelTotal: number;
   private readonly senders: SendChannel[];
   private readonly receivers: ReceiveChannel[];
-  /** Channel indexes grouped by priority, highest first. */
-  private readonly groups: number[][];
-  private readonly roundRobin: number[];
+  /** Channel indexes grouped by priority, highest first (shared by ChannelSets of the same
+   *  priorities, so it stays in cache across connections; never modified). */
+  private readonly groups: readonly (readonly number[])[];
+  /** writeFrames calls so far: each group's round-robin starts at `writes % group.length`. */
+  private writes = 0;
   /**
    * Bit c set: channel c may have a frame to write. Set on send, on a frame lost, and when an
    * acknowledgement may have moved a flow-control window; cleared by hasPending() once it has
@@ -185,11 +218,16 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    */
   private pendingMask = 0;
   /**
-   * Received messages waiting for the owner, flat: channel, data, key (undefined if none) per
-   * message. The owner's drain (takeMessages) then builds no ReceivedMessage per message;
-   * pollMessage builds one on demand.
+   * Received messages waiting for the owner, flat in one array: `channel, data` per message, or
+   * `~channel, data, key` for a message with a key (latest-state). The owner's drain
+   * (takeMessages) then builds no ReceivedMessage per message; pollMessage builds one on demand.
+   * Its head and tail live here rather than in a Queue object: one object less to reach per
+   * received message (the connection's state is cold when its datagram comes). Consumed slots
+   * are overwritten (no reference kept); the array is kept for the next messages.
    */
-  private readonly inbox = new Queue<number | Uint8Array | undefined>();
+  private inbox: (number | Uint8Array)[] = [];
+  private inboxHead = 0;
+  private inboxTail = 0;
   /** Settled receipts waiting for pollReceipt (created with the first receipt). */
   private receipts: Queue<Receipt> | undefined;
   /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
@@ -270,9 +308,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     }
     this.senders = senders.slice();
     this.receivers = receivers.slice();
-    const priorities = [...new Set(senders.map((s) => s.priority))].sort((a, b) => b - a);
-    this.groups = priorities.map((p) => senders.filter((s) => s.priority === p).map((s) => s.index));
-    this.roundRobin = priorities.map(() => 0);
+    this.sender0 = senders[0];
+    this.receiver0 = receivers[0];
+    this.channelTotal = senders.length;
+    this.groups = priorityGroups(senders.map((s) => s.priority));
   }
 
   get channelCount(): number {
@@ -296,8 +335,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     if (delayMs !== undefined && !(typeof delayMs === "number" && Number.isFinite(delayMs) && delayMs >= 0)) {
       throw new InvalidDelayError(delayMs);
     }
-    const ch = this.senders[channel];
-    if (!Number.isInteger(channel) || ch === undefined) throw new UnknownChannelError(channel, this.senders.length);
+    const ch = channel === 0 ? this.sender0 : this.senders[channel];
+    if (ch === undefined || !Number.isInteger(channel)) throw new UnknownChannelError(channel, this.senders.length);
     if (!(data instanceof Uint8Array)) throw new TypeError("send(): data must be a Uint8Array");
     if (data.length > ch.maxMessageBytes) throw new MessageTooLargeError(channel, data.length, ch.maxMessageBytes);
     const key = opts?.key;
@@ -318,12 +357,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       this.hold(now + delayMs, channel, data.slice(), receipt, key);
       return receipt;
     }
-    this.release(channel, data, receipt, key);
+    this.release(ch, data, receipt, key);
     return receipt;
   }
 
-  private release(channel: number, data: Uint8Array, receipt: number, key: number | undefined): void {
-    const ch = this.senders[channel];
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
     else ch.enqueue(data, receipt);
@@ -352,7 +390,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     while (n < list.length && list[n].due <= now) {
       const m = list[n++];
       this.delayedBytes -= m.data.length;
-      this.release(m.channel, m.data, m.receipt, m.key);
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key);
     }
     list.splice(0, n);
   }
@@ -450,7 +488,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           let exhausted = ~pending;
           let active = 0;
           for (let k = 0; k < group.length; k++) if ((pending & (1 << group[k])) !== 0) active++;
-          let i = this.roundRobin[g] % group.length;
+          let i = this.writes % group.length;
           while (active > 0 && pos < end) {
             const c = group[i];
             if ((exhausted & (1 << c)) === 0) {
@@ -480,7 +518,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
         pos += s.writeCopies(bytes, pos, copyEnd - pos, into);
       }
     }
-    for (let g = 0; g < this.groups.length; g++) this.roundRobin[g] = (this.roundRobin[g] + 1) % this.groups[g].length;
+    this.writes++;
     into.bytes += pos - offset;
     return pos - offset;
   }
@@ -506,7 +544,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     switch (type) {
       case RecordType.Message:
       case RecordType.Hold: {
-        const rc = this.receivers[records[index + RecordField.A]];
+        const a = records[index + RecordField.A];
+        const rc = a === 0 ? this.receiver0 : this.receivers[a];
         if (rc === undefined) {
           this.counters.invalid++;
           return;
@@ -519,7 +558,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           this.counters.invalid++;
           return;
         }
-        if (type === RecordType.Message) {
+        if (type === RecordType.Message && fragInfo === 0 && rc.kind === DeliveryKind.ReliableOrdered) {
+          // The common case, kept short: a whole message in order on a reliable-ordered channel
+          // goes straight from the arena to the inbox.
+          rc.wholeInOrder(seq);
+          this.deliver(rc.index, copyRecordPayload(this, records, index, arena, offset, length, this.channelTotal), undefined);
+        } else if (type === RecordType.Message) {
           rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length, records, index);
         } else {
           rc.onHold(seq, fragInfo, arena, offset, length, records, index);
@@ -548,12 +592,35 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
 
   pollMessage(): ReceivedMessage | undefined {
-    const inbox = this.inbox;
-    const channel = inbox.shift() as number | undefined;
-    if (channel === undefined) return undefined;
-    const data = inbox.shift() as Uint8Array;
-    const key = inbox.shift() as number | undefined;
-    return key === undefined ? { channel, data } : { channel, data, key };
+    const first = this.firstData;
+    if (first !== undefined) {
+      this.firstData = undefined;
+      return { channel: this.firstChannel, data: first };
+    }
+    const items = this.inbox;
+    const h = this.inboxHead;
+    if (h === this.inboxTail) return undefined;
+    const channel = items[h] as number;
+    const data = items[h + 1] as Uint8Array;
+    items[h + 1] = 0;
+    if (channel >= 0) {
+      this.inboxTaken(h + 2);
+      return { channel, data };
+    }
+    const key = items[h + 2] as number;
+    this.inboxTaken(h + 3);
+    return { channel: ~channel, data, key };
+  }
+
+  /** The inbox head moved to `h`; an emptied inbox starts again at slot 0. */
+  private inboxTaken(h: number): void {
+    if (h < this.inboxTail) {
+      this.inboxHead = h;
+      return;
+    }
+    this.inboxHead = 0;
+    this.inboxTail = 0;
+    if (this.inbox.length > INBOX_KEPT_SLOTS) this.inbox = [];
   }
 
   /**
@@ -561,11 +628,29 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * building a ReceivedMessage per message.
    */
   takeMessages(sink: MessageSink): void {
-    const inbox = this.inbox;
-    for (let channel = inbox.shift() as number | undefined; channel !== undefined; channel = inbox.shift() as number | undefined) {
-      const data = inbox.shift() as Uint8Array;
-      const key = inbox.shift() as number | undefined;
-      sink.onReceivedMessage(channel, data, key);
+    // State is updated before each call: the sink may poll or drain again (re-entrant), and a
+    // message delivered meanwhile is handed over in this same loop.
+    for (;;) {
+      const first = this.firstData;
+      if (first !== undefined) {
+        this.firstData = undefined;
+        sink.onReceivedMessage(this.firstChannel, first, undefined);
+        continue;
+      }
+      const h = this.inboxHead;
+      if (h === this.inboxTail) return;
+      const items = this.inbox;
+      const channel = items[h] as number;
+      const data = items[h + 1] as Uint8Array;
+      items[h + 1] = 0;
+      if (channel >= 0) {
+        this.inboxTaken(h + 2);
+        sink.onReceivedMessage(channel, data, undefined);
+      } else {
+        const key = items[h + 2] as number;
+        this.inboxTaken(h + 3);
+        sink.onReceivedMessage(~channel, data, key);
+      }
     }
   }
 
@@ -615,15 +700,28 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   }
   /** @internal */
   copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array {
-    return copyRecordPayload(this, records, index, arena, offset, length, this.receivers.length);
+    return copyRecordPayload(this, records, index, arena, offset, length, this.channelTotal);
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {
-    this.receivers[channel].messagesReceived++;
-    const inbox = this.inbox;
-    inbox.push(channel);
-    inbox.push(data);
-    inbox.push(key);
+    const t = this.inboxTail;
+    if (t === 0 && key === undefined && this.firstData === undefined) {
+      this.firstData = data;
+      this.firstChannel = channel;
+      return;
+    }
+    const items = this.inbox;
+    // Appends at the array's end (t === length) or reuses a slot of an earlier round.
+    if (key === undefined) {
+      items[t] = channel;
+      items[t + 1] = data;
+      this.inboxTail = t + 2;
+    } else {
+      items[t] = ~channel;
+      items[t + 1] = data;
+      items[t + 2] = key;
+      this.inboxTail = t + 3;
+    }
   }
   /** @internal */
   charge(bytes: number): void {

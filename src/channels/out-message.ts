@@ -1,5 +1,4 @@
 /** One application message on its way out (internal to src/channels). */
-import type { DeliveryKind } from "../engine/abi.js";
 import type { SendChannel } from "./send-channel.js";
 
 /** Per-fragment send state. */
@@ -11,6 +10,14 @@ export const enum FragState {
 }
 
 const EMPTY = new Uint8Array(0);
+const DONE = 1;
+const ABANDONED = 2;
+const LOSS_REPORTED = 4;
+const KEPT_FOR_COPIES = 8;
+/** `data` was taken away (takeData): the message will never be written again. */
+const FREED = 64;
+const STATE0_SHIFT = 4;
+const STATE0_MASK = 3 << STATE0_SHIFT;
 
 export class OutMessage {
   /** Message sequence of fragment 0, unwrapped (wire value is `& 0xffff`); -1 until started. */
@@ -20,37 +27,29 @@ export class OutMessage {
   acked = 0;
   /** Lowest fragment index not yet acknowledged (for the flow-control window). */
   firstUnacked = 0;
-  /** All fragments acknowledged (reliable) or everything settled (unreliable). */
-  done = false;
-  /** No longer wanted: superseded (sequenced / LatestState) or the connection closed. */
-  abandoned = false;
-  /** Unreliable receipt already reported lost. */
-  lossReported = false;
-  /** Data held in `data` is a pooled buffer (see buffer-pool.ts). */
-  pooled = false;
+  /**
+   * Bits: DONE, ABANDONED, LOSS_REPORTED, KEPT_FOR_COPIES, FREED, and fragment 0's FragState (when not
+   * fragmented) at STATE0_SHIFT. One field instead of five: an OutMessage is allocated per
+   * message sent and lives about a round trip (it often survives a scavenge and is copied).
+   */
+  private flags = 0;
   /**
    * Channels with copies (redundancy / piggyback), one-frame messages only: packets in flight
    * that carry this message (first send, resends and copies). A loss report only counts once
    * no other carrier is left.
    */
   carriers = 0;
-  /** Unreliable message kept after its write for redundancy copies: its bytes no longer count
-   *  in the channel's heldBytes (they were taken off at the write). */
-  keptForCopies = false;
-  /** State of fragment 0 when not fragmented (no per-message typed array for the common case). */
-  private state0: FragState = FragState.NeedsSend;
   /** Per-fragment states, only for fragmented messages. */
   private states: Uint8Array | undefined;
 
   constructor(
     /** Its channel's sender (acknowledgements and losses go straight to it). */
     readonly sender: SendChannel,
-    readonly kind: DeliveryKind,
-    /** The payload is data[0 .. length) (exactly `length` bytes until freed; pooled views, see buffer-pool.ts). */
+    /** The payload is data[0 .. length) (exactly `length` bytes until freed). A one-frame
+     *  message's data is a pooled view (see buffer-pool.ts; SendChannel.isPooledFor). */
     public data: Uint8Array,
     public length: number,
     public fragCount: number,
-    readonly fragPayload: number,
     readonly key: number,
     /** LatestState: the key's version this transmission carries. */
     public version: number,
@@ -61,21 +60,55 @@ export class OutMessage {
   }
 
   /** Replace the payload of a message that has not started (LatestState coalescing). */
-  replace(data: Uint8Array, length: number, fragCount: number, version: number, pooled: boolean): void {
+  replace(data: Uint8Array, length: number, fragCount: number, version: number): void {
     this.data = data;
     this.length = length;
-    this.pooled = pooled;
     this.version = version;
     this.fragCount = fragCount;
-    this.state0 = FragState.NeedsSend;
+    this.flags &= ~(STATE0_MASK | FREED);
     this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
   }
 
+  /** All fragments acknowledged (reliable) or everything settled (unreliable). */
+  get done(): boolean {
+    return (this.flags & DONE) !== 0;
+  }
+  set done(v: boolean) {
+    this.flags = v ? this.flags | DONE : this.flags & ~DONE;
+  }
+  /** No longer wanted: superseded (sequenced / LatestState) or the connection closed. */
+  get abandoned(): boolean {
+    return (this.flags & ABANDONED) !== 0;
+  }
+  set abandoned(v: boolean) {
+    this.flags = v ? this.flags | ABANDONED : this.flags & ~ABANDONED;
+  }
+  /** Unreliable receipt already reported lost. */
+  get lossReported(): boolean {
+    return (this.flags & LOSS_REPORTED) !== 0;
+  }
+  set lossReported(v: boolean) {
+    this.flags = v ? this.flags | LOSS_REPORTED : this.flags & ~LOSS_REPORTED;
+  }
+  /** Unreliable message kept after its write for redundancy copies: its bytes no longer count
+   *  in the channel's heldBytes (they were taken off at the write). */
+  get keptForCopies(): boolean {
+    return (this.flags & KEPT_FOR_COPIES) !== 0;
+  }
+  set keptForCopies(v: boolean) {
+    this.flags = v ? this.flags | KEPT_FOR_COPIES : this.flags & ~KEPT_FOR_COPIES;
+  }
+
+  /** Its data was taken away (known without reading the data view, cold by the time of the ack). */
+  get freed(): boolean {
+    return (this.flags & FREED) !== 0;
+  }
+
   state(f: number): FragState {
-    return this.states === undefined ? this.state0 : (this.states[f] as FragState);
+    return this.states === undefined ? ((this.flags & STATE0_MASK) >>> STATE0_SHIFT as FragState) : (this.states[f] as FragState);
   }
   setState(f: number, s: FragState): void {
-    if (this.states === undefined) this.state0 = s;
+    if (this.states === undefined) this.flags = (this.flags & ~STATE0_MASK) | (s << STATE0_SHIFT);
     else this.states[f] = s;
   }
 
@@ -83,6 +116,7 @@ export class OutMessage {
   takeData(): Uint8Array {
     const d = this.data;
     this.data = EMPTY;
+    this.flags |= FREED;
     return d;
   }
 
@@ -92,11 +126,12 @@ export class OutMessage {
 
   /** Payload bytes of fragment `i`. */
   fragmentStart(i: number): number {
-    return i * this.fragPayload;
+    return i * this.sender.fragmentPayload;
   }
   fragmentLength(i: number): number {
     if (this.fragCount === 1) return this.length;
-    return Math.min(this.fragPayload, this.length - i * this.fragPayload);
+    const size = this.sender.fragmentPayload;
+    return Math.min(size, this.length - i * size);
   }
 
   /** Started and still holding the channel's flow-control window. */

@@ -7,7 +7,7 @@
  * Slots below the head are cleared at once (no references kept to shifted items); the live
  * items move to the front when the array is full and at least half of it is behind the head.
  */
-const KEPT_CAPACITY = 32;
+export const KEPT_CAPACITY = 32;
 
 export class Queue<T> {
   private items: (T | undefined)[] = [];

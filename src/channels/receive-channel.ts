@@ -87,6 +87,14 @@ export const UNRELIABLE_DEDUP_WINDOW = 32;
 /** First size of a ReliableOrdered held-frame ring (grows by doubling up to MESSAGE_WINDOW). */
 const HELD_RING_START = 16;
 const NO_SEQ = -1;
+/**
+ * Sentinels of the unwrapped-sequence fields, small integers rather than NaN: a field that
+ * ever holds NaN is stored as a boxed double, one more object to reach per received frame.
+ * `newestSeen` starts at a wire sequence (>= 0) and only grows; message ids are at least
+ * -(32768 + 65535) (a frame half the sequence space behind, minus a fragment index).
+ */
+const NOT_SEEN = -1;
+const NO_ID = -0x80000000;
 
 /**
  * ReliableOrdered frames held (copied) until the engine releases them, by 16-bit messageSeq.
@@ -152,10 +160,10 @@ class HeldRing {
 export class ReceiveChannel {
   /** Messages being reassembled by id (created on the first fragment). */
   private partialsById: Map<number, Partial> | undefined;
-  /** Newest messageSeq seen on this channel, unwrapped; NaN before the first. */
-  private newestSeen = NaN;
-  /** Sequenced kinds: newest message id delivered, unwrapped. */
-  private lastDelivered = NaN;
+  /** Newest messageSeq seen on this channel, unwrapped; NOT_SEEN before the first. */
+  private newestSeen = NOT_SEEN;
+  /** Sequenced kinds: newest message id delivered, unwrapped (NO_ID: none yet). */
+  private lastDelivered = NO_ID;
   /** LatestState: newest delivered message id per live key, unwrapped (created on the first). */
   private keyNewest: Map<number, number> | undefined;
   /**
@@ -169,11 +177,11 @@ export class ReceiveChannel {
   private held: HeldRing | undefined;
   // ReliableOrdered: the fragmented message whose fragments are being released in order (its
   // bytes are in a Partial, placed when each fragment arrived, held or not).
-  private orderedId = NaN;
+  private orderedId = NO_ID;
   private orderedNext = 0;
   /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
   private seenBits = 0;
-  /** Messages delivered on this channel (ChannelStats.messagesReceived; counted by the ChannelSet). */
+  /** Messages delivered on this channel (ChannelStats.messagesReceived). */
   messagesReceived = 0;
 
   readonly unreliable: boolean;
@@ -199,7 +207,7 @@ export class ReceiveChannel {
    * original, as before). Returns the unwrapped sequence, or NaN to drop the frame.
    */
   private firstArrival(seq: number): number {
-    if (Number.isNaN(this.newestSeen)) {
+    if (this.newestSeen === NOT_SEEN) {
       this.newestSeen = seq;
       this.seenBits = 1;
       return seq;
@@ -228,7 +236,7 @@ export class ReceiveChannel {
 
   /** 16-bit wire sequence -> unwrapped, relative to the newest seen (and update it). */
   private unwrap(seq: number): number {
-    if (Number.isNaN(this.newestSeen)) {
+    if (this.newestSeen === NOT_SEEN) {
       this.newestSeen = seq;
       return seq;
     }
@@ -268,6 +276,16 @@ export class ReceiveChannel {
     this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, key, arena, offset, length);
   }
 
+  /**
+   * ReliableOrdered: an unfragmented engine Message record (next in order); the ChannelSet
+   * copies and delivers it (its fast path). Same as onMessage's ordered branch without the copy.
+   */
+  wholeInOrder(seq: number): void {
+    this.unwrap(seq);
+    if (this.orderedId !== NO_ID) this.dropOrdered();
+    this.messagesReceived++;
+  }
+
   /** An engine Hold record: keep a copy until its Release. */
   onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number, records: Int32Array, index: number): void {
     if (this.kind !== DeliveryKind.ReliableOrdered) {
@@ -301,15 +319,15 @@ export class ReceiveChannel {
    */
   private inOrder(seq: number, fragInfo: number, payload: Uint8Array): void {
     if (fragInfo === 0) {
-      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
-      this.host.deliver(this.index, payload, undefined);
+      if (this.orderedId !== NO_ID) this.dropOrdered();
+      this.deliver(payload, undefined);
       return;
     }
     const fragIndex = fragInfo >>> 16;
     const fragCount = fragInfo & 0xffff;
     const id = this.unwrap(seq) - fragIndex;
     if (fragIndex === 0) {
-      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      if (this.orderedId !== NO_ID) this.dropOrdered();
       this.orderedId = id;
       this.orderedNext = 0;
     }
@@ -317,14 +335,14 @@ export class ReceiveChannel {
     if (id !== this.orderedId || fragIndex !== this.orderedNext || p === undefined || p.fragCount !== fragCount) {
       // Not the continuation of the message in progress (or none in progress), or its partial
       // was rejected: drop what there is.
-      if (!Number.isNaN(this.orderedId)) this.dropOrdered();
+      if (this.orderedId !== NO_ID) this.dropOrdered();
       if (p !== undefined) this.dropPartial(p);
       this.host.countInvalid();
       return;
     }
     this.orderedNext++;
     if (this.orderedNext < fragCount) return;
-    this.orderedId = NaN;
+    this.orderedId = NO_ID;
     this.orderedNext = 0;
     if (p.received !== fragCount) {
       this.dropPartial(p);
@@ -332,13 +350,13 @@ export class ReceiveChannel {
       return;
     }
     this.dropPartial(p);
-    this.host.deliver(this.index, p.message(), undefined);
+    this.deliver(p.message(), undefined);
   }
 
   private dropOrdered(): void {
     const p = this.partialsById?.get(this.orderedId);
     if (p !== undefined) this.dropPartial(p);
-    this.orderedId = NaN;
+    this.orderedId = NO_ID;
     this.orderedNext = 0;
     this.host.countInvalid();
   }
@@ -358,7 +376,7 @@ export class ReceiveChannel {
       return;
     }
     const id = s - fragIndex;
-    if (this.isSequenced() && !Number.isNaN(this.lastDelivered) && id <= this.lastDelivered) {
+    if (this.isSequenced() && this.lastDelivered !== NO_ID && id <= this.lastDelivered) {
       this.host.countStale();
       return;
     }
@@ -512,7 +530,7 @@ export class ReceiveChannel {
       tombstones.delete(key); // re-insert at the end: the map stays in arrival order
       tombstones.set(key, id);
       this.purgeTombstones();
-      this.host.deliver(this.index, data, key);
+      this.deliver(data, key);
       return;
     }
     if (newest === undefined || !live.has(key)) {
@@ -523,7 +541,7 @@ export class ReceiveChannel {
       this.tombstones?.delete(key);
     }
     live.set(key, id);
-    this.host.deliver(this.index, data, key);
+    this.deliver(data, key);
   }
 
   /** Forget tombstones a full message window behind the newest seen messageSeq. */
@@ -537,23 +555,29 @@ export class ReceiveChannel {
     }
   }
 
+  /** Hand a message to the ChannelSet's inbox (and count it). */
+  private deliver(data: Uint8Array, key: number | undefined): void {
+    this.messagesReceived++;
+    this.host.deliver(this.index, data, key);
+  }
+
   /** A whole message (unfragmented or reassembled) with unwrapped id `id`. */
   private complete(id: number, key: number, data: Uint8Array): void {
     switch (this.kind) {
       case DeliveryKind.UnreliableSequenced:
       case DeliveryKind.ReliableSequenced:
-        if (!Number.isNaN(this.lastDelivered) && id <= this.lastDelivered) {
+        if (this.lastDelivered !== NO_ID && id <= this.lastDelivered) {
           this.host.countStale();
           return;
         }
         this.lastDelivered = id;
-        this.host.deliver(this.index, data, undefined);
+        this.deliver(data, undefined);
         return;
       case DeliveryKind.LatestState:
         this.completeKeyed(id, key >>> 0, data);
         return;
       default:
-        this.host.deliver(this.index, data, undefined);
+        this.deliver(data, undefined);
     }
   }
 }

@@ -20,6 +20,9 @@ import { MAX_DATAGRAM_BYTES, RECORD_INTS, RecordField, RecordType } from "../eng
 
 /** One copy of arena bytes into a new buffer of its own. */
 export function copyOut(arena: Uint8Array, offset: number, length: number): Uint8Array {
+  // slice() allocates without zero-filling and needs no subarray view; only on a plain
+  // Uint8Array (a Node Buffer's slice() is a view, and a subclass would build its own kind).
+  if (arena.constructor === Uint8Array) return arena.slice(offset, offset + length);
   const out = new Uint8Array(length);
   if (length > 0) out.set(arena.subarray(offset, offset + length));
   return out;

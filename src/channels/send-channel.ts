@@ -14,9 +14,11 @@ import { copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js"
 import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
 import { FragState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
-import { PairQueue, Queue } from "./queue.js";
+import { KEPT_CAPACITY, PairQueue } from "./queue.js";
 
 const EMPTY = new Uint8Array(0);
+/** Started messages the FIFO may hold before a start trims the settled ones from its head. */
+const LIVE_TRIM_AT = 8;
 /** Piggyback ring slots beyond `piggyback`: room for the messages of the datagram being written. */
 const PIGGYBACK_RING_EXTRA = 4;
 
@@ -67,7 +69,12 @@ export class SendChannel {
    * ones, which have fragments never written yet ("fresh"). One queue for both, so a message is
    * pushed once and starting it moves nothing.
    */
-  private readonly queue = new Queue<OutMessage>();
+  // The FIFO's array and indexes are fields of the channel itself (the scheme of queue.ts's
+  // Queue, inlined): one object less to reach per send, write and start, when the
+  // connection's state is cold.
+  private queued: (OutMessage | undefined)[] = [];
+  private queueHead = 0;
+  private queueTail = 0;
   /** Messages at the tail of `queue` with fragments never written yet. */
   private freshCount = 0;
   /** Lost fragments waiting to be resent (created at a loss, dropped when emptied). */
@@ -134,13 +141,11 @@ export class SendChannel {
 
   /** `m` will never be written again: stop counting its bytes and recycle its buffer. */
   private freeData(m: OutMessage): void {
-    if (m.data.length === 0) return; // freed already (or an empty message)
-    if (!m.keptForCopies) this.heldBytes -= m.length;
+    if (m.freed) return;
+    const length = m.length; // = its data's length (the view itself is not read: cold by now)
+    if (!m.keptForCopies) this.heldBytes -= length;
     const buffer = m.takeData();
-    if (m.pooled) {
-      m.pooled = false;
-      releasePooled(buffer);
-    }
+    if (this.isPooledFor(length)) releasePooled(buffer, length);
   }
 
   /** Queue a message (already validated; copied here). */
@@ -150,13 +155,12 @@ export class SendChannel {
       // (Not windowed: the queue holds only fresh messages.)
       while (this.freshCount > 0) {
         this.freshCount--;
-        this.abandon(this.queue.shift()!);
+        this.abandon(this.shiftQueue()!);
       }
     }
     const length = data.length;
-    const m = new OutMessage(this, this.kind, this.copyIn(data), length, this.fragmentCountFor(length), this.fragmentPayload, 0, 0, receipt);
-    m.pooled = this.isPooledFor(length);
-    this.queue.push(m);
+    const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
+    this.pushQueue(m);
     this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
@@ -182,12 +186,11 @@ export class SendChannel {
     const length = data.length;
     const fragCount = this.fragmentCountFor(length);
     const copy = this.copyIn(data);
-    const pooled = this.isPooledFor(length);
     if (ks.pending !== undefined) {
       // Coalesce: the queued transmission has not started, so it simply carries the new value.
       const p = ks.pending;
       this.freeData(p);
-      p.replace(copy, length, fragCount, version, pooled);
+      p.replace(copy, length, fragCount, version);
       this.heldBytes += length;
       return;
     }
@@ -195,24 +198,61 @@ export class SendChannel {
       // The previous value is still being written for the first time: stop, the new one replaces it.
       this.abandon(ks.current);
     }
-    const m = new OutMessage(this, this.kind, copy, length, fragCount, this.fragmentPayload, key, version, 0);
-    m.pooled = pooled;
+    const m = new OutMessage(this, copy, length, fragCount, key, version, 0);
     ks.pending = m;
-    this.queue.push(m);
+    this.pushQueue(m);
     this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
   }
 
+  /** Append to the message FIFO (queue.ts Queue.push). */
+  private pushQueue(m: OutMessage): void {
+    const tail = this.queueTail;
+    const queued = this.queued;
+    if (tail < queued.length) {
+      queued[tail] = m;
+      this.queueTail = tail + 1;
+    } else if (this.queueHead !== 0 && this.queueHead * 2 >= tail) {
+      // Full, and at least half of it behind the head: move the live items to the front.
+      const head = this.queueHead;
+      const n = tail - head;
+      for (let i = 0; i < n; i++) queued[i] = queued[head + i];
+      for (let i = n; i < tail; i++) queued[i] = undefined;
+      queued[n] = m;
+      this.queueHead = 0;
+      this.queueTail = n + 1;
+    } else {
+      queued.push(m);
+      this.queueTail = tail + 1;
+    }
+  }
+
+  /** Remove the FIFO's head (queue.ts Queue.shift); an emptied FIFO keeps a small array. */
+  private shiftQueue(): OutMessage | undefined {
+    const head = this.queueHead;
+    if (head === this.queueTail) return undefined;
+    const queued = this.queued;
+    const m = queued[head];
+    queued[head] = undefined;
+    if (head + 1 === this.queueTail) {
+      this.queueHead = 0;
+      this.queueTail = 0;
+      if (queued.length > KEPT_CAPACITY) this.queued = [];
+    } else {
+      this.queueHead = head + 1;
+    }
+    return m;
+  }
+
   /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
   private windowBase(): number {
-    const queue = this.queue;
     for (;;) {
-      const m = queue.peek();
+      const m = this.queueHead < this.queueTail ? this.queued[this.queueHead] : undefined;
       if (m === undefined) return this.nextSeq;
       if (!m.live) {
-        if (queue.length > this.freshCount) {
-          queue.shift(); // settled: no longer holds the window
+        if (this.queueTail - this.queueHead > this.freshCount) {
+          this.shiftQueue(); // settled: no longer holds the window
           continue;
         }
         return this.nextSeq; // the fresh head, not started (or abandoned): nothing started after it
@@ -233,18 +273,17 @@ export class SendChannel {
     return seq < this.windowFloor + MESSAGE_WINDOW;
   }
 
-  /** Drop settled messages from the head of the live queue (they no longer hold the window);
-   *  at each start, so the queue stays short now that inWindow() rarely calls windowBase(). */
+  /** Drop settled messages from the head of the live queue (they no longer hold the window),
+   *  so the queue stays short now that inWindow() rarely calls windowBase(). */
   private trimLive(): void {
-    const queue = this.queue;
-    while (queue.length > this.freshCount && !queue.peek()!.live) queue.shift();
+    while (this.queueTail - this.queueHead > this.freshCount && !this.queued[this.queueHead]!.live) this.shiftQueue();
   }
 
   /** The fresh head has no fragment left to write for the first time (or was abandoned): it
    *  joins the live messages (windowed kinds), or leaves the queue. */
   private leaveFresh(): void {
     this.freshCount--;
-    if (!this.windowed) this.queue.shift(); // nothing before it: it is the queue's head
+    if (!this.windowed) this.shiftQueue(); // nothing before it: it is the queue's head
   }
 
   /** Drop invalid entries at the head of the resend queue; true if a valid one remains. */
@@ -274,7 +313,7 @@ export class SendChannel {
   private cleanFreshHead(): OutMessage | undefined {
     for (;;) {
       if (this.freshCount === 0) return undefined;
-      const m = this.queue.at(this.queue.length - this.freshCount)!;
+      const m = this.queued[this.queueTail - this.freshCount]!;
       if (m.abandoned || m.nextFrag >= m.fragCount) {
         this.leaveFresh();
         continue;
@@ -469,8 +508,10 @@ export class SendChannel {
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
     this.nextSeq += m.fragCount;
-    // Settled messages leave the window here, where the queue is at hand (not at every ack).
-    if (this.windowed) this.trimLive();
+    // Messages acknowledged in order leave the FIFO at their ack (delivered()); others (acked
+    // out of order, abandoned) are trimmed here once a few have gathered, so a start does not
+    // read the oldest message (cold by now) every time.
+    if (this.windowed && this.queueTail - this.queueHead - this.freshCount > LIVE_TRIM_AT) this.trimLive();
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -535,6 +576,9 @@ export class SendChannel {
     if (this.windowed && this.freshCount > 0) this.sink.markPending(this.index);
     if (m.acked < m.fragCount || m.done) return;
     m.done = true;
+    // No longer holds the window: if it is the oldest, it leaves the FIFO now (the slot is at
+    // hand; trimLive() would have to read the message again later).
+    if (this.windowed && this.queueTail - this.queueHead > this.freshCount && this.queued[this.queueHead] === m) this.shiftQueue();
     if (m.abandoned) return; // superseded: its receipt was already reported
     this.freeData(m);
     if (this.kind === DeliveryKind.LatestState) {
@@ -637,11 +681,14 @@ export class SendChannel {
       for (let m = ring.shiftOldest(); m !== undefined; m = ring.shiftOldest()) if (!this.reliable) this.freeData(m);
     }
     // Fresh messages first, then the live ones (the order their receipts report lost).
-    const queue = this.queue;
-    const liveCount = queue.length - this.freshCount;
-    for (let i = liveCount; i < queue.length; i++) this.abandon(queue.at(i)!);
-    for (let i = 0; i < liveCount; i++) this.abandon(queue.at(i)!);
-    queue.clear();
+    const queued = this.queued;
+    const head = this.queueHead;
+    const liveCount = this.queueTail - head - this.freshCount;
+    for (let i = head + liveCount; i < this.queueTail; i++) this.abandon(queued[i]!);
+    for (let i = head; i < head + liveCount; i++) this.abandon(queued[i]!);
+    this.queued = [];
+    this.queueHead = 0;
+    this.queueTail = 0;
     this.freshCount = 0;
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
     this.lost?.clear();
