@@ -14,5 +14,19 @@ export function doubleArray(size: number, value = 0): number[] {
   const a = [0.5];
   a.length = 0;
   for (let i = 0; i < size; i++) a.push(value);
-  return a;
+  // A copy: allocated in one piece at its exact size, the array object and its elements side
+  // by side (the pushes grew the elements store in steps, each time somewhere else).
+  return a.slice();
+}
+
+/**
+ * `x`, as a small integer if it is one. For values read from a double array and stored in an
+ * object's field: V8 returns such a read as a heap box (in unoptimized code), and a field that
+ * once held a box keeps every later value in a box of its own, so each read of it is one more
+ * cold cache line. The session keeps SentPacket records per packet; with the integral times
+ * of a millisecond clock their fields then stay inline. (-0 becomes 0.)
+ */
+export function inlineInteger(x: number): number {
+  const i = x | 0;
+  return i === x ? i : x;
 }
