@@ -154,6 +154,7 @@ const enum S {
   PacingGain,
   CwndGain,
   CycleStamp,
+  InflightCap,
   // queue test: the last RTT samples (ring)
   RecentRtt,
   RecentRttIndex = RecentRtt + RECENT_RTT_SAMPLES,
@@ -162,8 +163,8 @@ const enum S {
   RoundSampleCount,
   RoundAppLimitedMax,
   RoundSample,
-  InflightCap = RoundSample + INLINE_ROUND_SAMPLES,
-  FullBw,
+  // rarely used: state changes, losses
+  FullBw = RoundSample + INLINE_ROUND_SAMPLES,
   FullBwCount,
   CycleIndex,
   ProbeRttDoneStamp,
