@@ -141,7 +141,13 @@ const enum S {
   Window,
   /** Pacer (pacer.ts): tokens, last refill, rate (= the pacing rate, bytes per ms), capacity, quantum. */
   Pacer,
-  MinRtt = Pacer + 5, // PACER_SLOTS (checked below)
+  /**
+   * Windowed max of the bandwidth samples over round counts (windowed-filter.ts); its first
+   * slot, the current best, is btlBw (read per send, ack and receive batch).
+   */
+  BwFilter = Pacer + 5, // PACER_SLOTS (checked below)
+  BtlBw = BwFilter,
+  MinRtt = BwFilter + 6, // FILTER_SLOTS (checked below)
   MinRttStamp,
   // rounds
   NextRoundDelivered,
@@ -149,7 +155,6 @@ const enum S {
   DeliveredInRound,
   LostInRound,
   // model
-  BtlBw,
   Cwnd,
   PacingGain,
   CwndGain,
@@ -172,9 +177,7 @@ const enum S {
   LastLossReactionTime,
   LastLossReactionRound,
   CapBeforeReaction,
-  /** Windowed max of the bandwidth samples over round counts (windowed-filter.ts). */
-  BwFilter,
-  Count = BwFilter + 6, // FILTER_SLOTS (checked below)
+  Count,
 }
 const PACER = S.Pacer;
 // The literal sizes above must match the modules' (a type error here otherwise).
@@ -259,7 +262,6 @@ export class DefaultController implements CongestionController {
     this.ackClockWindow = ackThreshold > 0 ? Math.max(this.minWindow, (Math.ceil(ackThreshold) + 2) * this.mtu) : this.minWindow;
     this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
     const s = this.s;
-    s[S.BtlBw] = NaN;
     s[S.MinRtt] = NaN;
     s[S.PacingGain] = STARTUP_GAIN;
     s[S.CwndGain] = STARTUP_GAIN;
@@ -286,7 +288,6 @@ export class DefaultController implements CongestionController {
   private updateBtlBw(rate: number): void {
     const s = this.s;
     windowedUpdate(s, S.BwFilter, false, this.bwWindowRounds, rate, s[S.RoundCount]);
-    s[S.BtlBw] = s[S.BwFilter];
     this.pacingInputsChanged = true;
   }
 
