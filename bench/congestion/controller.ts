@@ -12,6 +12,10 @@
  * and subtracted.
  *
  *   node dist/bench/congestion/controller.js [--connections 1000] [--seconds 20] [--evict 8] [--rounds 5]
+ *
+ * On a shared machine the eviction baseline makes the difference noisy; `--evict 0
+ * --connections 20000` (state cold in DRAM, about 2 us per packet) gave the steadiest A/B,
+ * `--evict 0 --connections 1000` (state mostly in L2/L3) shows the instruction cost.
  * Prints CPU nanoseconds per packet (send + its ack or loss), controller work only (medians of
  * alternated runs with and without it).
  */
