@@ -41,9 +41,18 @@
  * traffic (e.g. 30 Hz x 200 B) is never delayed.
  */
 import { fillSentPacket, type CongestionController, type SentPacket } from "./controller.js";
+import { doubleArray, inlineInteger } from "./doubles.js";
 import { requireInRange } from "./errors.js";
-import { Pacer } from "./pacer.js";
-import { WindowedFilter } from "./windowed-filter.js";
+import {
+  PACER_CAPACITY,
+  PACER_QUANTUM,
+  PACER_RATE,
+  PACER_SLOTS,
+  pacerInit,
+  pacerNextSendTime,
+  pacerOnSend,
+} from "./pacer.js";
+import { FILTER_SLOTS, windowedInit, windowedUpdate } from "./windowed-filter.js";
 
 export interface DefaultConfig {
   /** Datagram size the window is counted in (default 1200). */
@@ -110,6 +119,73 @@ const ROUND_QUANTILE = 0.75;
 /** Round sample counts up to this are sorted by insertion (see commitRoundBandwidth). */
 const SMALL_SORT = 16;
 
+/** Round samples kept in the state array itself; more go to an array allocated when needed. */
+const INLINE_ROUND_SAMPLES = 4;
+/** Sort buffer for a round's samples, shared by every controller (commitRoundBandwidth never
+ *  re-enters). */
+const ROUND_SCRATCH = new Float64Array(ROUND_SAMPLES);
+
+/**
+ * Slots of DefaultController.s, the controller's numeric state (doubles.ts): with 1,000
+ * connections each ack and send finds it cold in cache, and as one packed array it is a few
+ * contiguous lines instead of the object plus a heap box per double field, a pacer object, a
+ * filter object and two typed arrays. The slots every send and ack touch come first.
+ */
+const enum S {
+  // delivery-rate estimation (bytes, ms)
+  Delivered = 0,
+  DeliveredTime,
+  FirstSentTime,
+  AppLimitedUntil,
+  /** windowBytes(), refreshed after every change of its inputs (refreshWindow). */
+  Window,
+  /** Pacer (pacer.ts): tokens, last refill, rate (= the pacing rate, bytes per ms), capacity, quantum. */
+  Pacer,
+  /**
+   * Windowed max of the bandwidth samples over round counts (windowed-filter.ts); its first
+   * slot, the current best, is btlBw (read per send, ack and receive batch).
+   */
+  BwFilter = Pacer + 5, // PACER_SLOTS (checked below)
+  BtlBw = BwFilter,
+  MinRtt = BwFilter + 6, // FILTER_SLOTS (checked below)
+  MinRttStamp,
+  // rounds
+  NextRoundDelivered,
+  RoundCount,
+  DeliveredInRound,
+  LostInRound,
+  // model
+  Cwnd,
+  PacingGain,
+  CwndGain,
+  CycleStamp,
+  InflightCap,
+  // queue test: the last RTT samples (ring)
+  RecentRtt,
+  RecentRttIndex = RecentRtt + RECENT_RTT_SAMPLES,
+  // delivery-rate samples of the current round (ring; the first ones here, the rest in
+  // roundSamplesMore), for the round's upper quartile
+  RoundSampleCount,
+  RoundAppLimitedMax,
+  RoundSample,
+  // rarely used: state changes, losses
+  FullBw = RoundSample + INLINE_ROUND_SAMPLES,
+  FullBwCount,
+  CycleIndex,
+  ProbeRttDoneStamp,
+  PriorCwnd,
+  LastLossReactionTime,
+  LastLossReactionRound,
+  CapBeforeReaction,
+  Count,
+}
+const PACER = S.Pacer;
+// The literal sizes above must match the modules' (a type error here otherwise).
+const PACER_SIZE_MATCHES: 5 = PACER_SLOTS;
+const FILTER_SIZE_MATCHES: 6 = FILTER_SLOTS;
+void PACER_SIZE_MATCHES;
+void FILTER_SIZE_MATCHES;
+
 /** Sorts a[0..n) ascending in place. */
 function insertionSort(a: Float64Array, n: number): void {
   for (let i = 1; i < n; i++) {
@@ -124,76 +200,46 @@ function insertionSort(a: Float64Array, n: number): void {
 }
 
 export class DefaultController implements CongestionController {
-  readonly name = "bbr-lite";
-  readonly mtu: number;
-  private readonly initialWindow: number;
-  private readonly minWindow: number;
-  private readonly initialRttMs: number;
+  // Fields in the order of use: the state array, the flags and the constants read on every ack
+  // and send come first, so they share the object's first cache lines.
+  /** The numeric state (slots S.*). */
+  private readonly s: number[] = doubleArray(S.Count);
+  state: DefaultState = "startup";
+  private filledPipe = false;
+  /**
+   * An input of the pacing rate (btlBw, min RTT, pacing gain, filledPipe) changed since the
+   * last updatePacingRate. The rate is a function of those alone (it only ever rises in
+   * Startup, so recomputing it with the same inputs gives the same value), so most acks, which
+   * change none of them, skip it.
+   */
+  private pacingInputsChanged = true;
   private readonly minRttWindowMs: number;
-  private readonly probeRttDurationMs: number;
-  private readonly lossThreshold: number;
-  private readonly queueMarginMinMs: number;
-  private readonly queueMarginFraction: number;
-  private readonly burstBytes: number;
-  private readonly sendQuantumMs: number;
   /** Window floor outside ProbeRTT (bytes): the peer's ack threshold + 2 packets. */
   private readonly ackClockWindow: number;
-  private rngState: number;
-
-  state: DefaultState = "startup";
-  // delivery-rate estimation state (bytes, ms)
-  private delivered = 0;
-  private deliveredTime = 0;
-  private firstSentTime = 0;
-  private appLimitedUntil = 0;
-  // rounds
-  private roundCount = 0;
-  private nextRoundDelivered = 0;
-  private roundStart = false;
-  // model
-  private readonly btlBwFilter: WindowedFilter;
-  /**
-   * btlBwFilter.best(), kept beside the controller's other fields: it is read on every send and
-   * ack (window, pacing) and per receive batch (bandwidth events), and the filter's candidates
-   * array is a cold line of its own with many connections. It only changes at a filter update.
-   */
-  private btlBwValue = NaN;
-  private minRtt = NaN;
-  private minRttStamp = 0;
-  private filledPipe = false;
-  private fullBw = 0;
-  private fullBwCount = 0;
-  private pacingGain = STARTUP_GAIN;
-  private cwndGain = STARTUP_GAIN;
-  private cwnd: number;
-  private pacingRate: number; // bytes per ms
-  // probe-bw
-  private cycleIndex = 0;
-  private cycleStamp = 0;
-  // probe-rtt
-  private probeRttDoneStamp = NaN;
+  private readonly minWindow: number;
+  readonly mtu: number;
+  private readonly sendQuantumMs: number;
+  private readonly initialWindow: number;
+  private readonly bwWindowRounds: number;
+  private readonly lossThreshold: number;
   private probeRttRoundDone = false;
-  private priorCwnd = 0;
-  // loss
-  private lostInRound = 0;
-  private deliveredInRound = 0;
-  private inflightCap = Infinity;
-  private lastLossReactionTime = -Infinity;
-  private lastLossReactionRound = -1;
-  // queue test: the last RTT samples (ring)
-  private readonly recentRtts = new Float64Array(RECENT_RTT_SAMPLES).fill(NaN);
-  private recentRttIndex = 0;
-  // delivery-rate samples of the current round (ring), for the round's upper quartile
-  private readonly roundSamples = new Float64Array(ROUND_SAMPLES);
-  private roundSampleCount = 0;
-  private roundAppLimitedMax = 0;
+  private readonly initialRttMs: number;
+  private readonly burstBytes: number;
+  private readonly probeRttDurationMs: number;
+  private readonly queueMarginMinMs: number;
+  private readonly queueMarginFraction: number;
+  private rngState: number;
+  /** Round samples beyond the first INLINE_ROUND_SAMPLES (allocated at the first such round). */
+  private roundSamplesMore: number[] | undefined;
   /** Counters for tests and traces. */
   readonly lossStats = { congestive: 0, ignored: 0, reactions: 0, spurious: 0, undone: 0 };
-  /** The packet whose loss caused the last reaction, and the cap before it (for undo). */
+  /** The packet whose loss caused the last reaction (for undo). */
   private reactionPacket: SentPacket | undefined;
-  private capBeforeReaction = Infinity;
 
-  private readonly pacer: Pacer;
+  /** Algorithm name (a getter: one field less in every controller). */
+  get name(): string {
+    return "bbr-lite";
+  }
 
   constructor(config: DefaultConfig = {}) {
     this.mtu = requireInRange("mtu", config.mtu ?? 1200, 64, 65_535);
@@ -202,7 +248,7 @@ export class DefaultController implements CongestionController {
     this.initialWindow = initialPackets * this.mtu;
     this.minWindow = minPackets * this.mtu;
     this.initialRttMs = requireInRange("initialRttMs", config.initialRttMs ?? 100, 0.01, 60_000);
-    const bwRounds = requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000);
+    this.bwWindowRounds = requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000);
     this.minRttWindowMs = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
     this.probeRttDurationMs = requireInRange("probeRttDurationMs", config.probeRttDurationMs ?? 200, 0, 60_000);
     this.lossThreshold = requireInRange("lossThreshold", config.lossThreshold ?? 0.02, 0, 1);
@@ -215,39 +261,57 @@ export class DefaultController implements CongestionController {
     // and the next threshold packets can leave at once (= the initial window, 10, by default).
     this.ackClockWindow = ackThreshold > 0 ? Math.max(this.minWindow, (Math.ceil(ackThreshold) + 2) * this.mtu) : this.minWindow;
     this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
-    this.btlBwFilter = new WindowedFilter("max", bwRounds);
-    this.cwnd = this.initialWindow;
-    this.pacingRate = (STARTUP_GAIN * this.initialWindow) / this.initialRttMs;
-    this.pacer = new Pacer(this.initialWindow, this.pacingRate, this.burstBytes, this.pacingRate * this.sendQuantumMs);
+    const s = this.s;
+    s[S.MinRtt] = NaN;
+    s[S.PacingGain] = STARTUP_GAIN;
+    s[S.CwndGain] = STARTUP_GAIN;
+    s[S.Cwnd] = this.initialWindow;
+    s[S.ProbeRttDoneStamp] = NaN;
+    s[S.InflightCap] = Infinity;
+    s[S.LastLossReactionTime] = -Infinity;
+    s[S.LastLossReactionRound] = -1;
+    s[S.CapBeforeReaction] = Infinity;
+    for (let i = 0; i < RECENT_RTT_SAMPLES; i++) s[S.RecentRtt + i] = NaN;
+    windowedInit(s, S.BwFilter);
+    const rate = (STARTUP_GAIN * this.initialWindow) / this.initialRttMs; // bytes per ms
+    pacerInit(s, PACER, this.initialWindow, rate, this.burstBytes, rate * this.sendQuantumMs);
+    this.refreshWindow();
   }
 
   // ---- readouts ------------------------------------------------------------------------------
 
   /** Windowed max delivery rate in bytes per ms (NaN before the first sample). */
   btlBw(): number {
-    return this.btlBwValue;
+    return this.s[S.BtlBw];
   }
 
   private updateBtlBw(rate: number): void {
-    this.btlBwFilter.update(rate, this.roundCount);
-    this.btlBwValue = this.btlBwFilter.best();
+    const s = this.s;
+    windowedUpdate(s, S.BwFilter, false, this.bwWindowRounds, rate, s[S.RoundCount]);
+    this.pacingInputsChanged = true;
   }
 
   minRttMs(): number {
-    return this.minRtt;
+    return this.s[S.MinRtt];
   }
 
   /** Bandwidth-delay product in bytes, or the initial window while unknown. */
   bdp(): number {
-    const bw = this.btlBw();
-    if (!(bw > 0) || !(this.minRtt >= 0)) return this.initialWindow;
-    return bw * this.minRtt;
+    const s = this.s;
+    const bw = s[S.BtlBw];
+    const minRtt = s[S.MinRtt];
+    if (!(bw > 0) || !(minRtt >= 0)) return this.initialWindow;
+    return bw * minRtt;
   }
 
   /** Min of the last few RTT samples (NaN before any): the queue test's view of "now". */
   recentRttMs(): number {
+    const s = this.s;
     let m = NaN;
-    for (const r of this.recentRtts) if (!(r >= m)) m = Number.isNaN(r) ? m : r;
+    for (let i = S.RecentRtt; i < S.RecentRtt + RECENT_RTT_SAMPLES; i++) {
+      const r = s[i];
+      if (!(r >= m)) m = Number.isNaN(r) ? m : r;
+    }
     return m;
   }
 
@@ -260,115 +324,121 @@ export class DefaultController implements CongestionController {
    */
   queueVisible(): boolean {
     const recent = this.recentRttMs();
-    if (Number.isNaN(recent) || Number.isNaN(this.minRtt)) return false;
-    const margin = Math.max(this.queueMarginMinMs, this.queueMarginFraction * this.minRtt);
-    return recent > this.minRtt + margin;
+    const minRtt = this.s[S.MinRtt];
+    if (Number.isNaN(recent) || Number.isNaN(minRtt)) return false;
+    const margin = Math.max(this.queueMarginMinMs, this.queueMarginFraction * minRtt);
+    return recent > minRtt + margin;
   }
 
   windowBytes(): number {
-    let w = Math.max(this.cwnd, this.ackClockWindow);
-    if (Number.isFinite(this.inflightCap)) w = Math.min(w, Math.max(this.inflightCap, this.ackClockWindow));
-    if (this.state === "probe-rtt") w = Math.min(w, this.minWindow);
-    return w;
+    return this.s[S.Window];
   }
 
   pacingRateBytesPerSec(): number {
-    return this.pacingRate * 1000;
+    return this.s[PACER + PACER_RATE] * 1000;
   }
 
   bandwidthEstimateBps(): number {
-    const bw = this.btlBw();
+    const bw = this.s[S.BtlBw];
     return bw > 0 ? bw * 8000 : 0;
   }
 
   // ---- interface -----------------------------------------------------------------------------
 
   canSend(inFlightBytes: number, bytes: number): boolean {
-    return inFlightBytes === 0 || inFlightBytes + bytes <= this.windowBytes();
+    return inFlightBytes === 0 || inFlightBytes + bytes <= this.s[S.Window];
   }
 
   nextSendTime(now: number): number {
-    return this.pacer.nextSendTime(now);
+    return pacerNextSendTime(this.s, PACER, now);
   }
 
   onAppLimited(_now: number, inFlightBytes: number): void {
     // Samples are app-limited until everything in flight now has been delivered.
-    this.appLimitedUntil = Math.max(this.delivered + inFlightBytes, 1);
+    const s = this.s;
+    s[S.AppLimitedUntil] = Math.max(s[S.Delivered] + inFlightBytes, 1);
   }
 
   onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
+    const s = this.s;
     if (inFlightBytes === 0) {
       // Start of a new send interval after idle: measure from here.
-      this.firstSentTime = now;
-      this.deliveredTime = now;
+      s[S.FirstSentTime] = now;
+      s[S.DeliveredTime] = now;
     }
     const packet = fillSentPacket(
       out,
       now,
       bytes,
       inFlightBytes + bytes,
-      this.delivered,
-      this.deliveredTime,
-      this.firstSentTime,
-      this.appLimitedUntil !== 0,
+      inlineInteger(s[S.Delivered]),
+      inlineInteger(s[S.DeliveredTime]),
+      inlineInteger(s[S.FirstSentTime]),
+      s[S.AppLimitedUntil] !== 0,
     );
-    this.pacer.onSend(now, bytes);
+    pacerOnSend(s, PACER, now, bytes);
     return packet;
   }
 
   onAck(now: number, p: SentPacket, inFlightBytes: number, rttSampleMs?: number): void {
+    const s = this.s;
     const rtt = rttSampleMs ?? now - p.sentTime;
-    this.delivered += p.bytes;
-    this.deliveredTime = now;
-    this.deliveredInRound += p.bytes;
-    if (this.appLimitedUntil !== 0 && this.delivered > this.appLimitedUntil) this.appLimitedUntil = 0;
+    const bytes = p.bytes;
+    const delivered = s[S.Delivered] + bytes;
+    s[S.Delivered] = delivered;
+    s[S.DeliveredTime] = now;
+    s[S.DeliveredInRound] += bytes;
+    const appLimitedUntil = s[S.AppLimitedUntil];
+    if (appLimitedUntil !== 0 && delivered > appLimitedUntil) s[S.AppLimitedUntil] = 0;
 
     // Min RTT (10 s window). An expired estimate is replaced by the fresh sample, which also
     // triggers ProbeRTT below.
-    const minRttExpired = !Number.isNaN(this.minRtt) && now - this.minRttStamp > this.minRttWindowMs;
-    if (Number.isFinite(rtt) && rtt >= 0 && (Number.isNaN(this.minRtt) || rtt <= this.minRtt || minRttExpired)) {
-      this.minRtt = rtt;
-      this.minRttStamp = now;
-    }
+    const minRtt = s[S.MinRtt];
+    const minRttExpired = !Number.isNaN(minRtt) && now - s[S.MinRttStamp] > this.minRttWindowMs;
     if (Number.isFinite(rtt) && rtt >= 0) {
-      this.recentRtts[this.recentRttIndex] = rtt;
-      this.recentRttIndex = (this.recentRttIndex + 1) % RECENT_RTT_SAMPLES;
+      if (Number.isNaN(minRtt) || rtt <= minRtt || minRttExpired) {
+        if (rtt !== minRtt) this.pacingInputsChanged = true;
+        s[S.MinRtt] = rtt;
+        s[S.MinRttStamp] = now;
+      }
+      const i = s[S.RecentRttIndex];
+      s[S.RecentRtt + i] = rtt;
+      s[S.RecentRttIndex] = i === RECENT_RTT_SAMPLES - 1 ? 0 : i + 1;
     }
 
     // Round trips: a round ends when a packet sent after the previous round's end is acked.
-    this.roundStart = false;
-    if (p.delivered >= this.nextRoundDelivered) {
+    let roundStart = false;
+    if (p.delivered >= s[S.NextRoundDelivered]) {
       this.endRound();
-      this.nextRoundDelivered = this.delivered;
-      this.roundCount++;
-      this.roundStart = true;
+      s[S.NextRoundDelivered] = delivered;
+      s[S.RoundCount]++;
+      roundStart = true;
     }
 
     // Delivery-rate sample.
-    this.firstSentTime = Math.max(this.firstSentTime, p.sentTime);
-    const sendElapsed = p.sentTime - p.firstSentTime;
+    const sentTime = p.sentTime;
+    s[S.FirstSentTime] = Math.max(s[S.FirstSentTime], sentTime);
+    const sendElapsed = sentTime - p.firstSentTime;
     const ackElapsed = now - p.deliveredTime;
     const interval = Math.max(sendElapsed, ackElapsed);
-    const deliveredDelta = this.delivered - p.delivered;
-    if (interval > 0 && !(interval < this.minRtt) && deliveredDelta > 0) {
+    const deliveredDelta = delivered - p.delivered;
+    if (interval > 0 && !(interval < s[S.MinRtt]) && deliveredDelta > 0) {
       const rate = deliveredDelta / interval;
       if (!this.filledPipe) {
         // Startup: every sample, at once (the ramp must not wait for round ends; an estimate a
         // few percent high only makes startup overshoot a little more, which Drain removes).
-        const best = this.btlBw();
-        if (!p.appLimited || !(rate < best)) this.updateBtlBw(rate);
+        if (!p.appLimited || !(rate < s[S.BtlBw])) this.updateBtlBw(rate);
       } else if (p.appLimited) {
-        this.roundAppLimitedMax = Math.max(this.roundAppLimitedMax, rate);
+        s[S.RoundAppLimitedMax] = Math.max(s[S.RoundAppLimitedMax], rate);
       } else {
-        this.roundSamples[this.roundSampleCount % ROUND_SAMPLES] = rate;
-        this.roundSampleCount++;
+        this.addRoundSample(rate);
       }
     }
 
-    const priorInFlight = inFlightBytes + p.bytes;
-    this.updateState(now, p, priorInFlight, inFlightBytes, minRttExpired);
-    this.updateWindow(p.bytes);
-    this.updatePacingRate();
+    this.updateState(now, p, inFlightBytes + bytes, inFlightBytes, minRttExpired, roundStart);
+    this.updateWindow(bytes);
+    if (this.pacingInputsChanged) this.updatePacingRate();
+    this.refreshWindow();
   }
 
   onLoss(now: number, p: SentPacket, _inFlightBytes: number): void {
@@ -379,30 +449,33 @@ export class DefaultController implements CongestionController {
       this.lossStats.ignored++;
       return;
     }
+    const s = this.s;
     this.lossStats.congestive++;
-    this.lostInRound += p.bytes;
-    const total = this.lostInRound + this.deliveredInRound;
-    const tooMuchLoss = this.lostInRound > this.lossThreshold * total;
+    const lost = s[S.LostInRound] + p.bytes;
+    s[S.LostInRound] = lost;
+    const total = lost + s[S.DeliveredInRound];
+    const tooMuchLoss = lost > this.lossThreshold * total;
     // Recovery epoch (RFC 9002 7.3.2): losses of packets sent before the last reaction were
     // caused by the situation already reacted to.
-    if (!tooMuchLoss || p.sentTime <= this.lastLossReactionTime || this.lastLossReactionRound === this.roundCount) {
+    if (!tooMuchLoss || p.sentTime <= s[S.LastLossReactionTime] || s[S.LastLossReactionRound] === s[S.RoundCount]) {
       return;
     }
-    this.lastLossReactionTime = now;
-    this.lastLossReactionRound = this.roundCount;
+    s[S.LastLossReactionTime] = now;
+    s[S.LastLossReactionRound] = s[S.RoundCount];
     // Bounded reduction: never below one BDP, so a reaction removes queue, not throughput.
     this.lossStats.reactions++;
     this.reactionPacket = p;
-    this.capBeforeReaction = this.inflightCap;
+    s[S.CapBeforeReaction] = s[S.InflightCap];
     const floor = Math.max(this.minWindow, this.bdp());
-    this.inflightCap = Math.max(floor, LOSS_BETA * p.inFlightAtSend);
+    s[S.InflightCap] = Math.max(floor, LOSS_BETA * p.inFlightAtSend);
     if (this.state === "startup") {
       this.filledPipe = true;
       this.enterDrain();
-    } else if (this.state === "probe-bw" && this.pacingGain > 1) {
+    } else if (this.state === "probe-bw" && s[S.PacingGain] > 1) {
       this.advanceCycle(now);
     }
     this.updatePacingRate();
+    this.refreshWindow();
   }
 
   /**
@@ -411,17 +484,39 @@ export class DefaultController implements CongestionController {
    * cap goes back to what it was (a Startup exit is not undone: the model state it needs is gone).
    */
   onSpuriousLoss(_now: number, p: SentPacket): void {
+    const s = this.s;
     this.lossStats.spurious++;
-    this.lostInRound = Math.max(0, this.lostInRound - p.bytes);
+    s[S.LostInRound] = Math.max(0, s[S.LostInRound] - p.bytes);
     if (p === this.reactionPacket) {
       this.lossStats.undone++;
-      this.inflightCap = this.capBeforeReaction;
+      s[S.InflightCap] = s[S.CapBeforeReaction];
       this.reactionPacket = undefined;
       this.updatePacingRate();
+      this.refreshWindow();
     }
   }
 
   // ---- internals -----------------------------------------------------------------------------
+
+  /** windowBytes() from cwnd, the in-flight cap and the state; after every change of those. */
+  private refreshWindow(): void {
+    const s = this.s;
+    let w = Math.max(s[S.Cwnd], this.ackClockWindow);
+    const cap = s[S.InflightCap];
+    if (Number.isFinite(cap)) w = Math.min(w, Math.max(cap, this.ackClockWindow));
+    if (this.state === "probe-rtt") w = Math.min(w, this.minWindow);
+    s[S.Window] = w;
+  }
+
+  /** One non-app-limited delivery-rate sample of this round (ring of ROUND_SAMPLES). */
+  private addRoundSample(rate: number): void {
+    const s = this.s;
+    const count = s[S.RoundSampleCount];
+    const slot = count % ROUND_SAMPLES;
+    if (slot < INLINE_ROUND_SAMPLES) s[S.RoundSample + slot] = rate;
+    else (this.roundSamplesMore ??= doubleArray(ROUND_SAMPLES - INLINE_ROUND_SAMPLES))[slot - INLINE_ROUND_SAMPLES] = rate;
+    s[S.RoundSampleCount] = count + 1;
+  }
 
   /**
    * After Startup, the bandwidth filter takes one value per round: the UPPER QUARTILE of the
@@ -438,33 +533,43 @@ export class DefaultController implements CongestionController {
    * still only raise the estimate.
    */
   private commitRoundBandwidth(): void {
-    const n = Math.min(this.roundSampleCount, ROUND_SAMPLES);
+    const s = this.s;
+    const n = Math.min(s[S.RoundSampleCount], ROUND_SAMPLES);
     let value = NaN;
-    if (n > 0) {
-      const samples = this.roundSamples;
-      // A light flow ends a round on nearly every ack with one or two samples: sort those in
-      // place (same order as the typed-array sort: the rates are finite and positive) instead
-      // of a subarray view and a sort call per ack.
+    if (n > 0 && n <= INLINE_ROUND_SAMPLES) {
+      // A light flow ends a round on nearly every ack with one or two samples. Up to 4 samples
+      // the quantile index min(n - 1, floor(0.75 n)) is n - 1: the largest, no sort needed.
+      value = s[S.RoundSample];
+      for (let i = 1; i < n; i++) if (s[S.RoundSample + i] > value) value = s[S.RoundSample + i];
+    } else if (n > 0) {
+      const samples = ROUND_SCRATCH;
+      const more = this.roundSamplesMore!;
+      for (let i = 0; i < INLINE_ROUND_SAMPLES; i++) samples[i] = s[S.RoundSample + i];
+      for (let i = INLINE_ROUND_SAMPLES; i < n; i++) samples[i] = more[i - INLINE_ROUND_SAMPLES];
+      // Same order as the typed-array sort: the rates are finite and positive.
       if (n <= SMALL_SORT) insertionSort(samples, n);
       else samples.subarray(0, n).sort();
       value = samples[Math.min(n - 1, Math.floor(ROUND_QUANTILE * n))]!;
     }
-    const best = this.btlBw();
-    if (this.roundAppLimitedMax > best && !(value >= this.roundAppLimitedMax)) value = this.roundAppLimitedMax;
+    const appLimitedMax = s[S.RoundAppLimitedMax];
+    if (appLimitedMax > s[S.BtlBw] && !(value >= appLimitedMax)) value = appLimitedMax;
     if (value > 0) this.updateBtlBw(value);
-    this.roundSampleCount = 0;
-    this.roundAppLimitedMax = 0;
+    s[S.RoundSampleCount] = 0;
+    s[S.RoundAppLimitedMax] = 0;
   }
 
   private endRound(): void {
+    const s = this.s;
     if (this.filledPipe) this.commitRoundBandwidth();
-    const total = this.lostInRound + this.deliveredInRound;
-    if (total > 0 && this.lostInRound <= this.lossThreshold * total && Number.isFinite(this.inflightCap)) {
-      this.inflightCap *= INFLIGHT_CAP_GROWTH;
-      if (this.inflightCap > PROBE_BW_CWND_GAIN * this.bdp() + 3 * this.mtu) this.inflightCap = Infinity;
+    const lost = s[S.LostInRound];
+    const total = lost + s[S.DeliveredInRound];
+    const cap = s[S.InflightCap];
+    if (total > 0 && lost <= this.lossThreshold * total && Number.isFinite(cap)) {
+      const grown = cap * INFLIGHT_CAP_GROWTH;
+      s[S.InflightCap] = grown > PROBE_BW_CWND_GAIN * this.bdp() + 3 * this.mtu ? Infinity : grown;
     }
-    this.lostInRound = 0;
-    this.deliveredInRound = 0;
+    s[S.LostInRound] = 0;
+    s[S.DeliveredInRound] = 0;
   }
 
   private random(): number {
@@ -477,26 +582,35 @@ export class DefaultController implements CongestionController {
     return this.rngState / 2 ** 32;
   }
 
+  private setGains(pacingGain: number, cwndGain: number): void {
+    this.s[S.PacingGain] = pacingGain;
+    this.s[S.CwndGain] = cwndGain;
+    this.pacingInputsChanged = true;
+  }
+
   private enterDrain(): void {
     this.state = "drain";
-    this.pacingGain = DRAIN_GAIN;
-    this.cwndGain = STARTUP_GAIN;
+    this.setGains(DRAIN_GAIN, STARTUP_GAIN);
   }
 
   private enterProbeBw(now: number): void {
+    const s = this.s;
     this.state = "probe-bw";
-    this.cwndGain = PROBE_BW_CWND_GAIN;
     // Start in any phase but the 0.75 one (index 1), chosen from the seed.
     const r = Math.floor(this.random() * 7);
-    this.cycleIndex = r === 0 ? 0 : r + 1;
-    this.cycleStamp = now;
-    this.pacingGain = PROBE_GAINS[this.cycleIndex]!;
+    const index = r === 0 ? 0 : r + 1;
+    s[S.CycleIndex] = index;
+    s[S.CycleStamp] = now;
+    this.setGains(PROBE_GAINS[index]!, PROBE_BW_CWND_GAIN);
   }
 
   private advanceCycle(now: number): void {
-    this.cycleIndex = (this.cycleIndex + 1) % PROBE_GAINS.length;
-    this.cycleStamp = now;
-    this.pacingGain = PROBE_GAINS[this.cycleIndex]!;
+    const s = this.s;
+    const index = (s[S.CycleIndex] + 1) % PROBE_GAINS.length;
+    s[S.CycleIndex] = index;
+    s[S.CycleStamp] = now;
+    s[S.PacingGain] = PROBE_GAINS[index]!;
+    this.pacingInputsChanged = true;
   }
 
   private updateState(
@@ -505,32 +619,36 @@ export class DefaultController implements CongestionController {
     priorInFlight: number,
     inFlight: number,
     minRttExpired: boolean,
+    roundStart: boolean,
   ): void {
+    const s = this.s;
     // Full-pipe detection (startup exit) once per round on non-app-limited rounds.
-    if (!this.filledPipe && this.roundStart && !p.appLimited) {
-      const bw = this.btlBw();
-      if (bw >= this.fullBw * FULL_BW_GROWTH) {
-        this.fullBw = bw;
-        this.fullBwCount = 0;
-      } else if (++this.fullBwCount >= FULL_BW_ROUNDS) {
+    if (!this.filledPipe && roundStart && !p.appLimited) {
+      const bw = s[S.BtlBw];
+      if (bw >= s[S.FullBw] * FULL_BW_GROWTH) {
+        s[S.FullBw] = bw;
+        s[S.FullBwCount] = 0;
+      } else if (++s[S.FullBwCount] >= FULL_BW_ROUNDS) {
         this.filledPipe = true;
+        this.pacingInputsChanged = true;
       }
     }
     if (this.state === "startup" && this.filledPipe) this.enterDrain();
     if (this.state === "drain" && inFlight <= this.bdp()) this.enterProbeBw(now);
 
     if (this.state === "probe-bw") {
-      const fullLength = now - this.cycleStamp > this.minRtt;
-      const g = this.pacingGain;
-      const bdp = this.bdp();
+      const minRtt = s[S.MinRtt];
+      const sinceCycle = now - s[S.CycleStamp];
+      const fullLength = sinceCycle > minRtt;
+      const g = s[S.PacingGain];
       const next =
         g > 1
-          ? fullLength && (this.lostInRound > 0 || priorInFlight >= g * bdp)
+          ? fullLength && (s[S.LostInRound] > 0 || priorInFlight >= g * this.bdp())
           : g < 1
             ? // Unlike BBRv1 (which also ends this phase after one min RTT), stay until the
               // queue is drained (in-flight <= BDP), bounded by 4 min RTTs: a standing queue
               // left by a burst (e.g. after ProbeRTT) is otherwise never removed at gain 1.
-              priorInFlight <= bdp || now - this.cycleStamp > 4 * this.minRtt
+              priorInFlight <= this.bdp() || sinceCycle > 4 * minRtt
             : fullLength;
       if (next) this.advanceCycle(now);
     }
@@ -538,28 +656,28 @@ export class DefaultController implements CongestionController {
     // ProbeRTT: min RTT not refreshed for a whole window.
     if (this.state !== "probe-rtt" && minRttExpired) {
       this.state = "probe-rtt";
-      this.pacingGain = 1;
-      this.priorCwnd = Math.max(this.cwnd, this.priorCwnd);
-      this.probeRttDoneStamp = NaN;
+      s[S.PacingGain] = 1;
+      this.pacingInputsChanged = true;
+      s[S.PriorCwnd] = Math.max(s[S.Cwnd], s[S.PriorCwnd]);
+      s[S.ProbeRttDoneStamp] = NaN;
     }
     if (this.state === "probe-rtt") {
-      if (Number.isNaN(this.probeRttDoneStamp)) {
+      if (Number.isNaN(s[S.ProbeRttDoneStamp])) {
         if (inFlight <= this.minWindow) {
-          this.probeRttDoneStamp = now + this.probeRttDurationMs;
+          s[S.ProbeRttDoneStamp] = now + this.probeRttDurationMs;
           this.probeRttRoundDone = false;
-          this.nextRoundDelivered = this.delivered;
+          s[S.NextRoundDelivered] = s[S.Delivered];
         }
       } else {
-        if (this.roundStart) this.probeRttRoundDone = true;
-        if (this.probeRttRoundDone && now >= this.probeRttDoneStamp) {
-          this.minRttStamp = now;
-          this.cwnd = Math.max(this.cwnd, this.priorCwnd);
-          this.priorCwnd = 0;
+        if (roundStart) this.probeRttRoundDone = true;
+        if (this.probeRttRoundDone && now >= s[S.ProbeRttDoneStamp]) {
+          s[S.MinRttStamp] = now;
+          s[S.Cwnd] = Math.max(s[S.Cwnd], s[S.PriorCwnd]);
+          s[S.PriorCwnd] = 0;
           if (this.filledPipe) this.enterProbeBw(now);
           else {
             this.state = "startup";
-            this.pacingGain = STARTUP_GAIN;
-            this.cwndGain = STARTUP_GAIN;
+            this.setGains(STARTUP_GAIN, STARTUP_GAIN);
           }
         }
       }
@@ -567,38 +685,46 @@ export class DefaultController implements CongestionController {
   }
 
   private updateWindow(acked: number): void {
-    const bw = this.btlBw();
+    const s = this.s;
+    const bw = s[S.BtlBw];
+    const minRtt = s[S.MinRtt];
     // BDP x gain, plus 3 packets and two send quanta: the pacer releases a quantum at a time
     // (sendQuantumMs of the rate), which is in flight on top of the BDP (the same budget as
     // Linux BBR's "quantization budget" for TSO bursts). Without it, on a path whose RTT is
     // below the timer granularity (loopback: ~0.15 ms vs 1 ms) the window, not the rate, would
     // stop every release.
-    const quanta = 2 * this.sendQuantumMs * (bw > 0 ? bw : 0);
-    const target = bw > 0 && this.minRtt >= 0 ? this.cwndGain * this.bdp() + 3 * this.mtu + quanta : this.initialWindow;
-    if (this.filledPipe) this.cwnd = Math.min(this.cwnd + acked, target);
-    else if (this.cwnd < target || this.delivered < this.initialWindow) this.cwnd += acked;
-    this.cwnd = Math.max(this.cwnd, this.minWindow);
+    const target =
+      bw > 0 && minRtt >= 0 ? s[S.CwndGain] * (bw * minRtt) + 3 * this.mtu + 2 * this.sendQuantumMs * bw : this.initialWindow;
+    let cwnd = s[S.Cwnd];
+    if (this.filledPipe) cwnd = Math.min(cwnd + acked, target);
+    else if (cwnd < target || s[S.Delivered] < this.initialWindow) cwnd += acked;
+    s[S.Cwnd] = Math.max(cwnd, this.minWindow);
   }
 
+  /** Pacing rate and the pacer's quantum and capacity from btlBw, min RTT and the pacing gain. */
   private updatePacingRate(): void {
-    const bw = this.btlBw();
+    const s = this.s;
+    this.pacingInputsChanged = false;
+    const bw = s[S.BtlBw];
+    const previous = s[PACER + PACER_RATE];
     let rate: number;
     if (bw > 0) {
-      rate = this.pacingGain * bw;
+      rate = s[S.PacingGain] * bw;
       // In startup the rate only rises (a low early sample must not slow the ramp).
-      if (!this.filledPipe) rate = Math.max(rate, this.pacingRate);
+      if (!this.filledPipe) rate = Math.max(rate, previous);
     } else {
-      rate = this.pacingRate;
+      rate = previous;
     }
     // Floor: what the minimum window would allow per min RTT anyway.
-    const rttForFloor = this.minRtt > 0 ? this.minRtt : this.initialRttMs;
+    const minRtt = s[S.MinRtt];
+    const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
     rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
-    this.pacingRate = rate;
-    this.pacer.rate = rate;
+    s[PACER + PACER_RATE] = rate;
     // Quantum: debt the pacer allows before a send waits (pacer.ts). Capacity: burst after idle,
     // at least 1 ms of the rate and two quanta, so a wake-up that oversleeps the ~1 quantum it
     // asked for (a 1 ms timer rounded up to 2 ms, plus the runtime's lateness) loses no tokens.
-    this.pacer.quantum = rate * this.sendQuantumMs;
-    this.pacer.capacity = Math.max(this.burstBytes, rate * 1, 2 * this.pacer.quantum);
+    const quantum = rate * this.sendQuantumMs;
+    s[PACER + PACER_QUANTUM] = quantum;
+    s[PACER + PACER_CAPACITY] = Math.max(this.burstBytes, rate * 1, 2 * quantum);
   }
 }

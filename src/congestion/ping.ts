@@ -20,6 +20,7 @@
  * are averaged and the default is reported only while there are none. The count averaged is
  * ceil(held * N / 100), as in the seed, and at least 1.
  */
+import { doubleArray } from "./doubles.js";
 import { requireInRange } from "./errors.js";
 
 export const PING_WINDOW = 64;
@@ -28,53 +29,73 @@ export const PING_WINDOW = 64;
  *  so one per process instead of 512 bytes per window (two windows per connection). */
 const SCRATCH = new Float64Array(PING_WINDOW);
 
+// A window's bookkeeping, 4 doubles at its `meta` offset in the array it shares with its ring.
+const NEXT = 0;
+const HELD = 1;
+/** averageBest's last percent (NaN: nothing cached) and result. */
+const CACHED_PERCENT = 2;
+const CACHED = 3;
+const META_SLOTS = 4;
+
+function initWindow(a: number[], meta: number): void {
+  a[meta + CACHED_PERCENT] = NaN;
+  a[meta + CACHED] = NaN;
+}
+
+/** One sample into the window whose bookkeeping is at `meta` and samples at `ring`. */
+function addSample(a: number[], meta: number, ring: number, sampleMs: number): void {
+  if (!Number.isFinite(sampleMs) || sampleMs < 0) return;
+  const next = a[meta + NEXT];
+  a[ring + next] = sampleMs;
+  a[meta + NEXT] = next === PING_WINDOW - 1 ? 0 : next + 1;
+  if (a[meta + HELD] < PING_WINDOW) a[meta + HELD]++;
+  a[meta + CACHED_PERCENT] = NaN;
+}
+
 export class PingWindow {
-  /** The samples: PING_WINDOW doubles from `base` on, in a plain array (on the JS heap, near
-   *  its owner) that a PingTracker shares between its two windows. */
-  private readonly ring: number[];
-  private next = 0;
-  private held = 0;
-  private cached = NaN;
-  private cachedPercent = NaN;
+  /** The bookkeeping (at `meta`) and the PING_WINDOW samples (from `ring` on), in a plain array
+   *  of doubles (doubles.ts) that a PingTracker shares between its two windows: an ack touches
+   *  that one array, not the window objects. */
+  private readonly a: number[];
 
   constructor(
     private readonly defaultMs: number,
-    ring?: number[],
-    private readonly base = 0,
+    array?: number[],
+    private readonly meta = 0,
+    private readonly ring = META_SLOTS,
   ) {
-    this.ring = ring ?? doubleRing(PING_WINDOW);
+    this.a = array ?? doubleArray(META_SLOTS + PING_WINDOW);
+    initWindow(this.a, meta);
   }
 
   /** Number of samples currently held (at most 64). */
   get size(): number {
-    return this.held;
+    return this.a[this.meta + HELD];
   }
 
   add(sampleMs: number): void {
-    if (!Number.isFinite(sampleMs) || sampleMs < 0) return;
-    this.ring[this.base + this.next] = sampleMs;
-    this.next = (this.next + 1) % PING_WINDOW;
-    if (this.held < PING_WINDOW) this.held++;
-    this.cachedPercent = NaN;
+    addSample(this.a, this.meta, this.ring, sampleMs);
   }
 
   /** Average of the best `percent` (0 < percent <= 100) of the samples held. */
   averageBest(percent: number): number {
-    if (this.held === 0) return this.defaultMs;
+    const a = this.a;
+    const meta = this.meta;
+    const n = a[meta + HELD];
+    if (n === 0) return this.defaultMs;
     if (!(percent > 0 && percent <= 100)) percent = 100;
-    if (percent === this.cachedPercent) return this.cached;
-    const n = this.held;
+    if (percent === a[meta + CACHED_PERCENT]) return a[meta + CACHED];
     const ring = this.ring;
-    const base = this.base;
-    for (let i = 0; i < n; i++) SCRATCH[i] = ring[base + i]!;
+    for (let i = 0; i < n; i++) SCRATCH[i] = a[ring + i]!;
     const s = SCRATCH.subarray(0, n);
     s.sort();
     const count = Math.max(1, Math.ceil((n * percent) / 100));
     let sum = 0;
     for (let i = 0; i < count; i++) sum += s[i]!;
-    this.cached = sum / count;
-    this.cachedPercent = percent;
-    return this.cached;
+    const average = sum / count;
+    a[meta + CACHED] = average;
+    a[meta + CACHED_PERCENT] = percent;
+    return average;
   }
 }
 
@@ -87,20 +108,28 @@ export interface PingConfig {
   defaultTransmissionMs?: number;
 }
 
+// Layout of a tracker's array: both windows' bookkeeping first (one cache line), then the rings.
+const LINK_META = 0;
+const TRANSMISSION_META = META_SLOTS;
+const LINK_RING = 2 * META_SLOTS;
+const TRANSMISSION_RING = LINK_RING + PING_WINDOW;
+
 export class PingTracker {
   readonly link: PingWindow;
   readonly transmission: PingWindow;
   readonly bestPercent: number;
+  /** Both windows' state (one array: one object and its neighbourhood per ack, not three). */
+  private readonly a = doubleArray(2 * (META_SLOTS + PING_WINDOW));
 
   constructor(config: PingConfig = {}) {
     this.bestPercent = requireInRange("bestPercent", config.bestPercent ?? 50, 1e-9, 100);
-    // One array for both windows: one object and its neighbourhood per ack, not two.
-    const ring = doubleRing(2 * PING_WINDOW);
-    this.link = new PingWindow(requireInRange("defaultLinkMs", config.defaultLinkMs ?? 150, 0, 1e6), ring, 0);
+    const a = this.a;
+    this.link = new PingWindow(requireInRange("defaultLinkMs", config.defaultLinkMs ?? 150, 0, 1e6), a, LINK_META, LINK_RING);
     this.transmission = new PingWindow(
       requireInRange("defaultTransmissionMs", config.defaultTransmissionMs ?? 200, 0, 1e6),
-      ring,
-      PING_WINDOW,
+      a,
+      TRANSMISSION_META,
+      TRANSMISSION_RING,
     );
   }
 
@@ -110,8 +139,9 @@ export class PingTracker {
    */
   onAck(now: number, firstSentAt: number, timesSent: number): void {
     const sample = now - firstSentAt;
-    if (timesSent <= 1) this.link.add(sample);
-    this.transmission.add(sample);
+    const a = this.a;
+    if (timesSent <= 1) addSample(a, LINK_META, LINK_RING, sample);
+    addSample(a, TRANSMISSION_META, TRANSMISSION_RING, sample);
   }
 
   linkPingMs(percent = this.bestPercent): number {
@@ -121,12 +151,4 @@ export class PingTracker {
   transmissionPingMs(percent = this.bestPercent): number {
     return this.transmission.averageBest(percent);
   }
-}
-
-/** `size` zeros as a plain array of unboxed doubles (the fractional literal fixes the kind). */
-function doubleRing(size: number): number[] {
-  const ring = [0.5];
-  ring.length = 0;
-  for (let i = 0; i < size; i++) ring.push(0);
-  return ring;
 }

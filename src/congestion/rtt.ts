@@ -24,8 +24,9 @@
  *   after ~10 s of silence, so a 60 s resend timer would never fire.
  * Both are configurable; set minRtoMs: 1000, maxRtoMs: 60000 for RFC behaviour.
  */
+import { doubleArray } from "./doubles.js";
 import { requireInRange } from "./errors.js";
-import { WindowedFilter } from "./windowed-filter.js";
+import { FILTER_SLOTS, windowedBest, windowedInit, windowedUpdate } from "./windowed-filter.js";
 
 export interface RttConfig {
   /** RTO before the first sample (RFC 6298 2.1: 1 s). */
@@ -51,31 +52,31 @@ const SEED_EWMA_FACTOR = 0.1;
 /** RFC 3550 6.4.1: jitter moves 1/16 of the way toward each new |D|. */
 const JITTER_GAIN = 1 / 16;
 
+/**
+ * Slots of RttEstimator.s: every value a sample updates, the min filter included, in one
+ * packed array (doubles.ts), so a sample on a connection that is cold in cache touches the
+ * estimator and one array instead of a heap box per field plus a filter object and its array.
+ */
+const SMOOTHED = 0;
+const RTT_VAR = 1;
+const LATEST = 2;
+const JITTER = 3;
+const EWMA10 = 4;
+const SAMPLE_COUNT = 5;
+const BASE_RTO = 6;
+const CURRENT_RTO = 7;
+const BACKOFF_EXPONENT = 8;
+const MIN_FILTER = 9;
+const SLOTS = MIN_FILTER + FILTER_SLOTS;
+
 export class RttEstimator {
   readonly initialRtoMs: number;
   readonly minRtoMs: number;
   readonly maxRtoMs: number;
   readonly granularityMs: number;
   readonly maxBackoffExponent: number;
-
-  /** SRTT; NaN until the first sample. */
-  smoothedMs = NaN;
-  /** RTTVAR; NaN until the first sample. */
-  rttVarMs = NaN;
-  /** Most recent sample; NaN until the first sample. */
-  latestMs = NaN;
-  /** RFC 3550-style smoothed |difference| of consecutive samples; 0 until two samples. */
-  jitterMs = 0;
-  /** Seed 002's exponentially smoothed moving average (10% per sample); NaN until a sample. */
-  ewma10Ms = NaN;
-  /** Number of samples taken. */
-  sampleCount = 0;
-
-  private baseRtoMs: number;
-  private backoffExponent = 0;
-  /** rtoMs(), recomputed when a sample or a timeout changes it (it is read far more often). */
-  private currentRtoMs: number;
-  private readonly minFilter: WindowedFilter;
+  private readonly minRttWindowMs: number;
+  private readonly s = doubleArray(SLOTS);
 
   constructor(config: RttConfig = {}) {
     this.initialRtoMs = requireInRange("initialRtoMs", config.initialRtoMs ?? 1000, 0, 600_000);
@@ -83,66 +84,110 @@ export class RttEstimator {
     this.maxRtoMs = requireInRange("maxRtoMs", config.maxRtoMs ?? 2000, this.minRtoMs, 600_000);
     this.granularityMs = requireInRange("granularityMs", config.granularityMs ?? 1, 0, 1000);
     this.maxBackoffExponent = requireInRange("maxBackoffExponent", config.maxBackoffExponent ?? 16, 0, 30);
-    const window = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
-    this.minFilter = new WindowedFilter("min", window);
-    this.baseRtoMs = this.clamp(this.initialRtoMs);
-    this.currentRtoMs = this.baseRtoMs;
+    this.minRttWindowMs = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
+    const s = this.s;
+    s[SMOOTHED] = NaN;
+    s[RTT_VAR] = NaN;
+    s[LATEST] = NaN;
+    s[EWMA10] = NaN;
+    windowedInit(s, MIN_FILTER);
+    s[BASE_RTO] = this.clamp(this.initialRtoMs);
+    s[CURRENT_RTO] = s[BASE_RTO];
+  }
+
+  /** SRTT; NaN until the first sample. */
+  get smoothedMs(): number {
+    return this.s[SMOOTHED];
+  }
+
+  /** RTTVAR; NaN until the first sample. */
+  get rttVarMs(): number {
+    return this.s[RTT_VAR];
+  }
+
+  /** Most recent sample; NaN until the first sample. */
+  get latestMs(): number {
+    return this.s[LATEST];
+  }
+
+  /** RFC 3550-style smoothed |difference| of consecutive samples; 0 until two samples. */
+  get jitterMs(): number {
+    return this.s[JITTER];
+  }
+
+  /** Seed 002's exponentially smoothed moving average (10% per sample); NaN until a sample. */
+  get ewma10Ms(): number {
+    return this.s[EWMA10];
+  }
+
+  /** Number of samples taken. */
+  get sampleCount(): number {
+    return this.s[SAMPLE_COUNT];
   }
 
   /** Windowed minimum RTT (default window 10 s); NaN until the first sample. */
   get minMs(): number {
-    return this.minFilter.best();
+    return windowedBest(this.s, MIN_FILTER);
   }
 
   /** Feed one RTT measurement taken at `now`. Non-finite or negative samples are ignored. */
   onSample(now: number, sampleMs: number): void {
     if (!Number.isFinite(sampleMs) || sampleMs < 0 || !Number.isFinite(now)) return;
-    if (this.sampleCount === 0) {
+    const s = this.s;
+    const count = s[SAMPLE_COUNT];
+    let smoothed: number;
+    let rttVar: number;
+    if (count === 0) {
       // RFC 6298 2.2: first measurement R.
-      this.smoothedMs = sampleMs;
-      this.rttVarMs = sampleMs / 2;
-      this.ewma10Ms = sampleMs;
+      smoothed = sampleMs;
+      rttVar = sampleMs / 2;
+      s[EWMA10] = sampleMs;
     } else {
       // RFC 6298 2.3: RTTVAR is updated with the OLD srtt, then SRTT.
-      this.rttVarMs = (1 - BETA) * this.rttVarMs + BETA * Math.abs(this.smoothedMs - sampleMs);
-      this.smoothedMs = (1 - ALPHA) * this.smoothedMs + ALPHA * sampleMs;
-      this.ewma10Ms += SEED_EWMA_FACTOR * (sampleMs - this.ewma10Ms);
-      const d = Math.abs(sampleMs - this.latestMs);
-      this.jitterMs += JITTER_GAIN * (d - this.jitterMs);
+      const old = s[SMOOTHED];
+      rttVar = (1 - BETA) * s[RTT_VAR] + BETA * Math.abs(old - sampleMs);
+      smoothed = (1 - ALPHA) * old + ALPHA * sampleMs;
+      s[EWMA10] += SEED_EWMA_FACTOR * (sampleMs - s[EWMA10]);
+      const d = Math.abs(sampleMs - s[LATEST]);
+      s[JITTER] += JITTER_GAIN * (d - s[JITTER]);
     }
-    this.latestMs = sampleMs;
-    this.sampleCount++;
-    this.minFilter.update(sampleMs, now);
+    s[SMOOTHED] = smoothed;
+    s[RTT_VAR] = rttVar;
+    s[LATEST] = sampleMs;
+    s[SAMPLE_COUNT] = count + 1;
+    windowedUpdate(s, MIN_FILTER, true, this.minRttWindowMs, sampleMs, now);
     // RFC 6298 2.2/2.3: RTO = SRTT + max(G, K*RTTVAR), then clamp (2.4, 2.5).
-    this.baseRtoMs = this.clamp(this.smoothedMs + Math.max(this.granularityMs, K * this.rttVarMs));
-    // RFC 6298 5.7 (and Karn): a fresh valid sample ends the backoff.
-    this.backoffExponent = 0;
-    this.currentRtoMs = this.backedOff();
+    const base = this.clamp(smoothed + Math.max(this.granularityMs, K * rttVar));
+    s[BASE_RTO] = base;
+    // RFC 6298 5.7 (and Karn): a fresh valid sample ends the backoff (2^0: the base itself).
+    s[BACKOFF_EXPONENT] = 0;
+    s[CURRENT_RTO] = Math.min(this.maxRtoMs, base);
   }
 
   /** The retransmission timer expired: double the RTO (RFC 6298 5.5), capped by maxRtoMs. */
   onRetransmitTimeout(): void {
-    if (this.backoffExponent < this.maxBackoffExponent) this.backoffExponent++;
-    this.currentRtoMs = this.backedOff();
+    const s = this.s;
+    if (s[BACKOFF_EXPONENT] < this.maxBackoffExponent) s[BACKOFF_EXPONENT]++;
+    s[CURRENT_RTO] = this.backedOff();
   }
 
   /** Current backoff exponent (0 = none). */
   get backoffCount(): number {
-    return this.backoffExponent;
+    return this.s[BACKOFF_EXPONENT];
   }
 
   /** RTO without backoff, clamped to [minRtoMs, maxRtoMs]. */
   baseRto(): number {
-    return this.baseRtoMs;
+    return this.s[BASE_RTO];
   }
 
   /** RTO including exponential backoff, never above maxRtoMs. */
   rtoMs(): number {
-    return this.currentRtoMs;
+    return this.s[CURRENT_RTO];
   }
 
   private backedOff(): number {
-    return Math.min(this.maxRtoMs, this.baseRtoMs * 2 ** this.backoffExponent);
+    return Math.min(this.maxRtoMs, this.s[BASE_RTO] * 2 ** this.s[BACKOFF_EXPONENT]);
   }
 
   private clamp(v: number): number {

@@ -13,24 +13,100 @@
  * approximate (it may report a value up to one third of a window older than strictly needed),
  * which is fine for both uses here and needs no per-sample memory.
  */
+import { doubleArray } from "./doubles.js";
+
 export type FilterKind = "min" | "max";
 
-// Candidate k's value and time live at c[2k] and c[2k + 1].
+// Candidate k's value and time live at c[at + 2k] and c[at + 2k + 1].
 const V0 = 0;
 const T0 = 1;
 const V1 = 2;
 const T1 = 3;
 const V2 = 4;
 const T2 = 5;
+/** Doubles a filter takes in an array (windowedInit / windowedUpdate). */
+export const FILTER_SLOTS = 6;
+
+/**
+ * The filter's state at `at` in a double array, so an estimator can keep it inside its own
+ * state array (doubles.ts): an empty filter (best NaN).
+ */
+export function windowedInit(c: number[], at: number): void {
+  for (let k = 0; k < FILTER_SLOTS; k++) c[at + k] = NaN;
+}
+
+/** Current best of the filter at `at` (NaN while empty). */
+export function windowedBest(c: number[], at: number): number {
+  return c[at + V0];
+}
+
+function windowedReset(c: number[], at: number, value: number, time: number): void {
+  c[at + V0] = value;
+  c[at + T0] = time;
+  c[at + V1] = value;
+  c[at + T1] = time;
+  c[at + V2] = value;
+  c[at + T2] = time;
+}
+
+/**
+ * One sample into the filter at `at` (a min filter if `isMin`, else max). `value` must not be
+ * NaN (an empty filter is one whose best is NaN).
+ */
+export function windowedUpdate(c: number[], at: number, isMin: boolean, windowLength: number, value: number, time: number): void {
+  const v0 = c[at + V0];
+  if (Number.isNaN(v0) || (isMin ? value <= v0 : value >= v0) || time - c[at + T2] > windowLength) {
+    windowedReset(c, at, value, time);
+    return;
+  }
+  if (isMin ? value <= c[at + V1] : value >= c[at + V1]) {
+    c[at + V1] = value;
+    c[at + T1] = time;
+    c[at + V2] = value;
+    c[at + T2] = time;
+  } else if (isMin ? value <= c[at + V2] : value >= c[at + V2]) {
+    c[at + V2] = value;
+    c[at + T2] = time;
+  }
+  // Age out: shift candidates when the best is older than the window.
+  const w = windowLength;
+  if (time - c[at + T0] > w) {
+    c[at + V0] = c[at + V1];
+    c[at + T0] = c[at + T1];
+    c[at + V1] = c[at + V2];
+    c[at + T1] = c[at + T2];
+    c[at + V2] = value;
+    c[at + T2] = time;
+    if (time - c[at + T0] > w) {
+      c[at + V0] = c[at + V1];
+      c[at + T0] = c[at + T1];
+      c[at + V1] = c[at + V2];
+      c[at + T1] = c[at + T2];
+    }
+    return;
+  }
+  // Refresh the second and third candidates at 1/4 and 1/2 of the window so they stay useful.
+  if (c[at + V1] === c[at + V0] && time - c[at + T1] > w / 4) {
+    c[at + V1] = value;
+    c[at + T1] = time;
+    c[at + V2] = value;
+    c[at + T2] = time;
+    return;
+  }
+  if (c[at + V2] === c[at + V1] && time - c[at + T2] > w / 2) {
+    c[at + V2] = value;
+    c[at + T2] = time;
+  }
+}
 
 export class WindowedFilter {
   /**
    * The three candidates as one plain array of doubles (value, time per candidate): one object
    * and one cache line per update, where three candidate objects with boxed fields were
-   * several. Updated on every ack of every connection (min RTT, max bandwidth).
+   * several. The RTT estimator and the default controller keep the same layout inside their
+   * own state arrays instead (windowedUpdate).
    */
-  private readonly c: number[];
-  private empty = true;
+  private readonly c: number[] = doubleArray(FILTER_SLOTS, NaN);
   private readonly isMin: boolean;
 
   constructor(
@@ -39,18 +115,10 @@ export class WindowedFilter {
     public windowLength: number,
   ) {
     this.isMin = kind === "min";
-    // A fractional literal keeps the elements unboxed doubles from the start.
-    this.c = [0.5, 0, 0.5, 0, 0.5, 0];
-    for (let k = 0; k < 6; k += 2) this.c[k] = NaN;
-  }
-
-  /** True if `a` is at least as good as `b` for this filter. */
-  private better(a: number, b: number): boolean {
-    return this.isMin ? a <= b : a >= b;
   }
 
   best(): number {
-    return this.empty ? NaN : this.c[V0];
+    return windowedBest(this.c, 0);
   }
 
   /** Time at which the current best was recorded. */
@@ -59,59 +127,12 @@ export class WindowedFilter {
   }
 
   reset(value: number, time: number): void {
-    const c = this.c;
-    c[V0] = value;
-    c[T0] = time;
-    c[V1] = value;
-    c[T1] = time;
-    c[V2] = value;
-    c[T2] = time;
-    this.empty = false;
+    windowedReset(this.c, 0, value, time);
   }
 
+  /** NaN samples are ignored. */
   update(value: number, time: number): void {
-    const c = this.c;
-    if (this.empty || this.better(value, c[V0]) || time - c[T2] > this.windowLength) {
-      this.reset(value, time);
-      return;
-    }
-    if (this.better(value, c[V1])) {
-      c[V1] = value;
-      c[T1] = time;
-      c[V2] = value;
-      c[T2] = time;
-    } else if (this.better(value, c[V2])) {
-      c[V2] = value;
-      c[T2] = time;
-    }
-    // Age out: shift candidates when the best is older than the window.
-    const w = this.windowLength;
-    if (time - c[T0] > w) {
-      c[V0] = c[V1];
-      c[T0] = c[T1];
-      c[V1] = c[V2];
-      c[T1] = c[T2];
-      c[V2] = value;
-      c[T2] = time;
-      if (time - c[T0] > w) {
-        c[V0] = c[V1];
-        c[T0] = c[T1];
-        c[V1] = c[V2];
-        c[T1] = c[T2];
-      }
-      return;
-    }
-    // Refresh the second and third candidates at 1/4 and 1/2 of the window so they stay useful.
-    if (c[V1] === c[V0] && time - c[T1] > w / 4) {
-      c[V1] = value;
-      c[T1] = time;
-      c[V2] = value;
-      c[T2] = time;
-      return;
-    }
-    if (c[V2] === c[V1] && time - c[T2] > w / 2) {
-      c[V2] = value;
-      c[T2] = time;
-    }
+    if (Number.isNaN(value)) return;
+    windowedUpdate(this.c, 0, this.isMin, this.windowLength, value, time);
   }
 }
