@@ -5,8 +5,7 @@
  *
  * The Endpoint owns the socket-level concerns (routing, the engine batch, the send arena, the
  * timer heap); a Connection is driven by it through a handful of methods and never sees an
- * address other than its own. All timers live in one table (`Timer`); `nextDeadline()` is the
- * earliest of them.
+ * address other than its own. Timers: see `RareTimer`; `nextDeadline()` is the earliest of them.
  */
 import {
   DATA_HEADER_BYTES,
@@ -52,37 +51,34 @@ export const enum ConnectionState {
   Closed = 3,
 }
 
-/** The per-connection timer table (quinn-proto style). Infinity = not armed. */
-export const enum Timer {
+/**
+ * The connection's timers (quinn-proto style; Infinity = not armed). The per-datagram ones are
+ * fields of the Connection: AckDelay (`ackDelayAt`: a pure ack is owed, sent then unless data
+ * carried it first), Retransmit (`retransmitAt`: loss detection, RFC 9002 §6.2.1 shape: the
+ * earlier of the time threshold for the oldest ack-eliciting packet sent before the newest
+ * acknowledged one, and the RTO (with backoff) of the oldest ack-eliciting packet in flight,
+ * always measured from the oldest packet so a steady stream of acks cannot push it back) and
+ * Pacing (`pacingAt`: data waits for the pacer). Keepalive (nothing sent for keepaliveMs),
+ * Unresponsive (nothing received for unresponsiveMs) and Idle (nothing received for timeoutMs)
+ * are not stored: they are computed from lastSentAt / lastReceivedAt, which every datagram
+ * writes anyway. The rest move rarely and live in a small table of their own (`RareTimer`)
+ * behind one field holding their minimum (`rareAt`), so a datagram never touches it.
+ */
+export const enum RareTimer {
   /** Client: next CONNECT_REQUEST / CONNECT_RESPONSE resend. */
   Handshake = 0,
   /** Client: give up connecting. */
   ConnectTimeout = 1,
-  /** A pure ack is owed; send it at this time unless data carried it first. */
-  AckDelay = 2,
-  /** Loss detection (RFC 9002 §6.2.1 shape): the earlier of the time threshold for the oldest
-   *  ack-eliciting packet sent before the newest acknowledged one, and the RTO (with backoff)
-   *  of the oldest ack-eliciting packet in flight. Always measured from the oldest packet, so a
-   *  steady stream of acks cannot push it back. */
-  Retransmit = 3,
-  /** Nothing sent for keepaliveMs: send a KEEPALIVE. */
-  Keepalive = 4,
-  /** Nothing received for unresponsiveMs: "unresponsive" event. */
-  Unresponsive = 5,
-  /** Nothing received for timeoutMs: close with "timeout". */
-  Idle = 6,
-  /** Data is waiting for the pacer. */
-  Pacing = 7,
   /** Disconnecting: resend DISCONNECT. */
-  DisconnectResend = 8,
+  DisconnectResend = 2,
   /** Disconnecting: give up waiting for DISCONNECT_ACK. */
-  CloseTimeout = 9,
+  CloseTimeout = 3,
   /** Client: send the next CLOCK_REQUEST. */
-  ClockSync = 10,
+  ClockSync = 4,
   /** The earliest message held by send({ delayMs }) is due: release it into its channel. */
-  DelayedSend = 11,
+  DelayedSend = 5,
 }
-const TIMER_COUNT = 12;
+const RARE_TIMER_COUNT = 6;
 
 export const enum Role {
   Client = 0,
@@ -159,6 +155,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   queued = false;
   /** Touched by the current receive batch. */
   touched = false;
+  // Timers (see RareTimer), next to the fields every datagram touches.
+  private ackDelayAt = Infinity;
+  private retransmitAt = Infinity;
+  private pacingAt = Infinity;
+  /** The earliest of `rare`. */
+  private rareAt = Infinity;
+  /** Idle (lastReceivedAt + timeoutMs) and Unresponsive (lastReceivedAt + unresponsiveMs) armed. */
+  private idleArmed = false;
+  private unresponsiveArmed = false;
   sessionId = 0;
   /** Client: the handshake in progress. */
   attempt: ClientAttempt | undefined;
@@ -173,9 +178,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   closeUserData: Uint8Array | undefined;
 
   readonly channels: ChannelSet;
-  /** A plain array of doubles, not a Float64Array: 96 bytes would put a typed array's storage
-   *  off the JS heap, one more cold cache line per datagram (the first thing a packet touches). */
-  private readonly timers: number[] = newTimerTable();
+  /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
+   *  storage is off the JS heap). */
+  private readonly rare: number[] = newTimerTable(RARE_TIMER_COUNT);
   /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
    *  (the second per-packet value), a pure ack none. */
   private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
@@ -283,14 +288,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   startAttempt(now: number, userData: Uint8Array): void {
     const c = this.host.config;
     this.attempt = new ClientAttempt(this.salt, userData, now, c.handshakeResendMs, c.handshakeResendMaxMs);
-    this.timers[Timer.Handshake] = now;
-    this.timers[Timer.ConnectTimeout] = now + c.connectTimeoutMs;
+    this.setRare(RareTimer.Handshake, now);
+    this.setRare(RareTimer.ConnectTimeout, now + c.connectTimeoutMs);
   }
 
   onChallenge(now: number, fields: ChallengeFields): boolean {
     if (this.state !== ConnectionState.Connecting || this.attempt === undefined) return false;
     if (!this.attempt.onChallenge(now, fields)) return false;
-    this.timers[Timer.Handshake] = now;
+    this.setRare(RareTimer.Handshake, now);
     return true;
   }
 
@@ -299,8 +304,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.attempt.phase !== AttemptPhase.Response) return false;
     this.sessionId = fields.sessionId;
     this.attempt = undefined;
-    this.timers[Timer.Handshake] = Infinity;
-    this.timers[Timer.ConnectTimeout] = Infinity;
+    this.setRare(RareTimer.Handshake, Infinity);
+    this.setRare(RareTimer.ConnectTimeout, Infinity);
     this.startConnected(now);
     this.host.emit({ type: "connect", connection: this.id, address: this.address, userData: fields.userData });
     return true;
@@ -311,13 +316,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.state = ConnectionState.Connected;
     this.connectedAt = now;
     this.lastReceivedAt = now;
-    this.lastSentAt = now;
-    this.timers[Timer.Idle] = now + c.timeoutMs;
-    this.timers[Timer.Unresponsive] = now + c.unresponsiveMs;
-    this.timers[Timer.Keepalive] = now + c.keepaliveMs;
+    this.lastSentAt = now; // arms Keepalive (lastSentAt + keepaliveMs while Connected)
+    this.idleArmed = true;
+    this.unresponsiveArmed = true;
     if (this.role === Role.Client) {
       this.clock = new NetworkClock();
-      this.timers[Timer.ClockSync] = now;
+      this.setRare(RareTimer.ClockSync, now);
     }
   }
 
@@ -341,11 +345,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** Any authenticated-by-CRC packet from the peer proves it alive. */
   onPeerAlive(now: number): void {
-    const c = this.host.config;
+    // Moves the Idle and Unresponsive deadlines (computed from it) with no timer write.
     this.lastReceivedAt = now;
     if (this.state === ConnectionState.Connected || this.state === ConnectionState.Disconnecting) {
-      this.timers[Timer.Idle] = now + c.timeoutMs;
-      this.timers[Timer.Unresponsive] = now + c.unresponsiveMs;
+      this.idleArmed = true;
+      this.unresponsiveArmed = true;
     }
     if (this.unresponsive) {
       this.unresponsive = false;
@@ -367,11 +371,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (elicits) this.receivedSinceAck++;
     if (elicits && !this.ackOwed) {
       this.ackOwed = true;
-      this.timers[Timer.AckDelay] = this.ackDeadline(now);
+      this.ackDelayAt = this.ackDeadline(now);
     }
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
-    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.timers[Timer.AckDelay] = now;
+    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.ackDelayAt = now;
   }
 
   /**
@@ -477,7 +481,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const d = this.delivery;
     const sequence = d.oldestRecordedSequence();
     if (sequence < 0) {
-      this.timers[Timer.Retransmit] = Infinity;
+      this.retransmitAt = Infinity;
       return;
     }
     const oldest = d.sentTimeOf(sequence);
@@ -489,7 +493,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
       at = Math.min(at, oldest + this.lossDelay());
     }
-    this.timers[Timer.Retransmit] = at;
+    this.retransmitAt = at;
   }
 
   /**
@@ -604,10 +608,44 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // ---- timers ---------------------------------------------------------------------------------
 
   nextDeadline(): number {
-    const t = this.timers;
-    let min = t[0];
-    for (let i = 1; i < TIMER_COUNT; i++) if (t[i] < min) min = t[i];
+    const c = this.host.config;
+    let min = this.ackDelayAt;
+    if (this.retransmitAt < min) min = this.retransmitAt;
+    if (this.pacingAt < min) min = this.pacingAt;
+    if (this.rareAt < min) min = this.rareAt;
+    if (this.state === ConnectionState.Connected) {
+      const keepalive = this.lastSentAt + c.keepaliveMs;
+      if (keepalive < min) min = keepalive;
+    }
+    if (this.idleArmed) {
+      const idle = this.lastReceivedAt + c.timeoutMs;
+      if (idle < min) min = idle;
+    }
+    if (this.unresponsiveArmed) {
+      const unresponsive = this.lastReceivedAt + c.unresponsiveMs;
+      if (unresponsive < min) min = unresponsive;
+    }
     return min;
+  }
+
+  /** Arm (or disarm, Infinity) a rare timer. */
+  private setRare(timer: RareTimer, at: number): void {
+    const r = this.rare;
+    r[timer] = at;
+    let min = r[0];
+    for (let i = 1; i < RARE_TIMER_COUNT; i++) if (r[i] < min) min = r[i];
+    this.rareAt = min;
+  }
+
+  /** Disarm every timer. */
+  private clearTimers(): void {
+    this.rare.fill(Infinity);
+    this.rareAt = Infinity;
+    this.ackDelayAt = Infinity;
+    this.retransmitAt = Infinity;
+    this.pacingAt = Infinity;
+    this.idleArmed = false;
+    this.unresponsiveArmed = false;
   }
 
   /**
@@ -615,29 +653,31 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * Calling it early does nothing.
    */
   onTimeout(now: number): boolean {
-    const t = this.timers;
     const c = this.host.config;
+    const r = this.rare;
+    // The rare table is read only when one of its timers is due.
+    const rareDue = this.rareAt <= now;
     let wantsSend = false;
-    if (t[Timer.ConnectTimeout] <= now) {
+    if (rareDue && r[RareTimer.ConnectTimeout] <= now) {
       this.finish("connect-timeout");
       return false;
     }
-    if (t[Timer.CloseTimeout] <= now) {
+    if (rareDue && r[RareTimer.CloseTimeout] <= now) {
       this.finish(this.closeReason ?? "normal");
       return false;
     }
-    if (t[Timer.Idle] <= now && this.state === ConnectionState.Connected) {
+    if (this.idleArmed && this.lastReceivedAt + c.timeoutMs <= now && this.state === ConnectionState.Connected) {
       this.finish("timeout");
       return false;
     }
-    if (t[Timer.Unresponsive] <= now) {
-      t[Timer.Unresponsive] = Infinity;
+    if (this.unresponsiveArmed && this.lastReceivedAt + c.unresponsiveMs <= now) {
+      this.unresponsiveArmed = false;
       if (!this.unresponsive && this.state === ConnectionState.Connected) {
         this.unresponsive = true;
         this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - this.lastReceivedAt });
       }
     }
-    if (t[Timer.Retransmit] <= now) {
+    if (this.retransmitAt <= now) {
       // Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also past the RTO, it
       // is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare it lost
       // (its data is resent in new packets at once) and back off.
@@ -657,32 +697,33 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       }
       this.armLossTimer();
       // Never leave the timer due: a pass that made no progress must not spin.
-      if (t[Timer.Retransmit] <= now) t[Timer.Retransmit] = now + TIMER_GRANULARITY_MS;
+      if (this.retransmitAt <= now) this.retransmitAt = now + TIMER_GRANULARITY_MS;
       if (lost > 0) wantsSend = true;
       this.drainToEvents();
     }
-    if (t[Timer.DelayedSend] <= now) {
-      this.channels.releaseDue(now);
-      t[Timer.DelayedSend] = this.channels.nextDelayedDue();
-      wantsSend = true;
-    }
-    if (t[Timer.ClockSync] <= now) {
-      // Fast start: 10 requests/s for the first 5 s, then the configured period.
-      const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
-      t[Timer.ClockSync] = now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs);
-      this.clockRequestDue = true;
-      wantsSend = true;
+    if (rareDue) {
+      if (r[RareTimer.DelayedSend] <= now) {
+        this.channels.releaseDue(now);
+        this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
+        wantsSend = true;
+      }
+      if (r[RareTimer.ClockSync] <= now) {
+        // Fast start: 10 requests/s for the first 5 s, then the configured period.
+        const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
+        this.setRare(RareTimer.ClockSync, now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs));
+        this.clockRequestDue = true;
+        wantsSend = true;
+      }
+      if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now) wantsSend = true;
     }
     if (
-      t[Timer.Handshake] <= now ||
-      t[Timer.AckDelay] <= now ||
-      t[Timer.Keepalive] <= now ||
-      t[Timer.Pacing] <= now ||
-      t[Timer.DisconnectResend] <= now
+      this.ackDelayAt <= now ||
+      (this.state === ConnectionState.Connected && this.lastSentAt + c.keepaliveMs <= now) ||
+      this.pacingAt <= now
     ) {
       wantsSend = true;
     }
-    if (t[Timer.Pacing] <= now) t[Timer.Pacing] = Infinity;
+    if (this.pacingAt <= now) this.pacingAt = Infinity;
     return wantsSend;
   }
 
@@ -690,7 +731,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }): number {
     const receipt = this.channels.send(now, channel, data, options);
-    if (options.delayMs !== undefined && options.delayMs > 0) this.timers[Timer.DelayedSend] = this.channels.nextDelayedDue();
+    if (options.delayMs !== undefined && options.delayMs > 0) this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
     const gap = now - this.lastAppSendAt;
@@ -710,7 +751,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const t = this.timers;
     let length = 0;
     switch (this.state) {
       case ConnectionState.Connecting: {
@@ -718,13 +758,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         if (attempt === undefined || attempt.nextSendAt > now) return 0;
         length = engine.sealControl(offset, attempt.encode(bytes, offset, c.appVersion, c.channelHash));
         attempt.onSent(now);
-        t[Timer.Handshake] = attempt.nextSendAt;
+        this.setRare(RareTimer.Handshake, attempt.nextSendAt);
         break;
       }
       case ConnectionState.Disconnecting: {
-        if (t[Timer.DisconnectResend] > now) return 0;
+        if (this.rare[RareTimer.DisconnectResend] > now) return 0;
         length = engine.sealControl(offset, encodeDisconnect(bytes, offset, this.sessionId, this.disconnectCode, this.disconnectUserData));
-        t[Timer.DisconnectResend] = now + this.disconnectResendInterval();
+        this.setRare(RareTimer.DisconnectResend, now + this.disconnectResendInterval());
         break;
       }
       case ConnectionState.Connected:
@@ -747,7 +787,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const t = this.timers;
     const room = c.mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
     const systemDue = this.clockRequestDue || this.clockEchoes.length > 0;
@@ -767,7 +806,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         const at = this.cc.nextSendTime(now);
         if (at > now) {
           allowed = false;
-          t[Timer.Pacing] = at;
+          this.pacingAt = at;
         }
       }
     }
@@ -789,7 +828,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
       // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
       // we have been quiet, else nothing.
-      if (this.ackOwed && t[Timer.AckDelay] <= now) type = PacketType.Data;
+      if (this.ackOwed && this.ackDelayAt <= now) type = PacketType.Data;
       else if (now - this.lastSentAt >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
     }
@@ -815,8 +854,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {
     const engine = this.host.engine;
-    const c = this.host.config;
-    const t = this.timers;
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
     const eliciting = framesLength > 0;
@@ -826,14 +863,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
     if (eliciting) {
       this.ccInFlightBytes += length;
-      if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtoMs(); // RFC 6298 §5.1
+      if (this.retransmitAt === Infinity) this.retransmitAt = now + this.rtoMs(); // RFC 6298 §5.1
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
     this.receivedSinceAck = 0;
-    t[Timer.AckDelay] = Infinity;
-    this.lastSentAt = now;
-    t[Timer.Keepalive] = now + c.keepaliveMs;
+    this.ackDelayAt = Infinity;
+    this.lastSentAt = now; // moves Keepalive (lastSentAt + keepaliveMs)
     return length;
   }
 
@@ -878,19 +914,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** True if a datagram could be due right now (used to keep the ready queue short). */
   wantsToSend(now: number): boolean {
-    const t = this.timers;
     switch (this.state) {
       case ConnectionState.Connecting:
         return this.attempt !== undefined && this.attempt.nextSendAt <= now;
       case ConnectionState.Disconnecting:
-        return t[Timer.DisconnectResend] <= now;
+        return this.rare[RareTimer.DisconnectResend] <= now;
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
           this.clockRequestDue ||
           this.clockEchoes.length > 0 ||
-          (this.ackOwed && t[Timer.AckDelay] <= now) ||
-          t[Timer.Keepalive] <= now ||
+          (this.ackOwed && this.ackDelayAt <= now) ||
+          this.lastSentAt + this.host.config.keepaliveMs <= now ||
           this.channels.hasPending(now)
         );
       default:
@@ -912,10 +947,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.closeUserData = userData;
     this.disconnectCode = reasonCode(reason);
     this.disconnectUserData = userData;
-    const t = this.timers;
-    t.fill(Infinity);
-    t[Timer.DisconnectResend] = now;
-    t[Timer.CloseTimeout] = now + this.host.config.closeTimeoutMs;
+    this.clearTimers();
+    this.setRare(RareTimer.DisconnectResend, now);
+    this.setRare(RareTimer.CloseTimeout, now + this.host.config.closeTimeoutMs);
     this.disconnectAttempts = 0;
   }
 
@@ -944,7 +978,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.closeReason = reason;
     this.closeDeny = deny;
     if (userData !== undefined) this.closeUserData = userData;
-    this.timers.fill(Infinity);
+    this.clearTimers();
   }
 
   /** Release everything (called once by the endpoint after finish()). */
@@ -1005,10 +1039,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  */
 const NO_FRAMES = new PacketContents();
 
-/** TIMER_COUNT unarmed timers, as a packed array of doubles (pushed, so never holey). */
-function newTimerTable(): number[] {
+/** `count` unarmed timers, as a packed array of doubles (pushed, so never holey). */
+function newTimerTable(count: number): number[] {
   const t: number[] = [];
-  for (let i = 0; i < TIMER_COUNT; i++) t.push(Infinity);
+  for (let i = 0; i < count; i++) t.push(Infinity);
   return t;
 }
 
