@@ -150,85 +150,17 @@ export interface ConnectionHost {
 }
 
 export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
+  // Field order is memory order (V8 lays fields out as declared): the fields a datagram reads
+  // or writes come first, together, so a connection that is cold in cache when its packet
+  // arrives costs a few cache lines, not one per scattered field. Rarely used state follows.
   state: ConnectionState;
-  /** In the endpoint's ready-to-send queue. */
-  queued = false;
   /** Touched by the current receive batch. */
   touched = false;
-  // Timers (see RareTimer), next to the fields every datagram touches.
-  private ackDelayAt = Infinity;
-  private retransmitAt = Infinity;
-  private pacingAt = Infinity;
-  /** The earliest of `rare`. */
-  private rareAt = Infinity;
-  /** Idle (lastReceivedAt + timeoutMs) and Unresponsive (lastReceivedAt + unresponsiveMs) armed. */
-  private idleArmed = false;
-  private unresponsiveArmed = false;
-  sessionId = 0;
-  /** Client: the handshake in progress. */
-  attempt: ClientAttempt | undefined;
-  /** Salt of the handshake that created this connection (server: to answer repeated responses). */
-  salt: number;
-  /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
-  acceptDue = false;
-  acceptUserData: Uint8Array = new Uint8Array(0);
-  /** Set when the connection closes; the endpoint removes it. */
-  closeReason: DisconnectReason | undefined;
-  closeDeny: DenyReason | undefined;
-  closeUserData: Uint8Array | undefined;
-
-  readonly channels: ChannelSet;
-  /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
-   *  storage is off the JS heap). */
-  private readonly rare: number[] = newTimerTable(RARE_TIMER_COUNT);
-  /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
-   *  (the second per-packet value), a pure ack none. */
-  private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
-  private readonly cc: CongestionController;
-  private readonly rtt = new RttEstimator();
-  /**
-   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
-   * are read per receive batch and per sent packet, and with many connections the estimator's
-   * fields are one more cold line each time.
-   */
-  private rtoCachedMs = 0;
-  private lossDelayCachedMs = Infinity;
-  private readonly ping = new PingTracker();
-  /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
-  private readonly bandwidth = new BandwidthChangeDetector();
-  /** The estimate last passed to `bandwidth` (-1: none yet). */
-  private bandwidthSeenBps = -1;
-  private clock: NetworkClock | undefined;
-  /** Records of acknowledged packets, reused by onSent (no allocation per data packet). Lost
-   *  packets' records are not recycled: they may be kept for onSpuriousLoss. */
-  private ccInFlightBytes = 0;
-  private lastReceivedAt: number;
-  private connectedAt: number;
-  /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
-  private deliveredAtLastRto = -1;
-  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
-  private lossRate = 0;
-  /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
-   *  late acks; -1 = empty. */
-  private recentlyLost: Int32Array | undefined;
-  /** The controller's records of those packets (same slots), for onSpuriousLoss. */
-  private recentlyLostRecords: (SentPacket | undefined)[] | undefined;
-  private spuriousLosses = 0;
-  private lastSentAt: number;
-  private unresponsive = false;
-  private ackOwed = false;
-  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
-  private lastAppSendAt = -Infinity;
-  private sendPeriodMs = 0;
-  private receivedSinceAck = 0;
-  /**
-   * Receiver side of ACK_DELAY: the newest packet sequence received (the `ack` field of our next
-   * packet; -1 before any), when it arrived, and whether it was ack-eliciting and not yet
-   * acknowledged by any packet of ours (only then is its wait worth reporting).
-   */
-  private newestReceivedSeq = -1;
-  private newestReceivedAt = 0;
-  private newestReceivedUnreported = false;
+  /** In the endpoint's ready-to-send queue. */
+  queued = false;
+  // Counters as plain fields (one object less per connection).
+  private bytesReceived = 0;
+  private received = 0;
   /**
    * Sender side: the RTT sample of the newest first-transmission packet acknowledged by the
    * datagram being dispatched (RFC 9002 §5.3 samples only the largest newly acknowledged
@@ -236,22 +168,94 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * the acks (PROTOCOL §3). -1 = none pending.
    */
   private rttPendingSeq = -1;
+  /**
+   * Receiver side of ACK_DELAY: the newest packet sequence received (the `ack` field of our next
+   * packet; -1 before any), when it arrived, and whether it was ack-eliciting and not yet
+   * acknowledged by any packet of ours (only then is its wait worth reporting).
+   */
+  private newestReceivedSeq = -1;
+  private newestReceivedUnreported = false;
+  /** Idle (lastReceivedAt + timeoutMs) and Unresponsive (lastReceivedAt + unresponsiveMs) armed. */
+  private idleArmed = false;
+  private unresponsiveArmed = false;
+  private unresponsive = false;
+  private ackOwed = false;
+  private receivedSinceAck = 0;
+  private ccInFlightBytes = 0;
+  /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
+  acceptDue = false;
+  private clockRequestDue = false;
+  /** clockEchoes is not empty: read per datagram instead of the array, one object less. */
+  private clockEchoDue = false;
+  private bytesSent = 0;
+  // Timers (see RareTimer) and times, next to the fields every datagram touches.
+  private ackDelayAt = Infinity;
+  private retransmitAt = Infinity;
+  private pacingAt = Infinity;
+  /** The earliest of `rare`. */
+  private rareAt = Infinity;
+  private lastReceivedAt: number;
+  private lastSentAt: number;
+  private newestReceivedAt = 0;
+  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
+  private lastAppSendAt = -Infinity;
+  private sendPeriodMs = 0;
   private rttPendingSentAt = 0;
   private rttPendingAckedAt = 0;
   private rttPendingAckDelayMs = 0;
+  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
+  private lossRate = 0;
+  /**
+   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
+   * are read per receive batch and per sent packet, and with many connections the estimator's
+   * fields are one more cold line each time.
+   */
+  private rtoCachedMs = 0;
+  private lossDelayCachedMs = Infinity;
   /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
   private peerAckDelayMs = 0;
+  /** The estimate last passed to `bandwidth` (-1: none yet). */
+  private bandwidthSeenBps = -1;
+  /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
+   *  (the second per-packet value), a pure ack none. */
+  private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
+  readonly channels: ChannelSet;
+  private readonly cc: CongestionController;
+  private readonly rtt = new RttEstimator();
+  private readonly ping = new PingTracker();
+  /** Server: CLOCK_REQUEST times to echo (bounded). */
+  private clockEchoes: number[] = [];
+
+  // ---- rarely used ----
+  sessionId = 0;
+  /** Client: the handshake in progress. */
+  attempt: ClientAttempt | undefined;
+  /** Salt of the handshake that created this connection (server: to answer repeated responses). */
+  salt: number;
+  acceptUserData: Uint8Array = new Uint8Array(0);
+  /** Set when the connection closes; the endpoint removes it. */
+  closeReason: DisconnectReason | undefined;
+  closeDeny: DenyReason | undefined;
+  closeUserData: Uint8Array | undefined;
+  /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
+   *  storage is off the JS heap). */
+  private readonly rare: number[] = newTimerTable(RARE_TIMER_COUNT);
+  /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
+  private readonly bandwidth = new BandwidthChangeDetector();
+  private clock: NetworkClock | undefined;
+  private connectedAt: number;
+  /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
+  private deliveredAtLastRto = -1;
+  /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
+   *  late acks; -1 = empty. */
+  private recentlyLost: Int32Array | undefined;
+  /** The controller's records of those packets (same slots), for onSpuriousLoss. */
+  private recentlyLostRecords: (SentPacket | undefined)[] | undefined;
+  private spuriousLosses = 0;
   private disconnectCode = 0;
   /** DISCONNECTs sent so far in this close, for the resend backoff. */
   private disconnectAttempts = 0;
   private disconnectUserData: Uint8Array = new Uint8Array(0);
-  /** Server: CLOCK_REQUEST times to echo (bounded). */
-  private clockEchoes: number[] = [];
-  private clockRequestDue = false;
-  // Counters as plain fields (one object less per connection).
-  private bytesSent = 0;
-  private bytesReceived = 0;
-  private received = 0;
   private duplicates = 0;
   private stale = 0;
   private invalid = 0;
@@ -430,6 +434,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const type = arena[offset];
     if (type === SYSTEM_CLOCK_REQUEST && length === 5) {
       if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
+      this.clockEchoDue = true;
     } else if (type === SYSTEM_ACK_DELAY && length === 5) {
       // Applies only to the packet this datagram newly acknowledged as its newest (a report for
       // an older or already-sampled packet is ignored), capped at the longest wait the peer's
@@ -789,7 +794,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const c = this.host.config;
     const room = c.mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
-    const systemDue = this.clockRequestDue || this.clockEchoes.length > 0;
+    const systemDue = this.clockRequestDue || this.clockEchoDue;
     const dataDue = systemDue || this.channels.hasPending(now);
     let allowed = false;
     // The engine remembers the last PACKET_WINDOW sent sequences (and the notification ring is
@@ -876,13 +881,17 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Clock frames on the system channel (PROTOCOL §3): requests (client), replies (server). */
   private writeSystemFrames(now: number, bytes: Uint8Array, at: number, room: number): number {
     let written = 0;
-    while (this.clockEchoes.length > 0 && room - written >= CLOCK_REPLY_FRAME) {
-      const p = at + written;
-      writeFrameHeader(bytes, p, 1 + 4 + 8);
-      bytes[p + 6] = SYSTEM_CLOCK_REPLY;
-      writeU32(bytes, p + 7, this.clockEchoes.shift() as number);
-      writeF64LE(bytes, p + 11, now);
-      written += CLOCK_REPLY_FRAME;
+    if (this.clockEchoDue) {
+      const echoes = this.clockEchoes;
+      while (echoes.length > 0 && room - written >= CLOCK_REPLY_FRAME) {
+        const p = at + written;
+        writeFrameHeader(bytes, p, 1 + 4 + 8);
+        bytes[p + 6] = SYSTEM_CLOCK_REPLY;
+        writeU32(bytes, p + 7, echoes.shift() as number);
+        writeF64LE(bytes, p + 11, now);
+        written += CLOCK_REPLY_FRAME;
+      }
+      this.clockEchoDue = echoes.length > 0;
     }
     if (this.clockRequestDue && room - written >= CLOCK_REQUEST_FRAME) {
       const p = at + written;
@@ -923,7 +932,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         return (
           this.acceptDue ||
           this.clockRequestDue ||
-          this.clockEchoes.length > 0 ||
+          this.clockEchoDue ||
           (this.ackOwed && this.ackDelayAt <= now) ||
           this.lastSentAt + this.host.config.keepaliveMs <= now ||
           this.channels.hasPending(now)
