@@ -53,7 +53,7 @@ export const enum ConnectionState {
 
 /**
  * The connection's timers (quinn-proto style; Infinity = not armed). The per-datagram ones are
- * fields of the Connection: AckDelay (`ackDelayAt`: a pure ack is owed, sent then unless data
+ * in the connection's `num` table (see Num): AckDelay (`ackDelayAt`: a pure ack is owed, sent then unless data
  * carried it first), Retransmit (`retransmitAt`: loss detection, RFC 9002 §6.2.1 shape: the
  * earlier of the time threshold for the oldest ack-eliciting packet sent before the newest
  * acknowledged one, and the RTO (with backoff) of the oldest ack-eliciting packet in flight,
@@ -79,6 +79,49 @@ export const enum RareTimer {
   DelayedSend = 5,
 }
 const RARE_TIMER_COUNT = 6;
+
+/**
+ * The numbers every datagram reads or writes that are not small integers (times, timers, the
+ * pending RTT sample, rates), in one packed array of doubles. As fields each would be a separate
+ * heap box (V8 keeps non-integer fields as boxed doubles), i.e. one more cold cache line per
+ * field with a thousand connections; here they are three lines. Accessors of the same names
+ * keep the code readable.
+ */
+const enum Num {
+  /** Timer AckDelay: a pure ack is owed, sent then unless data carried it first. */
+  AckDelayAt,
+  /** Timer Retransmit (loss detection). */
+  RetransmitAt,
+  /** Timer Pacing: data waits for the pacer. */
+  PacingAt,
+  /** The earliest of the rare timers. */
+  RareAt,
+  LastReceivedAt,
+  LastSentAt,
+  /** When the newest received packet (ACK_DELAY, receiver side) arrived. */
+  NewestReceivedAt,
+  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
+  LastAppSendAt,
+  SendPeriodMs,
+  /** The held RTT sample (rttPendingSeq): sent, acknowledged, the peer's reported ack delay. */
+  RttPendingSentAt,
+  RttPendingAckedAt,
+  RttPendingAckDelayMs,
+  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
+  LossRate,
+  /**
+   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
+   * are read per receive batch and per sent packet, and with many connections the estimator's
+   * fields are one more cold line each time.
+   */
+  RtoCachedMs,
+  LossDelayCachedMs,
+  /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
+  PeerAckDelayMs,
+  /** The estimate last passed to `bandwidth` (-1: none yet). */
+  BandwidthSeenBps,
+  Count,
+}
 
 export const enum Role {
   Client = 0,
@@ -154,6 +197,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // or writes come first, together, so a connection that is cold in cache when its packet
   // arrives costs a few cache lines, not one per scattered field. Rarely used state follows.
   state: ConnectionState;
+  /** The per-datagram numbers (timers, times, RTT sample, rates): see `Num`. */
+  private readonly num: number[] = newNumTable();
   /** Touched by the current receive batch. */
   touched = false;
   /** In the endpoint's ready-to-send queue. */
@@ -188,34 +233,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** clockEchoes is not empty: read per datagram instead of the array, one object less. */
   private clockEchoDue = false;
   private bytesSent = 0;
-  // Timers (see RareTimer) and times, next to the fields every datagram touches.
-  private ackDelayAt = Infinity;
-  private retransmitAt = Infinity;
-  private pacingAt = Infinity;
-  /** The earliest of `rare`. */
-  private rareAt = Infinity;
-  private lastReceivedAt: number;
-  private lastSentAt: number;
-  private newestReceivedAt = 0;
-  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
-  private lastAppSendAt = -Infinity;
-  private sendPeriodMs = 0;
-  private rttPendingSentAt = 0;
-  private rttPendingAckedAt = 0;
-  private rttPendingAckDelayMs = 0;
-  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
-  private lossRate = 0;
-  /**
-   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
-   * are read per receive batch and per sent packet, and with many connections the estimator's
-   * fields are one more cold line each time.
-   */
-  private rtoCachedMs = 0;
-  private lossDelayCachedMs = Infinity;
-  /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
-  private peerAckDelayMs = 0;
-  /** The estimate last passed to `bandwidth` (-1: none yet). */
-  private bandwidthSeenBps = -1;
   /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
    *  (the second per-packet value), a pure ack none. */
   private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
@@ -260,6 +277,110 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private stale = 0;
   private invalid = 0;
   private crcFailures = 0;
+
+  // ---- the per-datagram numbers, kept in `num` (see Num) ----
+  private get ackDelayAt(): number {
+    return this.num[Num.AckDelayAt];
+  }
+  private set ackDelayAt(value: number) {
+    this.num[Num.AckDelayAt] = value;
+  }
+  private get retransmitAt(): number {
+    return this.num[Num.RetransmitAt];
+  }
+  private set retransmitAt(value: number) {
+    this.num[Num.RetransmitAt] = value;
+  }
+  private get pacingAt(): number {
+    return this.num[Num.PacingAt];
+  }
+  private set pacingAt(value: number) {
+    this.num[Num.PacingAt] = value;
+  }
+  private get rareAt(): number {
+    return this.num[Num.RareAt];
+  }
+  private set rareAt(value: number) {
+    this.num[Num.RareAt] = value;
+  }
+  private get lastReceivedAt(): number {
+    return this.num[Num.LastReceivedAt];
+  }
+  private set lastReceivedAt(value: number) {
+    this.num[Num.LastReceivedAt] = value;
+  }
+  private get lastSentAt(): number {
+    return this.num[Num.LastSentAt];
+  }
+  private set lastSentAt(value: number) {
+    this.num[Num.LastSentAt] = value;
+  }
+  private get newestReceivedAt(): number {
+    return this.num[Num.NewestReceivedAt];
+  }
+  private set newestReceivedAt(value: number) {
+    this.num[Num.NewestReceivedAt] = value;
+  }
+  private get lastAppSendAt(): number {
+    return this.num[Num.LastAppSendAt];
+  }
+  private set lastAppSendAt(value: number) {
+    this.num[Num.LastAppSendAt] = value;
+  }
+  private get sendPeriodMs(): number {
+    return this.num[Num.SendPeriodMs];
+  }
+  private set sendPeriodMs(value: number) {
+    this.num[Num.SendPeriodMs] = value;
+  }
+  private get rttPendingSentAt(): number {
+    return this.num[Num.RttPendingSentAt];
+  }
+  private set rttPendingSentAt(value: number) {
+    this.num[Num.RttPendingSentAt] = value;
+  }
+  private get rttPendingAckedAt(): number {
+    return this.num[Num.RttPendingAckedAt];
+  }
+  private set rttPendingAckedAt(value: number) {
+    this.num[Num.RttPendingAckedAt] = value;
+  }
+  private get rttPendingAckDelayMs(): number {
+    return this.num[Num.RttPendingAckDelayMs];
+  }
+  private set rttPendingAckDelayMs(value: number) {
+    this.num[Num.RttPendingAckDelayMs] = value;
+  }
+  private get lossRate(): number {
+    return this.num[Num.LossRate];
+  }
+  private set lossRate(value: number) {
+    this.num[Num.LossRate] = value;
+  }
+  private get rtoCachedMs(): number {
+    return this.num[Num.RtoCachedMs];
+  }
+  private set rtoCachedMs(value: number) {
+    this.num[Num.RtoCachedMs] = value;
+  }
+  private get lossDelayCachedMs(): number {
+    return this.num[Num.LossDelayCachedMs];
+  }
+  private set lossDelayCachedMs(value: number) {
+    this.num[Num.LossDelayCachedMs] = value;
+  }
+  private get peerAckDelayMs(): number {
+    return this.num[Num.PeerAckDelayMs];
+  }
+  private set peerAckDelayMs(value: number) {
+    this.num[Num.PeerAckDelayMs] = value;
+  }
+  private get bandwidthSeenBps(): number {
+    return this.num[Num.BandwidthSeenBps];
+  }
+  private set bandwidthSeenBps(value: number) {
+    this.num[Num.BandwidthSeenBps] = value;
+  }
 
   constructor(
     private readonly host: ConnectionHost,
@@ -1047,6 +1168,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  * written, so such a packet takes no record from the pool nor hands one back when it settles.
  */
 const NO_FRAMES = new PacketContents();
+
+/** The initial `num` table. Starts from a literal holding a fraction so V8 keeps the elements as
+ *  unboxed doubles from the first store. */
+function newNumTable(): number[] {
+  const values = [Infinity, Infinity, Infinity, Infinity, 0, 0, 0, -Infinity, 0, 0, 0, 0, 0, 0, Infinity, 0, -1];
+  const t = [0.5];
+  t.length = 0;
+  for (let i = 0; i < Num.Count; i++) t.push(values[i]);
+  return t;
+}
 
 /** `count` unarmed timers, as a packed array of doubles (pushed, so never holey). */
 function newTimerTable(count: number): number[] {
