@@ -5,8 +5,7 @@
  *
  * The Endpoint owns the socket-level concerns (routing, the engine batch, the send arena, the
  * timer heap); a Connection is driven by it through a handful of methods and never sees an
- * address other than its own. All timers live in one table (`Timer`); `nextDeadline()` is the
- * earliest of them.
+ * address other than its own. Timers: see `RareTimer`; `nextDeadline()` is the earliest of them.
  */
 import {
   DATA_HEADER_BYTES,
@@ -52,37 +51,77 @@ export const enum ConnectionState {
   Closed = 3,
 }
 
-/** The per-connection timer table (quinn-proto style). Infinity = not armed. */
-export const enum Timer {
+/**
+ * The connection's timers (quinn-proto style; Infinity = not armed). The per-datagram ones are
+ * in the connection's `num` table (see Num): AckDelay (`ackDelayAt`: a pure ack is owed, sent then unless data
+ * carried it first), Retransmit (`retransmitAt`: loss detection, RFC 9002 §6.2.1 shape: the
+ * earlier of the time threshold for the oldest ack-eliciting packet sent before the newest
+ * acknowledged one, and the RTO (with backoff) of the oldest ack-eliciting packet in flight,
+ * always measured from the oldest packet so a steady stream of acks cannot push it back) and
+ * Pacing (`pacingAt`: data waits for the pacer). Keepalive (nothing sent for keepaliveMs),
+ * Unresponsive (nothing received for unresponsiveMs) and Idle (nothing received for timeoutMs)
+ * are not stored: they are computed from lastSentAt / lastReceivedAt, which every datagram
+ * writes anyway. The rest move rarely and live in a small table of their own (`RareTimer`)
+ * behind one field holding their minimum (`rareAt`), so a datagram never touches it.
+ */
+export const enum RareTimer {
   /** Client: next CONNECT_REQUEST / CONNECT_RESPONSE resend. */
   Handshake = 0,
   /** Client: give up connecting. */
   ConnectTimeout = 1,
-  /** A pure ack is owed; send it at this time unless data carried it first. */
-  AckDelay = 2,
-  /** Loss detection (RFC 9002 §6.2.1 shape): the earlier of the time threshold for the oldest
-   *  ack-eliciting packet sent before the newest acknowledged one, and the RTO (with backoff)
-   *  of the oldest ack-eliciting packet in flight. Always measured from the oldest packet, so a
-   *  steady stream of acks cannot push it back. */
-  Retransmit = 3,
-  /** Nothing sent for keepaliveMs: send a KEEPALIVE. */
-  Keepalive = 4,
-  /** Nothing received for unresponsiveMs: "unresponsive" event. */
-  Unresponsive = 5,
-  /** Nothing received for timeoutMs: close with "timeout". */
-  Idle = 6,
-  /** Data is waiting for the pacer. */
-  Pacing = 7,
   /** Disconnecting: resend DISCONNECT. */
-  DisconnectResend = 8,
+  DisconnectResend = 2,
   /** Disconnecting: give up waiting for DISCONNECT_ACK. */
-  CloseTimeout = 9,
+  CloseTimeout = 3,
   /** Client: send the next CLOCK_REQUEST. */
-  ClockSync = 10,
+  ClockSync = 4,
   /** The earliest message held by send({ delayMs }) is due: release it into its channel. */
-  DelayedSend = 11,
+  DelayedSend = 5,
 }
-const TIMER_COUNT = 12;
+const RARE_TIMER_COUNT = 6;
+
+/**
+ * The numbers every datagram reads or writes that are not small integers (times, timers, the
+ * pending RTT sample, rates), in one packed array of doubles. As fields each would be a separate
+ * heap box (V8 keeps non-integer fields as boxed doubles), i.e. one more cold cache line per
+ * field with a thousand connections; here they are three lines. Accessors of the same names
+ * keep the code readable.
+ */
+const enum Num {
+  /** Timer AckDelay: a pure ack is owed, sent then unless data carried it first. */
+  AckDelayAt,
+  /** Timer Retransmit (loss detection). */
+  RetransmitAt,
+  /** Timer Pacing: data waits for the pacer. */
+  PacingAt,
+  /** The earliest of the rare timers. */
+  RareAt,
+  LastReceivedAt,
+  LastSentAt,
+  /** When the newest received packet (ACK_DELAY, receiver side) arrived. */
+  NewestReceivedAt,
+  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
+  LastAppSendAt,
+  SendPeriodMs,
+  /** The held RTT sample (rttPendingSeq): sent, acknowledged, the peer's reported ack delay. */
+  RttPendingSentAt,
+  RttPendingAckedAt,
+  RttPendingAckDelayMs,
+  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
+  LossRate,
+  /**
+   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
+   * are read per receive batch and per sent packet, and with many connections the estimator's
+   * fields are one more cold line each time.
+   */
+  RtoCachedMs,
+  LossDelayCachedMs,
+  /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
+  PeerAckDelayMs,
+  /** The estimate last passed to `bandwidth` (-1: none yet). */
+  BandwidthSeenBps,
+  Count,
+}
 
 export const enum Role {
   Client = 0,
@@ -154,76 +193,19 @@ export interface ConnectionHost {
 }
 
 export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
+  // Field order is memory order (V8 lays fields out as declared): the fields a datagram reads
+  // or writes come first, together, so a connection that is cold in cache when its packet
+  // arrives costs a few cache lines, not one per scattered field. Rarely used state follows.
   state: ConnectionState;
-  /** In the endpoint's ready-to-send queue. */
-  queued = false;
+  /** The per-datagram numbers (timers, times, RTT sample, rates): see `Num`. */
+  private readonly num: number[] = newNumTable();
   /** Touched by the current receive batch. */
   touched = false;
-  sessionId = 0;
-  /** Client: the handshake in progress. */
-  attempt: ClientAttempt | undefined;
-  /** Salt of the handshake that created this connection (server: to answer repeated responses). */
-  salt: number;
-  /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
-  acceptDue = false;
-  acceptUserData: Uint8Array = new Uint8Array(0);
-  /** Set when the connection closes; the endpoint removes it. */
-  closeReason: DisconnectReason | undefined;
-  closeDeny: DenyReason | undefined;
-  closeUserData: Uint8Array | undefined;
-
-  readonly channels: ChannelSet;
-  /** A plain array of doubles, not a Float64Array: 96 bytes would put a typed array's storage
-   *  off the JS heap, one more cold cache line per datagram (the first thing a packet touches). */
-  private readonly timers: number[] = newTimerTable();
-  /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
-   *  (the second per-packet value), a pure ack none. */
-  private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
-  private readonly cc: CongestionController;
-  private readonly rtt = new RttEstimator();
-  /**
-   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
-   * are read per receive batch and per sent packet, and with many connections the estimator's
-   * fields are one more cold line each time.
-   */
-  private rtoCachedMs = 0;
-  private lossDelayCachedMs = Infinity;
-  private readonly ping = new PingTracker();
-  /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
-  private readonly bandwidth = new BandwidthChangeDetector();
-  /** The estimate last passed to `bandwidth` (-1: none yet). */
-  private bandwidthSeenBps = -1;
-  private clock: NetworkClock | undefined;
-  /** Records of acknowledged packets, reused by onSent (no allocation per data packet). Lost
-   *  packets' records are not recycled: they may be kept for onSpuriousLoss. */
-  private ccInFlightBytes = 0;
-  private lastReceivedAt: number;
-  private connectedAt: number;
-  /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
-  private deliveredAtLastRto = -1;
-  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
-  private lossRate = 0;
-  /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
-   *  late acks; -1 = empty. */
-  private recentlyLost: Int32Array | undefined;
-  /** The controller's records of those packets (same slots), for onSpuriousLoss. */
-  private recentlyLostRecords: (SentPacket | undefined)[] | undefined;
-  private spuriousLosses = 0;
-  private lastSentAt: number;
-  private unresponsive = false;
-  private ackOwed = false;
-  /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
-  private lastAppSendAt = -Infinity;
-  private sendPeriodMs = 0;
-  private receivedSinceAck = 0;
-  /**
-   * Receiver side of ACK_DELAY: the newest packet sequence received (the `ack` field of our next
-   * packet; -1 before any), when it arrived, and whether it was ack-eliciting and not yet
-   * acknowledged by any packet of ours (only then is its wait worth reporting).
-   */
-  private newestReceivedSeq = -1;
-  private newestReceivedAt = 0;
-  private newestReceivedUnreported = false;
+  /** In the endpoint's ready-to-send queue. */
+  queued = false;
+  // Counters as plain fields (one object less per connection).
+  private bytesReceived = 0;
+  private received = 0;
   /**
    * Sender side: the RTT sample of the newest first-transmission packet acknowledged by the
    * datagram being dispatched (RFC 9002 §5.3 samples only the largest newly acknowledged
@@ -231,26 +213,174 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * the acks (PROTOCOL §3). -1 = none pending.
    */
   private rttPendingSeq = -1;
-  private rttPendingSentAt = 0;
-  private rttPendingAckedAt = 0;
-  private rttPendingAckDelayMs = 0;
-  /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
-  private peerAckDelayMs = 0;
+  /**
+   * Receiver side of ACK_DELAY: the newest packet sequence received (the `ack` field of our next
+   * packet; -1 before any), when it arrived, and whether it was ack-eliciting and not yet
+   * acknowledged by any packet of ours (only then is its wait worth reporting).
+   */
+  private newestReceivedSeq = -1;
+  private newestReceivedUnreported = false;
+  /** Idle (lastReceivedAt + timeoutMs) and Unresponsive (lastReceivedAt + unresponsiveMs) armed. */
+  private idleArmed = false;
+  private unresponsiveArmed = false;
+  private unresponsive = false;
+  private ackOwed = false;
+  private receivedSinceAck = 0;
+  private ccInFlightBytes = 0;
+  /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
+  acceptDue = false;
+  private clockRequestDue = false;
+  /** clockEchoes is not empty: read per datagram instead of the array, one object less. */
+  private clockEchoDue = false;
+  private bytesSent = 0;
+  /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
+   *  (the second per-packet value), a pure ack none. */
+  private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
+  readonly channels: ChannelSet;
+  private readonly cc: CongestionController;
+  private readonly rtt = new RttEstimator();
+  private readonly ping = new PingTracker();
+  /** Server: CLOCK_REQUEST times to echo (bounded). */
+  private clockEchoes: number[] = [];
+
+  // ---- rarely used ----
+  sessionId = 0;
+  /** Client: the handshake in progress. */
+  attempt: ClientAttempt | undefined;
+  /** Salt of the handshake that created this connection (server: to answer repeated responses). */
+  salt: number;
+  acceptUserData: Uint8Array = new Uint8Array(0);
+  /** Set when the connection closes; the endpoint removes it. */
+  closeReason: DisconnectReason | undefined;
+  closeDeny: DenyReason | undefined;
+  closeUserData: Uint8Array | undefined;
+  /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
+   *  storage is off the JS heap). */
+  private readonly rare: number[] = newTimerTable(RARE_TIMER_COUNT);
+  /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
+  private readonly bandwidth = new BandwidthChangeDetector();
+  private clock: NetworkClock | undefined;
+  private connectedAt: number;
+  /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
+  private deliveredAtLastRto = -1;
+  /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
+   *  late acks; -1 = empty. */
+  private recentlyLost: Int32Array | undefined;
+  /** The controller's records of those packets (same slots), for onSpuriousLoss. */
+  private recentlyLostRecords: (SentPacket | undefined)[] | undefined;
+  private spuriousLosses = 0;
   private disconnectCode = 0;
   /** DISCONNECTs sent so far in this close, for the resend backoff. */
   private disconnectAttempts = 0;
   private disconnectUserData: Uint8Array = new Uint8Array(0);
-  /** Server: CLOCK_REQUEST times to echo (bounded). */
-  private clockEchoes: number[] = [];
-  private clockRequestDue = false;
-  // Counters as plain fields (one object less per connection).
-  private bytesSent = 0;
-  private bytesReceived = 0;
-  private received = 0;
   private duplicates = 0;
   private stale = 0;
   private invalid = 0;
   private crcFailures = 0;
+
+  // ---- the per-datagram numbers, kept in `num` (see Num) ----
+  private get ackDelayAt(): number {
+    return this.num[Num.AckDelayAt];
+  }
+  private set ackDelayAt(value: number) {
+    this.num[Num.AckDelayAt] = value;
+  }
+  private get retransmitAt(): number {
+    return this.num[Num.RetransmitAt];
+  }
+  private set retransmitAt(value: number) {
+    this.num[Num.RetransmitAt] = value;
+  }
+  private get pacingAt(): number {
+    return this.num[Num.PacingAt];
+  }
+  private set pacingAt(value: number) {
+    this.num[Num.PacingAt] = value;
+  }
+  private get rareAt(): number {
+    return this.num[Num.RareAt];
+  }
+  private set rareAt(value: number) {
+    this.num[Num.RareAt] = value;
+  }
+  private get lastReceivedAt(): number {
+    return this.num[Num.LastReceivedAt];
+  }
+  private set lastReceivedAt(value: number) {
+    this.num[Num.LastReceivedAt] = value;
+  }
+  private get lastSentAt(): number {
+    return this.num[Num.LastSentAt];
+  }
+  private set lastSentAt(value: number) {
+    this.num[Num.LastSentAt] = value;
+  }
+  private get newestReceivedAt(): number {
+    return this.num[Num.NewestReceivedAt];
+  }
+  private set newestReceivedAt(value: number) {
+    this.num[Num.NewestReceivedAt] = value;
+  }
+  private get lastAppSendAt(): number {
+    return this.num[Num.LastAppSendAt];
+  }
+  private set lastAppSendAt(value: number) {
+    this.num[Num.LastAppSendAt] = value;
+  }
+  private get sendPeriodMs(): number {
+    return this.num[Num.SendPeriodMs];
+  }
+  private set sendPeriodMs(value: number) {
+    this.num[Num.SendPeriodMs] = value;
+  }
+  private get rttPendingSentAt(): number {
+    return this.num[Num.RttPendingSentAt];
+  }
+  private set rttPendingSentAt(value: number) {
+    this.num[Num.RttPendingSentAt] = value;
+  }
+  private get rttPendingAckedAt(): number {
+    return this.num[Num.RttPendingAckedAt];
+  }
+  private set rttPendingAckedAt(value: number) {
+    this.num[Num.RttPendingAckedAt] = value;
+  }
+  private get rttPendingAckDelayMs(): number {
+    return this.num[Num.RttPendingAckDelayMs];
+  }
+  private set rttPendingAckDelayMs(value: number) {
+    this.num[Num.RttPendingAckDelayMs] = value;
+  }
+  private get lossRate(): number {
+    return this.num[Num.LossRate];
+  }
+  private set lossRate(value: number) {
+    this.num[Num.LossRate] = value;
+  }
+  private get rtoCachedMs(): number {
+    return this.num[Num.RtoCachedMs];
+  }
+  private set rtoCachedMs(value: number) {
+    this.num[Num.RtoCachedMs] = value;
+  }
+  private get lossDelayCachedMs(): number {
+    return this.num[Num.LossDelayCachedMs];
+  }
+  private set lossDelayCachedMs(value: number) {
+    this.num[Num.LossDelayCachedMs] = value;
+  }
+  private get peerAckDelayMs(): number {
+    return this.num[Num.PeerAckDelayMs];
+  }
+  private set peerAckDelayMs(value: number) {
+    this.num[Num.PeerAckDelayMs] = value;
+  }
+  private get bandwidthSeenBps(): number {
+    return this.num[Num.BandwidthSeenBps];
+  }
+  private set bandwidthSeenBps(value: number) {
+    this.num[Num.BandwidthSeenBps] = value;
+  }
 
   constructor(
     private readonly host: ConnectionHost,
@@ -283,14 +413,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   startAttempt(now: number, userData: Uint8Array): void {
     const c = this.host.config;
     this.attempt = new ClientAttempt(this.salt, userData, now, c.handshakeResendMs, c.handshakeResendMaxMs);
-    this.timers[Timer.Handshake] = now;
-    this.timers[Timer.ConnectTimeout] = now + c.connectTimeoutMs;
+    this.setRare(RareTimer.Handshake, now);
+    this.setRare(RareTimer.ConnectTimeout, now + c.connectTimeoutMs);
   }
 
   onChallenge(now: number, fields: ChallengeFields): boolean {
     if (this.state !== ConnectionState.Connecting || this.attempt === undefined) return false;
     if (!this.attempt.onChallenge(now, fields)) return false;
-    this.timers[Timer.Handshake] = now;
+    this.setRare(RareTimer.Handshake, now);
     return true;
   }
 
@@ -299,8 +429,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.attempt.phase !== AttemptPhase.Response) return false;
     this.sessionId = fields.sessionId;
     this.attempt = undefined;
-    this.timers[Timer.Handshake] = Infinity;
-    this.timers[Timer.ConnectTimeout] = Infinity;
+    this.setRare(RareTimer.Handshake, Infinity);
+    this.setRare(RareTimer.ConnectTimeout, Infinity);
     this.startConnected(now);
     this.host.emit({ type: "connect", connection: this.id, address: this.address, userData: fields.userData });
     return true;
@@ -311,13 +441,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.state = ConnectionState.Connected;
     this.connectedAt = now;
     this.lastReceivedAt = now;
-    this.lastSentAt = now;
-    this.timers[Timer.Idle] = now + c.timeoutMs;
-    this.timers[Timer.Unresponsive] = now + c.unresponsiveMs;
-    this.timers[Timer.Keepalive] = now + c.keepaliveMs;
+    this.lastSentAt = now; // arms Keepalive (lastSentAt + keepaliveMs while Connected)
+    this.idleArmed = true;
+    this.unresponsiveArmed = true;
     if (this.role === Role.Client) {
       this.clock = new NetworkClock();
-      this.timers[Timer.ClockSync] = now;
+      this.setRare(RareTimer.ClockSync, now);
     }
   }
 
@@ -341,11 +470,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** Any authenticated-by-CRC packet from the peer proves it alive. */
   onPeerAlive(now: number): void {
-    const c = this.host.config;
+    // Moves the Idle and Unresponsive deadlines (computed from it) with no timer write.
     this.lastReceivedAt = now;
     if (this.state === ConnectionState.Connected || this.state === ConnectionState.Disconnecting) {
-      this.timers[Timer.Idle] = now + c.timeoutMs;
-      this.timers[Timer.Unresponsive] = now + c.unresponsiveMs;
+      this.idleArmed = true;
+      this.unresponsiveArmed = true;
     }
     if (this.unresponsive) {
       this.unresponsive = false;
@@ -367,11 +496,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (elicits) this.receivedSinceAck++;
     if (elicits && !this.ackOwed) {
       this.ackOwed = true;
-      this.timers[Timer.AckDelay] = this.ackDeadline(now);
+      this.ackDelayAt = this.ackDeadline(now);
     }
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
-    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.timers[Timer.AckDelay] = now;
+    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.ackDelayAt = now;
   }
 
   /**
@@ -426,6 +555,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const type = arena[offset];
     if (type === SYSTEM_CLOCK_REQUEST && length === 5) {
       if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
+      this.clockEchoDue = true;
     } else if (type === SYSTEM_ACK_DELAY && length === 5) {
       // Applies only to the packet this datagram newly acknowledged as its newest (a report for
       // an older or already-sampled packet is ignored), capped at the longest wait the peer's
@@ -477,7 +607,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const d = this.delivery;
     const sequence = d.oldestRecordedSequence();
     if (sequence < 0) {
-      this.timers[Timer.Retransmit] = Infinity;
+      this.retransmitAt = Infinity;
       return;
     }
     const oldest = d.sentTimeOf(sequence);
@@ -489,7 +619,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
       at = Math.min(at, oldest + this.lossDelay());
     }
-    this.timers[Timer.Retransmit] = at;
+    this.retransmitAt = at;
   }
 
   /**
@@ -604,10 +734,44 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // ---- timers ---------------------------------------------------------------------------------
 
   nextDeadline(): number {
-    const t = this.timers;
-    let min = t[0];
-    for (let i = 1; i < TIMER_COUNT; i++) if (t[i] < min) min = t[i];
+    const c = this.host.config;
+    let min = this.ackDelayAt;
+    if (this.retransmitAt < min) min = this.retransmitAt;
+    if (this.pacingAt < min) min = this.pacingAt;
+    if (this.rareAt < min) min = this.rareAt;
+    if (this.state === ConnectionState.Connected) {
+      const keepalive = this.lastSentAt + c.keepaliveMs;
+      if (keepalive < min) min = keepalive;
+    }
+    if (this.idleArmed) {
+      const idle = this.lastReceivedAt + c.timeoutMs;
+      if (idle < min) min = idle;
+    }
+    if (this.unresponsiveArmed) {
+      const unresponsive = this.lastReceivedAt + c.unresponsiveMs;
+      if (unresponsive < min) min = unresponsive;
+    }
     return min;
+  }
+
+  /** Arm (or disarm, Infinity) a rare timer. */
+  private setRare(timer: RareTimer, at: number): void {
+    const r = this.rare;
+    r[timer] = at;
+    let min = r[0];
+    for (let i = 1; i < RARE_TIMER_COUNT; i++) if (r[i] < min) min = r[i];
+    this.rareAt = min;
+  }
+
+  /** Disarm every timer. */
+  private clearTimers(): void {
+    this.rare.fill(Infinity);
+    this.rareAt = Infinity;
+    this.ackDelayAt = Infinity;
+    this.retransmitAt = Infinity;
+    this.pacingAt = Infinity;
+    this.idleArmed = false;
+    this.unresponsiveArmed = false;
   }
 
   /**
@@ -615,29 +779,31 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * Calling it early does nothing.
    */
   onTimeout(now: number): boolean {
-    const t = this.timers;
     const c = this.host.config;
+    const r = this.rare;
+    // The rare table is read only when one of its timers is due.
+    const rareDue = this.rareAt <= now;
     let wantsSend = false;
-    if (t[Timer.ConnectTimeout] <= now) {
+    if (rareDue && r[RareTimer.ConnectTimeout] <= now) {
       this.finish("connect-timeout");
       return false;
     }
-    if (t[Timer.CloseTimeout] <= now) {
+    if (rareDue && r[RareTimer.CloseTimeout] <= now) {
       this.finish(this.closeReason ?? "normal");
       return false;
     }
-    if (t[Timer.Idle] <= now && this.state === ConnectionState.Connected) {
+    if (this.idleArmed && this.lastReceivedAt + c.timeoutMs <= now && this.state === ConnectionState.Connected) {
       this.finish("timeout");
       return false;
     }
-    if (t[Timer.Unresponsive] <= now) {
-      t[Timer.Unresponsive] = Infinity;
+    if (this.unresponsiveArmed && this.lastReceivedAt + c.unresponsiveMs <= now) {
+      this.unresponsiveArmed = false;
       if (!this.unresponsive && this.state === ConnectionState.Connected) {
         this.unresponsive = true;
         this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - this.lastReceivedAt });
       }
     }
-    if (t[Timer.Retransmit] <= now) {
+    if (this.retransmitAt <= now) {
       // Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also past the RTO, it
       // is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare it lost
       // (its data is resent in new packets at once) and back off.
@@ -657,32 +823,33 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       }
       this.armLossTimer();
       // Never leave the timer due: a pass that made no progress must not spin.
-      if (t[Timer.Retransmit] <= now) t[Timer.Retransmit] = now + TIMER_GRANULARITY_MS;
+      if (this.retransmitAt <= now) this.retransmitAt = now + TIMER_GRANULARITY_MS;
       if (lost > 0) wantsSend = true;
       this.drainToEvents();
     }
-    if (t[Timer.DelayedSend] <= now) {
-      this.channels.releaseDue(now);
-      t[Timer.DelayedSend] = this.channels.nextDelayedDue();
-      wantsSend = true;
-    }
-    if (t[Timer.ClockSync] <= now) {
-      // Fast start: 10 requests/s for the first 5 s, then the configured period.
-      const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
-      t[Timer.ClockSync] = now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs);
-      this.clockRequestDue = true;
-      wantsSend = true;
+    if (rareDue) {
+      if (r[RareTimer.DelayedSend] <= now) {
+        this.channels.releaseDue(now);
+        this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
+        wantsSend = true;
+      }
+      if (r[RareTimer.ClockSync] <= now) {
+        // Fast start: 10 requests/s for the first 5 s, then the configured period.
+        const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
+        this.setRare(RareTimer.ClockSync, now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs));
+        this.clockRequestDue = true;
+        wantsSend = true;
+      }
+      if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now) wantsSend = true;
     }
     if (
-      t[Timer.Handshake] <= now ||
-      t[Timer.AckDelay] <= now ||
-      t[Timer.Keepalive] <= now ||
-      t[Timer.Pacing] <= now ||
-      t[Timer.DisconnectResend] <= now
+      this.ackDelayAt <= now ||
+      (this.state === ConnectionState.Connected && this.lastSentAt + c.keepaliveMs <= now) ||
+      this.pacingAt <= now
     ) {
       wantsSend = true;
     }
-    if (t[Timer.Pacing] <= now) t[Timer.Pacing] = Infinity;
+    if (this.pacingAt <= now) this.pacingAt = Infinity;
     return wantsSend;
   }
 
@@ -690,7 +857,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }): number {
     const receipt = this.channels.send(now, channel, data, options);
-    if (options.delayMs !== undefined && options.delayMs > 0) this.timers[Timer.DelayedSend] = this.channels.nextDelayedDue();
+    if (options.delayMs !== undefined && options.delayMs > 0) this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
     const gap = now - this.lastAppSendAt;
@@ -710,7 +877,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const t = this.timers;
     let length = 0;
     switch (this.state) {
       case ConnectionState.Connecting: {
@@ -718,13 +884,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         if (attempt === undefined || attempt.nextSendAt > now) return 0;
         length = engine.sealControl(offset, attempt.encode(bytes, offset, c.appVersion, c.channelHash));
         attempt.onSent(now);
-        t[Timer.Handshake] = attempt.nextSendAt;
+        this.setRare(RareTimer.Handshake, attempt.nextSendAt);
         break;
       }
       case ConnectionState.Disconnecting: {
-        if (t[Timer.DisconnectResend] > now) return 0;
+        if (this.rare[RareTimer.DisconnectResend] > now) return 0;
         length = engine.sealControl(offset, encodeDisconnect(bytes, offset, this.sessionId, this.disconnectCode, this.disconnectUserData));
-        t[Timer.DisconnectResend] = now + this.disconnectResendInterval();
+        this.setRare(RareTimer.DisconnectResend, now + this.disconnectResendInterval());
         break;
       }
       case ConnectionState.Connected:
@@ -747,10 +913,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const t = this.timers;
     const room = c.mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
-    const systemDue = this.clockRequestDue || this.clockEchoes.length > 0;
+    const systemDue = this.clockRequestDue || this.clockEchoDue;
     const dataDue = systemDue || this.channels.hasPending(now);
     let allowed = false;
     // The engine remembers the last PACKET_WINDOW sent sequences (and the notification ring is
@@ -767,7 +932,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         const at = this.cc.nextSendTime(now);
         if (at > now) {
           allowed = false;
-          t[Timer.Pacing] = at;
+          this.pacingAt = at;
         }
       }
     }
@@ -789,7 +954,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
       // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
       // we have been quiet, else nothing.
-      if (this.ackOwed && t[Timer.AckDelay] <= now) type = PacketType.Data;
+      if (this.ackOwed && this.ackDelayAt <= now) type = PacketType.Data;
       else if (now - this.lastSentAt >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
     }
@@ -815,8 +980,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {
     const engine = this.host.engine;
-    const c = this.host.config;
-    const t = this.timers;
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
     const eliciting = framesLength > 0;
@@ -826,27 +989,30 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
     if (eliciting) {
       this.ccInFlightBytes += length;
-      if (t[Timer.Retransmit] === Infinity) t[Timer.Retransmit] = now + this.rtoMs(); // RFC 6298 §5.1
+      if (this.retransmitAt === Infinity) this.retransmitAt = now + this.rtoMs(); // RFC 6298 §5.1
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
     this.receivedSinceAck = 0;
-    t[Timer.AckDelay] = Infinity;
-    this.lastSentAt = now;
-    t[Timer.Keepalive] = now + c.keepaliveMs;
+    this.ackDelayAt = Infinity;
+    this.lastSentAt = now; // moves Keepalive (lastSentAt + keepaliveMs)
     return length;
   }
 
   /** Clock frames on the system channel (PROTOCOL §3): requests (client), replies (server). */
   private writeSystemFrames(now: number, bytes: Uint8Array, at: number, room: number): number {
     let written = 0;
-    while (this.clockEchoes.length > 0 && room - written >= CLOCK_REPLY_FRAME) {
-      const p = at + written;
-      writeFrameHeader(bytes, p, 1 + 4 + 8);
-      bytes[p + 6] = SYSTEM_CLOCK_REPLY;
-      writeU32(bytes, p + 7, this.clockEchoes.shift() as number);
-      writeF64LE(bytes, p + 11, now);
-      written += CLOCK_REPLY_FRAME;
+    if (this.clockEchoDue) {
+      const echoes = this.clockEchoes;
+      while (echoes.length > 0 && room - written >= CLOCK_REPLY_FRAME) {
+        const p = at + written;
+        writeFrameHeader(bytes, p, 1 + 4 + 8);
+        bytes[p + 6] = SYSTEM_CLOCK_REPLY;
+        writeU32(bytes, p + 7, echoes.shift() as number);
+        writeF64LE(bytes, p + 11, now);
+        written += CLOCK_REPLY_FRAME;
+      }
+      this.clockEchoDue = echoes.length > 0;
     }
     if (this.clockRequestDue && room - written >= CLOCK_REQUEST_FRAME) {
       const p = at + written;
@@ -878,19 +1044,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** True if a datagram could be due right now (used to keep the ready queue short). */
   wantsToSend(now: number): boolean {
-    const t = this.timers;
     switch (this.state) {
       case ConnectionState.Connecting:
         return this.attempt !== undefined && this.attempt.nextSendAt <= now;
       case ConnectionState.Disconnecting:
-        return t[Timer.DisconnectResend] <= now;
+        return this.rare[RareTimer.DisconnectResend] <= now;
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
           this.clockRequestDue ||
-          this.clockEchoes.length > 0 ||
-          (this.ackOwed && t[Timer.AckDelay] <= now) ||
-          t[Timer.Keepalive] <= now ||
+          this.clockEchoDue ||
+          (this.ackOwed && this.ackDelayAt <= now) ||
+          this.lastSentAt + this.host.config.keepaliveMs <= now ||
           this.channels.hasPending(now)
         );
       default:
@@ -912,10 +1077,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.closeUserData = userData;
     this.disconnectCode = reasonCode(reason);
     this.disconnectUserData = userData;
-    const t = this.timers;
-    t.fill(Infinity);
-    t[Timer.DisconnectResend] = now;
-    t[Timer.CloseTimeout] = now + this.host.config.closeTimeoutMs;
+    this.clearTimers();
+    this.setRare(RareTimer.DisconnectResend, now);
+    this.setRare(RareTimer.CloseTimeout, now + this.host.config.closeTimeoutMs);
     this.disconnectAttempts = 0;
   }
 
@@ -944,7 +1108,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.closeReason = reason;
     this.closeDeny = deny;
     if (userData !== undefined) this.closeUserData = userData;
-    this.timers.fill(Infinity);
+    this.clearTimers();
   }
 
   /** Release everything (called once by the endpoint after finish()). */
@@ -1005,10 +1169,20 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  */
 const NO_FRAMES = new PacketContents();
 
-/** TIMER_COUNT unarmed timers, as a packed array of doubles (pushed, so never holey). */
-function newTimerTable(): number[] {
+/** The initial `num` table. Starts from a literal holding a fraction so V8 keeps the elements as
+ *  unboxed doubles from the first store. */
+function newNumTable(): number[] {
+  const values = [Infinity, Infinity, Infinity, Infinity, 0, 0, 0, -Infinity, 0, 0, 0, 0, 0, 0, Infinity, 0, -1];
+  const t = [0.5];
+  t.length = 0;
+  for (let i = 0; i < Num.Count; i++) t.push(values[i]);
+  return t;
+}
+
+/** `count` unarmed timers, as a packed array of doubles (pushed, so never holey). */
+function newTimerTable(count: number): number[] {
   const t: number[] = [];
-  for (let i = 0; i < TIMER_COUNT; i++) t.push(Infinity);
+  for (let i = 0; i < count; i++) t.push(Infinity);
   return t;
 }
 
