@@ -22,6 +22,7 @@
 import { createController, type SentPacket, type CongestionController } from "../../src/congestion/controller.js";
 import { PingTracker } from "../../src/congestion/ping.js";
 import { RttEstimator } from "../../src/congestion/rtt.js";
+import { Rng } from "../../src/sim/rng.js";
 
 interface HostGlobals {
   process: { argv: string[]; cpuUsage(previous?: { user: number; system: number }): { user: number; system: number } };
@@ -42,13 +43,8 @@ const PACKET_BYTES = 130;
 const LOSS = 0.05;
 const RING_MS = 64;
 
-let rng = 0x2545f491;
-function random(): number {
-  rng ^= rng << 13;
-  rng ^= rng >>> 17;
-  rng ^= rng << 5;
-  return (rng >>> 0) / 4294967296;
-}
+const rng = new Rng(0x2545f491);
+const random = (): number => rng.next();
 
 const EVICT = new Float64Array(2 * 1024 * 1024); // 16 MB
 let evictSink = 0;

@@ -1,15 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { DeadlineHeap } from "../../src/session/deadline-heap.js";
+import { Rng } from "../../src/sim/rng.js";
 
-/** Seeded xorshift32 in [0, 1). */
+/** A seeded stream of floats in [0, 1). */
 function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 describe("DeadlineHeap (slot-keyed)", () => {
