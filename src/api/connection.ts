@@ -59,6 +59,8 @@ export interface SendCallOptions {
 }
 
 export const DEFAULT_MAX_QUEUED_MESSAGES = 65_536;
+const NO_OPTIONS: SendCallOptions = Object.freeze({});
+const SEND_OPTIONS: { channel: number; key: number | undefined; receipt: boolean; delayMs: number | undefined } = { channel: 0, key: undefined, receipt: false, delayMs: undefined };
 /** Longer than the endpoint's graceful close timeout (closeTimeoutMs, 3 s by default). */
 const CLOSE_SAFETY_NET_MS = 5_000;
 
@@ -124,13 +126,20 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    */
   send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
-  send(data: Uint8Array, options: SendCallOptions = {}): Promise<boolean> | void {
+  send(data: Uint8Array, options: SendCallOptions = NO_OPTIONS): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     const receiptWanted = options.receipt === true;
     let receipt: number | void = undefined;
     if (!this.#ended) {
       try {
-        receipt = this.#driver.endpoint.send(this.id, data, { channel: options.channel ?? 0, key: options.key, receipt: receiptWanted, delayMs: options.delayMs });
+        // One options object reused for every send (the endpoint reads it during the call and
+        // keeps nothing): an allocation per message less on the bulk path.
+        const o = SEND_OPTIONS;
+        o.channel = options.channel ?? 0;
+        o.key = options.key;
+        o.receipt = receiptWanted;
+        o.delayMs = options.delayMs;
+        receipt = this.#driver.endpoint.send(this.id, data, o);
       } catch (error) {
         if (!isEndedError(error)) throw error;
         this.#ended = true;
@@ -189,7 +198,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         // The endpoint's event is a fresh object per message and already has Message's fields
         // (plus `type` and `connection`): handing it on saves an allocation per message.
         const message: Message = event;
-        for (const queue of this.#iterators) queue.push(message, this.#maxQueued);
+        if (this.#iterators.size > 0) for (const queue of this.#iterators) queue.push(message, this.#maxQueued);
         this.emit("message", message);
         return;
       }

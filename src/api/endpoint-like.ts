@@ -9,7 +9,10 @@ import type { AbortSignalLike } from "./host.js";
 
 export interface EndpointLike extends SansIoNode<EndpointEvent> {
   connect(now: number, address: Address, options?: { userData?: Uint8Array; signal?: AbortSignalLike }): ConnectionId;
-  /** Returns the receipt number when `options.receipt` is set. */
+  /**
+   * Returns the receipt number when `options.receipt` is set. `options` is valid only during the
+   * call (the API reuses one object for every send): read it, do not keep it.
+   */
   send(connection: ConnectionId, data: Uint8Array, options: SendOptions): number | void;
   close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array): void;
   stats(connection: ConnectionId): ConnectionStats;

@@ -38,10 +38,34 @@ describe("TurnReceiver", () => {
     }
     const all = calls.flat();
     expect(all).toEqual(Array.from({ length: 160 }, (_, i) => i & 255));
-    // After the first burst is noticed, each later burst costs two deliveries (first + rest).
-    const last = calls.slice(-2);
-    expect(last[0]!.length).toBe(1);
-    expect(last[1]!.length).toBe(39);
+    // After the first burst is noticed, each later burst is one delivery at the turn end.
+    expect(calls.at(-1)!.length).toBe(40);
+    expect(calls.at(-2)!.length).toBe(40);
+  });
+
+  it("hands a long burst over MAX_HELD (64) at a time, without waiting for the turn end", async () => {
+    const receiver = new TurnReceiver();
+    const calls = recorder(receiver);
+    for (let i = 0; i < 40; i++) receiver.push("127.0.0.1:1", datagram(i));
+    await nextTurn();
+    const before = calls.length;
+    for (let i = 0; i < 200; i++) receiver.push("127.0.0.1:1", datagram(i));
+    expect(calls.slice(before).map((c) => c.length)).toEqual([64, 64, 64]);
+    await nextTurn();
+    expect(calls.slice(before).map((c) => c.length)).toEqual([64, 64, 64, 8]);
+    expect(calls.slice(before).flat()).toEqual(Array.from({ length: 200 }, (_, i) => i));
+  });
+
+  it("while bursty, a turn's single datagram is delivered at that turn's end", async () => {
+    const receiver = new TurnReceiver();
+    const calls = recorder(receiver);
+    for (let i = 0; i < 40; i++) receiver.push("127.0.0.1:1", datagram(i));
+    await nextTurn();
+    const before = calls.length;
+    receiver.push("127.0.0.1:1", datagram(7));
+    expect(calls.length).toBe(before);
+    await nextTurn();
+    expect(calls.slice(before)).toEqual([[7]]);
   });
 
   it("everything pushed in a turn is delivered by the end of that turn", async () => {
