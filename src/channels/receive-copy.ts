@@ -18,13 +18,22 @@
  */
 import { MAX_DATAGRAM_BYTES, RECORD_INTS, RecordField, RecordType } from "../engine/abi.js";
 
+/**
+ * A view of `length` bytes of `bytes` from `offset`. `subarray` looks up the species constructor
+ * on every call, about twice the cost of this on Bun and Node (measured for transmit views);
+ * per received message that showed as ~10 % of a Bun aggregated-100 B profile.
+ */
+function view(bytes: Uint8Array, offset: number, length: number): Uint8Array {
+  return new Uint8Array(bytes.buffer, bytes.byteOffset + offset, length);
+}
+
 /** One copy of arena bytes into a new buffer of its own. */
 export function copyOut(arena: Uint8Array, offset: number, length: number): Uint8Array {
   // slice() allocates without zero-filling and needs no subarray view; only on a plain
   // Uint8Array (a Node Buffer's slice() is a view, and a subclass would build its own kind).
   if (arena.constructor === Uint8Array) return arena.slice(offset, offset + length);
   const out = new Uint8Array(length);
-  if (length > 0) out.set(arena.subarray(offset, offset + length));
+  if (length > 0) out.set(view(arena, offset, length));
   return out;
 }
 
@@ -79,11 +88,11 @@ export function copyRecordPayload(
     // The next message of the run (records skipped since, e.g. dropped duplicates, leave their
     // share unused at the end).
     const at = runPos;
-    buffer.set(arena.subarray(offset, offset + length), at);
+    buffer.set(view(arena, offset, length), at);
     runPos = at + length;
     runNext = index + RECORD_INTS;
     if (runPos === buffer.length || runNext >= runEnd) endRun();
-    return buffer.subarray(at, at + length);
+    return view(buffer, at, length);
   }
   // A new run: this record and the unfragmented messages of the same connection right after it.
   let total = length;
@@ -105,7 +114,7 @@ export function copyRecordPayload(
   }
   if (total === length) return copyOut(arena, offset, length);
   buffer = new Uint8Array(total);
-  buffer.set(arena.subarray(offset, offset + length), 0);
+  buffer.set(view(arena, offset, length), 0);
   runOwner = owner;
   runRecords = records;
   runArena = arena;
@@ -114,5 +123,5 @@ export function copyRecordPayload(
   runEnd = next;
   runBuffer = buffer;
   runPos = length;
-  return buffer.subarray(0, length);
+  return view(buffer, 0, length);
 }
