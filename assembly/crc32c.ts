@@ -1,7 +1,12 @@
 // CRC-32C (Castagnoli): reflected polynomial 0x82F63B78, init 0xFFFFFFFF, final xor
 // 0xFFFFFFFF — the iSCSI CRC of RFC 3720 §B.4. Slicing-by-16: sixteen 256-entry tables built
 // once at init, then 16 input bytes per step with four 32-bit loads and 16 table lookups.
-// WebAssembly has no carry-less multiply, so table slicing is the fast portable form.
+// WebAssembly has no carry-less multiply, so table slicing is the fast portable form (SIMD
+// does not help either: i8x16.swizzle looks all 16 lanes up in ONE 16-byte table, while each
+// byte position of a block needs its own table). Measured on Node (2026-11): ~0.45-0.5 ns per
+// byte, bound by throughput (one table load and ~4 ALU ops per byte), not by the CRC's
+// dependency chain: constant load offsets with pre-scaled indices, byte loads, and two
+// interleaved streams each measured within noise (0-10 %), so none is worth its complexity.
 
 /** TABLE + t*1024 + b*4 = table t, entry b. Table 0 is the classic byte-wise table. */
 const TABLE: usize = memory.data(16 * 1024, 16);
