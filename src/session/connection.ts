@@ -838,8 +838,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (allowed) {
       contents = this.channels.acquireContents();
       framesLength = this.channels.writeFrames(now, bytes, framesAt, room, contents);
-      framesLength += this.writeSystemFrames(now, bytes, framesAt + framesLength, room - framesLength);
-      if (framesLength > 0) framesLength += this.writeAckDelay(now, bytes, framesAt + framesLength, room - framesLength);
+      // Both writers are called only when they have something to write: neither is inlined
+      // into this function, and the call was a visible share of a bulk packet's cost.
+      if (systemDue) framesLength += this.writeSystemFrames(now, bytes, framesAt + framesLength, room - framesLength);
+      if (framesLength > 0 && this.newestReceivedUnreported) {
+        framesLength += this.writeAckDelay(now, bytes, framesAt + framesLength, room - framesLength);
+      }
       if (framesLength === 0) {
         this.channels.releaseContents(contents);
         contents = undefined;

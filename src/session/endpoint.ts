@@ -142,6 +142,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /** The engine memory under `engine.bytes` (Transmit views are made over it). */
   private readonly arenaBuffer: ArrayBufferLike;
   private readonly arenaByteOffset: number;
+  /** Offset of tx arena slot 0 and its views by length (see slot0View). */
+  private readonly txSlot0: number;
+  private readonly slot0Views: (Uint8Array | undefined)[] = [];
 
   constructor(config: EndpointConfig) {
     this.config = resolveConfig(config);
@@ -155,6 +158,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap = new DeadlineHeap(maxSlots);
     this.arenaBuffer = this.engine.bytes.buffer;
     this.arenaByteOffset = this.engine.bytes.byteOffset;
+    this.txSlot0 = this.engine.layout.txArenaOffset;
     for (let s = maxSlots - 1; s >= 0; s--) this.freeSlots.push(s);
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
@@ -398,9 +402,29 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private transmit(to: Address, offset: number, length: number): Transmit {
     this.counters.datagramsSent++;
     this.counters.bytesSent += length;
-    // A view made from the buffer directly: about half the cost of subarray(), which looks up
-    // the species constructor each time (the engine memory never grows, so the buffer stays).
-    return { to, bytes: new Uint8Array(this.arenaBuffer, this.arenaByteOffset + offset, length) };
+    return { to, bytes: offset === this.txSlot0 ? this.slot0View(length) : this.view(offset, length) };
+  }
+
+  /**
+   * A view made from the buffer directly: about half the cost of subarray(), which looks up
+   * the species constructor each time (the engine memory never grows, so the buffer stays).
+   */
+  private view(offset: number, length: number): Uint8Array {
+    return new Uint8Array(this.arenaBuffer, this.arenaByteOffset + offset, length);
+  }
+
+  /**
+   * The view of tx arena slot 0 (every datagram pollTransmit writes itself) of `length` bytes,
+   * made once per length and then reused: a Transmit's bytes are valid only until the next call
+   * into the endpoint anyway (the slot is overwritten), and a bulk flow's datagrams are nearly
+   * all one length, so this saves a typed-array allocation per datagram.
+   */
+  private slot0View(length: number): Uint8Array {
+    const views = this.slot0Views;
+    while (views.length <= length) views.push(undefined);
+    let v = views[length];
+    if (v === undefined) views[length] = v = this.view(this.txSlot0, length);
+    return v;
   }
 
   private compactReady(): void {
