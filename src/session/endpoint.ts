@@ -112,6 +112,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly handshakeLimiter: AddressRateLimiter;
   private readonly noConnectionLimiter: AddressRateLimiter;
   private readonly byAddress = new Map<Address, Connection>();
+  /**
+   * The last address handleDatagram looked up and its connection (undefined: none): a burst
+   * comes from one peer, and the runtime adapters hand the same string for the same peer, so
+   * the Map lookup (a hash and a probe per datagram) becomes one comparison. Cleared whenever
+   * byAddress changes.
+   */
+  private lastFrom: Address | undefined = undefined;
+  private lastFromConnection: Connection | undefined = undefined;
   private readonly byId = new Map<ConnectionId, Connection>();
   private readonly slots: (Connection | undefined)[];
   private readonly freeSlots: number[] = [];
@@ -298,7 +306,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const i = this.batchCount++;
     const offset = engine.layout.rxArenaOffset + i * MAX_DATAGRAM_BYTES;
     engine.bytes.set(bytes, offset);
-    const conn = this.byAddress.get(from);
+    const conn = this.connectionFrom(from);
     if (conn !== undefined) conn.onDatagramBytes(bytes.length);
     const d = i * DESCRIPTOR_INTS;
     engine.descriptors[d] = offset;
@@ -326,7 +334,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       if ((conn.state as ConnectionState) === ConnectionState.Closed) this.remove(conn);
       else this.reschedule(conn);
     }
-    due.length = 0;
+    clearArray(due);
   }
 
   pollTimeout(): number | undefined {
@@ -399,6 +407,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     return undefined;
   }
 
+  /** byAddress.get(from), through the one-entry cache (see lastFrom). */
+  private connectionFrom(from: Address): Connection | undefined {
+    if (from === this.lastFrom) return this.lastFromConnection;
+    const conn = this.byAddress.get(from);
+    this.lastFrom = from;
+    this.lastFromConnection = conn;
+    return conn;
+  }
+
   private transmit(to: Address, offset: number, length: number): Transmit {
     this.counters.datagramsSent++;
     this.counters.bytesSent += length;
@@ -457,6 +474,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const conn = new Connection(this, this.nextId++, slot, address, role, now, salt, this.random());
     this.slots[slot] = conn;
     this.byAddress.set(address, conn);
+    this.lastFrom = undefined;
     this.byId.set(conn.id, conn);
     if (role === Role.Server) this.serverConnections++;
     return conn;
@@ -471,6 +489,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap.remove(conn.slot);
     this.byId.delete(conn.id);
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
+    this.lastFrom = undefined;
     this.slots[conn.slot] = undefined;
     this.freeSlots.push(conn.slot);
     if (conn.role === Role.Server) this.serverConnections--;
@@ -540,7 +559,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.reschedule(conn);
       }
     }
-    this.touched.length = 0;
+    clearArray(this.touched);
   }
 
   private sealImmediateAcks(now: number): void {
@@ -777,6 +796,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   get connectionCount(): number {
     return this.byId.size;
   }
+}
+
+/**
+ * Empty `a`, keeping its storage. Not `a.length = 0`: that is a call into the runtime each time
+ * (a visible share of a ping-pong's receive), where pop() is inlined; these arrays hold a few
+ * entries (the connections of one batch or one timer pass).
+ */
+function clearArray(a: unknown[]): void {
+  while (a.length > 0) a.pop();
 }
 
 function stateName(state: ConnectionState): string {
