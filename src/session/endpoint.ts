@@ -167,6 +167,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.arenaBuffer = this.engine.bytes.buffer;
     this.arenaByteOffset = this.engine.bytes.byteOffset;
     this.txSlot0 = this.engine.layout.txArenaOffset;
+    // One entry per possible length, pushed (a packed array: reads need no bounds or hole check).
+    for (let i = 0; i <= MAX_DATAGRAM_BYTES; i++) this.slot0Views.push(undefined);
     for (let s = maxSlots - 1; s >= 0; s--) this.freeSlots.push(s);
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
@@ -321,7 +323,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   handleTimeout(now: number): void {
     if (now > this.lastNow) this.lastNow = now;
-    this.processPending();
+    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
     // Pop everything due first, then fire each connection once: a connection whose send timer
     // stays due until pollTransmit runs must not be popped again in this same pass.
     const due = this.duePass;
@@ -347,7 +349,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   pollEvent(): EndpointEvent | undefined {
-    this.processPending();
+    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
     if (this.eventHead === this.events.length) return undefined;
     const ev = this.events[this.eventHead++];
     if (ev.type === "disconnect") this.undelivered.delete(ev.connection);
@@ -360,7 +362,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   pollTransmit(now: number): Transmit | undefined {
     if (now > this.lastNow) this.lastNow = now;
-    this.processPending();
+    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
     const engine = this.engine;
     const offset = engine.layout.txArenaOffset;
     // 0. Acks sealed between receive sub-batches (they live in tx arena slots 1..).
@@ -437,11 +439,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    * all one length, so this saves a typed-array allocation per datagram.
    */
   private slot0View(length: number): Uint8Array {
-    const views = this.slot0Views;
-    while (views.length <= length) views.push(undefined);
-    let v = views[length];
-    if (v === undefined) views[length] = v = this.view(this.txSlot0, length);
-    return v;
+    const v = this.slot0Views[length];
+    return v !== undefined ? v : (this.slot0Views[length] = this.view(this.txSlot0, length));
   }
 
   private compactReady(): void {
