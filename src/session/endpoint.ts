@@ -399,8 +399,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       // Back of the line only if it may have more: a connection that wrote its one datagram
       // would otherwise get a second, empty writeDatagram pass per turn.
-      if (conn.wantsToSend(now)) this.ready.push(conn);
-      else conn.queued = false;
+      if (!conn.wantsToSend(now)) conn.queued = false;
+      // Alone in the line (a bulk flow): it stays where it is, in the slot just taken, rather
+      // than pushed onto a queue array that grows by one entry per datagram.
+      else if (this.readyHead === this.ready.length) this.readyHead--;
+      else this.ready.push(conn);
       this.compactReady();
       return this.transmit(conn.address, offset, length);
     }
