@@ -392,16 +392,21 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         continue;
       }
       const length = conn.writeDatagram(now, offset);
-      this.reschedule(conn);
       if (length === 0) {
         conn.queued = false;
+        this.reschedule(conn);
         continue;
       }
       // Back of the line only if it may have more: a connection that wrote its one datagram
       // would otherwise get a second, empty writeDatagram pass per turn.
-      if (!conn.wantsToSend(now)) conn.queued = false;
-      // Alone in the line (a bulk flow): it stays where it is, in the slot just taken, rather
-      // than pushed onto a queue array that grows by one entry per datagram.
+      if (!conn.wantsToSend(now)) {
+        conn.queued = false;
+        this.reschedule(conn);
+      }
+      // Still in line, its heap deadline is refreshed when it leaves (above): meanwhile
+      // pollTimeout answers "now" for the line, and handleTimeout firing it early is harmless.
+      // Alone in the line (a bulk flow), it stays in the slot just taken rather than pushed
+      // onto a queue array that grows by one entry per datagram.
       else if (this.readyHead === this.ready.length) this.readyHead--;
       else this.ready.push(conn);
       this.compactReady();
