@@ -84,8 +84,9 @@ const RARE_TIMER_COUNT = 6;
  * The numbers every datagram reads or writes that are not small integers (times, timers, the
  * pending RTT sample, rates), in one packed array of doubles. As fields each would be a separate
  * heap box (V8 keeps non-integer fields as boxed doubles), i.e. one more cold cache line per
- * field with a thousand connections; here they are three lines. Accessors of the same names
- * keep the code readable.
+ * field with a thousand connections; here they are three lines. Read and written as
+ * `this.num[Num.X]` directly: getters of the same names were not always inlined into the large
+ * send and receive functions (V8's inlining budget), and each call showed in profiles.
  */
 const enum Num {
   /** Timer AckDelay: a pure ack is owed, sent then unless data carried it first. */
@@ -278,110 +279,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private invalid = 0;
   private crcFailures = 0;
 
-  // ---- the per-datagram numbers, kept in `num` (see Num) ----
-  private get ackDelayAt(): number {
-    return this.num[Num.AckDelayAt];
-  }
-  private set ackDelayAt(value: number) {
-    this.num[Num.AckDelayAt] = value;
-  }
-  private get retransmitAt(): number {
-    return this.num[Num.RetransmitAt];
-  }
-  private set retransmitAt(value: number) {
-    this.num[Num.RetransmitAt] = value;
-  }
-  private get pacingAt(): number {
-    return this.num[Num.PacingAt];
-  }
-  private set pacingAt(value: number) {
-    this.num[Num.PacingAt] = value;
-  }
-  private get rareAt(): number {
-    return this.num[Num.RareAt];
-  }
-  private set rareAt(value: number) {
-    this.num[Num.RareAt] = value;
-  }
-  private get lastReceivedAt(): number {
-    return this.num[Num.LastReceivedAt];
-  }
-  private set lastReceivedAt(value: number) {
-    this.num[Num.LastReceivedAt] = value;
-  }
-  private get lastSentAt(): number {
-    return this.num[Num.LastSentAt];
-  }
-  private set lastSentAt(value: number) {
-    this.num[Num.LastSentAt] = value;
-  }
-  private get newestReceivedAt(): number {
-    return this.num[Num.NewestReceivedAt];
-  }
-  private set newestReceivedAt(value: number) {
-    this.num[Num.NewestReceivedAt] = value;
-  }
-  private get lastAppSendAt(): number {
-    return this.num[Num.LastAppSendAt];
-  }
-  private set lastAppSendAt(value: number) {
-    this.num[Num.LastAppSendAt] = value;
-  }
-  private get sendPeriodMs(): number {
-    return this.num[Num.SendPeriodMs];
-  }
-  private set sendPeriodMs(value: number) {
-    this.num[Num.SendPeriodMs] = value;
-  }
-  private get rttPendingSentAt(): number {
-    return this.num[Num.RttPendingSentAt];
-  }
-  private set rttPendingSentAt(value: number) {
-    this.num[Num.RttPendingSentAt] = value;
-  }
-  private get rttPendingAckedAt(): number {
-    return this.num[Num.RttPendingAckedAt];
-  }
-  private set rttPendingAckedAt(value: number) {
-    this.num[Num.RttPendingAckedAt] = value;
-  }
-  private get rttPendingAckDelayMs(): number {
-    return this.num[Num.RttPendingAckDelayMs];
-  }
-  private set rttPendingAckDelayMs(value: number) {
-    this.num[Num.RttPendingAckDelayMs] = value;
-  }
-  private get lossRate(): number {
-    return this.num[Num.LossRate];
-  }
-  private set lossRate(value: number) {
-    this.num[Num.LossRate] = value;
-  }
-  private get rtoCachedMs(): number {
-    return this.num[Num.RtoCachedMs];
-  }
-  private set rtoCachedMs(value: number) {
-    this.num[Num.RtoCachedMs] = value;
-  }
-  private get lossDelayCachedMs(): number {
-    return this.num[Num.LossDelayCachedMs];
-  }
-  private set lossDelayCachedMs(value: number) {
-    this.num[Num.LossDelayCachedMs] = value;
-  }
-  private get peerAckDelayMs(): number {
-    return this.num[Num.PeerAckDelayMs];
-  }
-  private set peerAckDelayMs(value: number) {
-    this.num[Num.PeerAckDelayMs] = value;
-  }
-  private get bandwidthSeenBps(): number {
-    return this.num[Num.BandwidthSeenBps];
-  }
-  private set bandwidthSeenBps(value: number) {
-    this.num[Num.BandwidthSeenBps] = value;
-  }
-
   constructor(
     private readonly host: ConnectionHost,
     readonly id: ConnectionId,
@@ -400,8 +297,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // The connection is its own delivery handler (no closure pair per connection).
     this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
     this.cc = createController(controllerConfig(config, ccSeed));
-    this.lastReceivedAt = now;
-    this.lastSentAt = now;
+    this.num[Num.LastReceivedAt] = now;
+    this.num[Num.LastSentAt] = now;
     this.connectedAt = now;
     this.rttChanged();
     if (role === Role.Server) this.startConnected(now);
@@ -440,8 +337,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const c = this.host.config;
     this.state = ConnectionState.Connected;
     this.connectedAt = now;
-    this.lastReceivedAt = now;
-    this.lastSentAt = now; // arms Keepalive (lastSentAt + keepaliveMs while Connected)
+    this.num[Num.LastReceivedAt] = now;
+    this.num[Num.LastSentAt] = now; // arms Keepalive (lastSentAt + keepaliveMs while Connected)
     this.idleArmed = true;
     this.unresponsiveArmed = true;
     if (this.role === Role.Client) {
@@ -471,7 +368,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Any authenticated-by-CRC packet from the peer proves it alive. */
   onPeerAlive(now: number): void {
     // Moves the Idle and Unresponsive deadlines (computed from it) with no timer write.
-    this.lastReceivedAt = now;
+    this.num[Num.LastReceivedAt] = now;
     if (this.state === ConnectionState.Connected || this.state === ConnectionState.Disconnecting) {
       this.idleArmed = true;
       this.unresponsiveArmed = true;
@@ -489,18 +386,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.received++;
     if (this.newestReceivedSeq < 0 || sequenceGreaterThan(sequence, this.newestReceivedSeq)) {
       this.newestReceivedSeq = sequence;
-      this.newestReceivedAt = now;
+      this.num[Num.NewestReceivedAt] = now;
       this.newestReceivedUnreported = elicits;
     }
     this.onPeerAlive(now);
     if (elicits) this.receivedSinceAck++;
     if (elicits && !this.ackOwed) {
       this.ackOwed = true;
-      this.ackDelayAt = this.ackDeadline(now);
+      this.num[Num.AckDelayAt] = this.ackDeadline(now);
     }
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
-    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.ackDelayAt = now;
+    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.num[Num.AckDelayAt] = now;
   }
 
   /**
@@ -513,11 +410,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private ackDeadline(now: number): number {
     const c = this.host.config;
     const at = now + c.ackDelayMs;
-    const period = this.sendPeriodMs;
+    const period = this.num[Num.SendPeriodMs];
     if (period <= 0) return at;
     // Just after the predicted send: a driver that fires timers before its application's tick
     // at the same instant would otherwise send the pure ack right ahead of the data.
-    const predicted = this.lastAppSendAt + period + ACK_PIGGYBACK_GRACE_MS;
+    const predicted = this.num[Num.LastAppSendAt] + period + ACK_PIGGYBACK_GRACE_MS;
     if (predicted > at && predicted <= now + c.ackPiggybackMs) return predicted;
     return at;
   }
@@ -542,7 +439,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
-    this.lossRate = Math.max(0, this.lossRate - LOSS_GAIN);
+    this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
   }
 
   onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
@@ -564,8 +461,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         const c = this.host.config;
         const delay = readU16(arena, offset + 3) / ACK_DELAY_UNITS_PER_MS;
         const capped = Math.min(delay, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
-        this.rttPendingAckDelayMs = capped;
-        this.peerAckDelayMs = capped >= this.peerAckDelayMs ? capped : this.peerAckDelayMs + (capped - this.peerAckDelayMs) / 8;
+        this.num[Num.RttPendingAckDelayMs] = capped;
+        this.num[Num.PeerAckDelayMs] = capped >= this.num[Num.PeerAckDelayMs] ? capped : this.num[Num.PeerAckDelayMs] + (capped - this.num[Num.PeerAckDelayMs]) / 8;
       }
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const sent = unwrapU32(now, readU32(arena, offset + 1));
@@ -586,8 +483,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // it is consulted only when the estimate moved: the estimate changes once per round trip
     // at most, and the detector is one more cold object per receive batch.
     const bps = this.cc.bandwidthEstimateBps();
-    if (bps !== this.bandwidthSeenBps) {
-      this.bandwidthSeenBps = bps;
+    if (bps !== this.num[Num.BandwidthSeenBps]) {
+      this.num[Num.BandwidthSeenBps] = bps;
       const change = this.bandwidth.update(now, bps);
       if (change !== undefined) this.host.emit({ type: "bandwidth", connection: this.id, bitsPerSecond: change.bps });
     }
@@ -607,7 +504,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const d = this.delivery;
     const sequence = d.oldestRecordedSequence();
     if (sequence < 0) {
-      this.retransmitAt = Infinity;
+      this.num[Num.RetransmitAt] = Infinity;
       return;
     }
     const oldest = d.sentTimeOf(sequence);
@@ -619,7 +516,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
       at = Math.min(at, oldest + this.lossDelay());
     }
-    this.retransmitAt = at;
+    this.num[Num.RetransmitAt] = at;
   }
 
   /**
@@ -629,13 +526,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * it a pure ack held back by the peer's delay often arrived just after the timer fired.
    */
   private rtoMs(): number {
-    return this.rtoCachedMs;
+    return this.num[Num.RtoCachedMs];
   }
 
   /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
    *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
   private lossDelay(): number {
-    return this.lossDelayCachedMs;
+    return this.num[Num.LossDelayCachedMs];
   }
 
   /** Recompute rtoMs() and lossDelay() after the RTT estimator changed. */
@@ -645,8 +542,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // (ACK_DELAY takes it out). Not the configured piggyback maximum but the waits the peer
     // actually reports: a game's 30 Hz streams wait ~8 ms on a 50 ms path, and allowing the full
     // 15 ms there delays every tail-loss recovery (loss-latency test: p99 95 -> 106 ms).
-    this.rtoCachedMs = rtt.rtoMs() + Math.max(this.host.config.ackDelayMs, this.peerAckDelayMs);
-    this.lossDelayCachedMs =
+    this.num[Num.RtoCachedMs] = rtt.rtoMs() + Math.max(this.host.config.ackDelayMs, this.num[Num.PeerAckDelayMs]);
+    this.num[Num.LossDelayCachedMs] =
       rtt.sampleCount === 0 ? Infinity : Math.max((9 / 8) * Math.max(rtt.smoothedMs, rtt.latestMs), TIMER_GRANULARITY_MS);
   }
 
@@ -678,14 +575,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         // The RTT and link-ping sample waits for this datagram's ACK_DELAY (commitRttSample).
         if (this.rttPendingSeq < 0 || sequenceGreaterThan(sequence, this.rttPendingSeq)) {
           this.rttPendingSeq = sequence;
-          this.rttPendingSentAt = sentTime;
-          this.rttPendingAckedAt = now;
-          this.rttPendingAckDelayMs = 0;
+          this.num[Num.RttPendingSentAt] = sentTime;
+          this.num[Num.RttPendingAckedAt] = now;
+          this.num[Num.RttPendingAckDelayMs] = 0;
         }
       } else {
         this.ping.onAck(now, sentTime, 2);
       }
-      this.lossRate += LOSS_GAIN * (0 - this.lossRate);
+      this.num[Num.LossRate] += LOSS_GAIN * (0 - this.num[Num.LossRate]);
       this.cc.onAck(now, record, this.ccInFlightBytes);
       if (idleSentRecords.length < MAX_IDLE_SENT_RECORDS) idleSentRecords.push(record);
     }
@@ -701,10 +598,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * nearly all wait for data, so raw samples would almost never show the path's RTT.
    */
   private commitRttSample(): void {
-    const at = this.rttPendingAckedAt;
-    const sentAt = this.rttPendingSentAt;
+    const at = this.num[Num.RttPendingAckedAt];
+    const sentAt = this.num[Num.RttPendingSentAt];
     const latest = at - sentAt;
-    const delay = this.rttPendingAckDelayMs;
+    const delay = this.num[Num.RttPendingAckDelayMs];
     const rtt = this.rtt;
     const adjusted = latest - delay;
     const sample = rtt.sampleCount === 0 || adjusted >= rtt.minMs ? adjusted : Math.min(latest, rtt.minMs);
@@ -718,7 +615,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number, record: SentPacket | undefined): void {
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      this.lossRate += LOSS_GAIN * (1 - this.lossRate);
+      this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
       lost[sequence & (LOST_MEMORY - 1)] = sequence;
@@ -735,20 +632,20 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   nextDeadline(): number {
     const c = this.host.config;
-    let min = this.ackDelayAt;
-    if (this.retransmitAt < min) min = this.retransmitAt;
-    if (this.pacingAt < min) min = this.pacingAt;
-    if (this.rareAt < min) min = this.rareAt;
+    let min = this.num[Num.AckDelayAt];
+    if (this.num[Num.RetransmitAt] < min) min = this.num[Num.RetransmitAt];
+    if (this.num[Num.PacingAt] < min) min = this.num[Num.PacingAt];
+    if (this.num[Num.RareAt] < min) min = this.num[Num.RareAt];
     if (this.state === ConnectionState.Connected) {
-      const keepalive = this.lastSentAt + c.keepaliveMs;
+      const keepalive = this.num[Num.LastSentAt] + c.keepaliveMs;
       if (keepalive < min) min = keepalive;
     }
     if (this.idleArmed) {
-      const idle = this.lastReceivedAt + c.timeoutMs;
+      const idle = this.num[Num.LastReceivedAt] + c.timeoutMs;
       if (idle < min) min = idle;
     }
     if (this.unresponsiveArmed) {
-      const unresponsive = this.lastReceivedAt + c.unresponsiveMs;
+      const unresponsive = this.num[Num.LastReceivedAt] + c.unresponsiveMs;
       if (unresponsive < min) min = unresponsive;
     }
     return min;
@@ -760,16 +657,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     r[timer] = at;
     let min = r[0];
     for (let i = 1; i < RARE_TIMER_COUNT; i++) if (r[i] < min) min = r[i];
-    this.rareAt = min;
+    this.num[Num.RareAt] = min;
   }
 
   /** Disarm every timer. */
   private clearTimers(): void {
     this.rare.fill(Infinity);
-    this.rareAt = Infinity;
-    this.ackDelayAt = Infinity;
-    this.retransmitAt = Infinity;
-    this.pacingAt = Infinity;
+    this.num[Num.RareAt] = Infinity;
+    this.num[Num.AckDelayAt] = Infinity;
+    this.num[Num.RetransmitAt] = Infinity;
+    this.num[Num.PacingAt] = Infinity;
     this.idleArmed = false;
     this.unresponsiveArmed = false;
   }
@@ -782,7 +679,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const c = this.host.config;
     const r = this.rare;
     // The rare table is read only when one of its timers is due.
-    const rareDue = this.rareAt <= now;
+    const rareDue = this.num[Num.RareAt] <= now;
     let wantsSend = false;
     if (rareDue && r[RareTimer.ConnectTimeout] <= now) {
       this.finish("connect-timeout");
@@ -792,18 +689,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.finish(this.closeReason ?? "normal");
       return false;
     }
-    if (this.idleArmed && this.lastReceivedAt + c.timeoutMs <= now && this.state === ConnectionState.Connected) {
+    if (this.idleArmed && this.num[Num.LastReceivedAt] + c.timeoutMs <= now && this.state === ConnectionState.Connected) {
       this.finish("timeout");
       return false;
     }
-    if (this.unresponsiveArmed && this.lastReceivedAt + c.unresponsiveMs <= now) {
+    if (this.unresponsiveArmed && this.num[Num.LastReceivedAt] + c.unresponsiveMs <= now) {
       this.unresponsiveArmed = false;
       if (!this.unresponsive && this.state === ConnectionState.Connected) {
         this.unresponsive = true;
-        this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - this.lastReceivedAt });
+        this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - this.num[Num.LastReceivedAt] });
       }
     }
-    if (this.retransmitAt <= now) {
+    if (this.num[Num.RetransmitAt] <= now) {
       // Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also past the RTO, it
       // is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare it lost
       // (its data is resent in new packets at once) and back off.
@@ -823,7 +720,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       }
       this.armLossTimer();
       // Never leave the timer due: a pass that made no progress must not spin.
-      if (this.retransmitAt <= now) this.retransmitAt = now + TIMER_GRANULARITY_MS;
+      if (this.num[Num.RetransmitAt] <= now) this.num[Num.RetransmitAt] = now + TIMER_GRANULARITY_MS;
       if (lost > 0) wantsSend = true;
       this.drainToEvents();
     }
@@ -843,13 +740,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now) wantsSend = true;
     }
     if (
-      this.ackDelayAt <= now ||
-      (this.state === ConnectionState.Connected && this.lastSentAt + c.keepaliveMs <= now) ||
-      this.pacingAt <= now
+      this.num[Num.AckDelayAt] <= now ||
+      (this.state === ConnectionState.Connected && this.num[Num.LastSentAt] + c.keepaliveMs <= now) ||
+      this.num[Num.PacingAt] <= now
     ) {
       wantsSend = true;
     }
-    if (this.pacingAt <= now) this.pacingAt = Infinity;
+    if (this.num[Num.PacingAt] <= now) this.num[Num.PacingAt] = Infinity;
     return wantsSend;
   }
 
@@ -860,11 +757,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (options.delayMs !== undefined && options.delayMs > 0) this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
-    const gap = now - this.lastAppSendAt;
+    const gap = now - this.num[Num.LastAppSendAt];
     if (gap > 0) {
-      if (gap > SEND_CADENCE_MAX_MS) this.sendPeriodMs = 0;
-      else this.sendPeriodMs = this.sendPeriodMs === 0 ? gap : this.sendPeriodMs + (gap - this.sendPeriodMs) / 4;
-      this.lastAppSendAt = now;
+      if (gap > SEND_CADENCE_MAX_MS) this.num[Num.SendPeriodMs] = 0;
+      else this.num[Num.SendPeriodMs] = this.num[Num.SendPeriodMs] === 0 ? gap : this.num[Num.SendPeriodMs] + (gap - this.num[Num.SendPeriodMs]) / 4;
+      this.num[Num.LastAppSendAt] = now;
     }
     return receipt;
   }
@@ -932,7 +829,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         const at = this.cc.nextSendTime(now);
         if (at > now) {
           allowed = false;
-          this.pacingAt = at;
+          this.num[Num.PacingAt] = at;
         }
       }
     }
@@ -941,8 +838,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (allowed) {
       contents = this.channels.acquireContents();
       framesLength = this.channels.writeFrames(now, bytes, framesAt, room, contents);
-      framesLength += this.writeSystemFrames(now, bytes, framesAt + framesLength, room - framesLength);
-      if (framesLength > 0) framesLength += this.writeAckDelay(now, bytes, framesAt + framesLength, room - framesLength);
+      // Both writers are called only when they have something to write: neither is inlined
+      // into this function, and the call was a visible share of a bulk packet's cost.
+      if (systemDue) framesLength += this.writeSystemFrames(now, bytes, framesAt + framesLength, room - framesLength);
+      if (framesLength > 0 && this.newestReceivedUnreported) {
+        framesLength += this.writeAckDelay(now, bytes, framesAt + framesLength, room - framesLength);
+      }
       if (framesLength === 0) {
         this.channels.releaseContents(contents);
         contents = undefined;
@@ -954,8 +855,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
       // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
       // we have been quiet, else nothing.
-      if (this.ackOwed && this.ackDelayAt <= now) type = PacketType.Data;
-      else if (now - this.lastSentAt >= c.keepaliveMs) type = PacketType.Keepalive;
+      if (this.ackOwed && this.num[Num.AckDelayAt] <= now) type = PacketType.Data;
+      else if (now - this.num[Num.LastSentAt] >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
     }
     return this.seal(now, offset, framesLength, type, contents);
@@ -989,13 +890,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
     if (eliciting) {
       this.ccInFlightBytes += length;
-      if (this.retransmitAt === Infinity) this.retransmitAt = now + this.rtoMs(); // RFC 6298 §5.1
+      if (this.num[Num.RetransmitAt] === Infinity) this.num[Num.RetransmitAt] = now + this.rtoMs(); // RFC 6298 §5.1
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
     this.receivedSinceAck = 0;
-    this.ackDelayAt = Infinity;
-    this.lastSentAt = now; // moves Keepalive (lastSentAt + keepaliveMs)
+    this.num[Num.AckDelayAt] = Infinity;
+    this.num[Num.LastSentAt] = now; // moves Keepalive (lastSentAt + keepaliveMs)
     return length;
   }
 
@@ -1033,7 +934,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    */
   private writeAckDelay(now: number, bytes: Uint8Array, at: number, room: number): number {
     if (!this.newestReceivedUnreported || room < ACK_DELAY_FRAME) return 0;
-    const waitedMs = now - this.newestReceivedAt;
+    const waitedMs = now - this.num[Num.NewestReceivedAt];
     if (waitedMs < ACK_DELAY_MIN_MS) return 0;
     writeFrameHeader(bytes, at, 1 + 2 + 2);
     bytes[at + 6] = SYSTEM_ACK_DELAY;
@@ -1054,8 +955,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.acceptDue ||
           this.clockRequestDue ||
           this.clockEchoDue ||
-          (this.ackOwed && this.ackDelayAt <= now) ||
-          this.lastSentAt + this.host.config.keepaliveMs <= now ||
+          (this.ackOwed && this.num[Num.AckDelayAt] <= now) ||
+          this.num[Num.LastSentAt] + this.host.config.keepaliveMs <= now ||
           this.channels.hasPending(now)
         );
       default:
@@ -1129,7 +1030,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       rttVarMs: this.rtt.rttVarMs,
       minRttMs: this.rtt.minMs,
       jitterMs: this.rtt.jitterMs,
-      lossRate: this.lossRate,
+      lossRate: this.num[Num.LossRate],
       linkPingMs: this.ping.linkPingMs(),
       transmissionPingMs: this.ping.transmissionPingMs(),
       bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),

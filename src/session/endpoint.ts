@@ -112,6 +112,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly handshakeLimiter: AddressRateLimiter;
   private readonly noConnectionLimiter: AddressRateLimiter;
   private readonly byAddress = new Map<Address, Connection>();
+  /**
+   * The last address handleDatagram looked up and its connection (undefined: none): a burst
+   * comes from one peer, and the runtime adapters hand the same string for the same peer, so
+   * the Map lookup (a hash and a probe per datagram) becomes one comparison. Cleared whenever
+   * byAddress changes.
+   */
+  private lastFrom: Address | undefined = undefined;
+  private lastFromConnection: Connection | undefined = undefined;
   private readonly byId = new Map<ConnectionId, Connection>();
   private readonly slots: (Connection | undefined)[];
   private readonly freeSlots: number[] = [];
@@ -142,6 +150,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /** The engine memory under `engine.bytes` (Transmit views are made over it). */
   private readonly arenaBuffer: ArrayBufferLike;
   private readonly arenaByteOffset: number;
+  /** Offset of tx arena slot 0 and its views by length (see slot0View). */
+  private readonly txSlot0: number;
+  private readonly slot0Views: (Uint8Array | undefined)[] = [];
 
   constructor(config: EndpointConfig) {
     this.config = resolveConfig(config);
@@ -155,6 +166,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap = new DeadlineHeap(maxSlots);
     this.arenaBuffer = this.engine.bytes.buffer;
     this.arenaByteOffset = this.engine.bytes.byteOffset;
+    this.txSlot0 = this.engine.layout.txArenaOffset;
+    // One entry per possible length, pushed (a packed array: reads need no bounds or hole check).
+    for (let i = 0; i <= MAX_DATAGRAM_BYTES; i++) this.slot0Views.push(undefined);
     for (let s = maxSlots - 1; s >= 0; s--) this.freeSlots.push(s);
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
@@ -294,7 +308,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const i = this.batchCount++;
     const offset = engine.layout.rxArenaOffset + i * MAX_DATAGRAM_BYTES;
     engine.bytes.set(bytes, offset);
-    const conn = this.byAddress.get(from);
+    const conn = this.connectionFrom(from);
     if (conn !== undefined) conn.onDatagramBytes(bytes.length);
     const d = i * DESCRIPTOR_INTS;
     engine.descriptors[d] = offset;
@@ -309,7 +323,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   handleTimeout(now: number): void {
     if (now > this.lastNow) this.lastNow = now;
-    this.processPending();
+    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
     // Pop everything due first, then fire each connection once: a connection whose send timer
     // stays due until pollTransmit runs must not be popped again in this same pass.
     const due = this.duePass;
@@ -322,7 +336,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       if ((conn.state as ConnectionState) === ConnectionState.Closed) this.remove(conn);
       else this.reschedule(conn);
     }
-    due.length = 0;
+    clearArray(due);
   }
 
   pollTimeout(): number | undefined {
@@ -335,7 +349,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   pollEvent(): EndpointEvent | undefined {
-    this.processPending();
+    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
     if (this.eventHead === this.events.length) return undefined;
     const ev = this.events[this.eventHead++];
     if (ev.type === "disconnect") this.undelivered.delete(ev.connection);
@@ -348,7 +362,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   pollTransmit(now: number): Transmit | undefined {
     if (now > this.lastNow) this.lastNow = now;
-    this.processPending();
+    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
     const engine = this.engine;
     const offset = engine.layout.txArenaOffset;
     // 0. Acks sealed between receive sub-batches (they live in tx arena slots 1..).
@@ -378,15 +392,23 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         continue;
       }
       const length = conn.writeDatagram(now, offset);
-      this.reschedule(conn);
       if (length === 0) {
         conn.queued = false;
+        this.reschedule(conn);
         continue;
       }
       // Back of the line only if it may have more: a connection that wrote its one datagram
       // would otherwise get a second, empty writeDatagram pass per turn.
-      if (conn.wantsToSend(now)) this.ready.push(conn);
-      else conn.queued = false;
+      if (!conn.wantsToSend(now)) {
+        conn.queued = false;
+        this.reschedule(conn);
+      }
+      // Still in line, its heap deadline is refreshed when it leaves (above): meanwhile
+      // pollTimeout answers "now" for the line, and handleTimeout firing it early is harmless.
+      // Alone in the line (a bulk flow), it stays in the slot just taken rather than pushed
+      // onto a queue array that grows by one entry per datagram.
+      else if (this.readyHead === this.ready.length) this.readyHead--;
+      else this.ready.push(conn);
       this.compactReady();
       return this.transmit(conn.address, offset, length);
     }
@@ -395,12 +417,38 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     return undefined;
   }
 
+  /** byAddress.get(from), through the one-entry cache (see lastFrom). */
+  private connectionFrom(from: Address): Connection | undefined {
+    if (from === this.lastFrom) return this.lastFromConnection;
+    const conn = this.byAddress.get(from);
+    this.lastFrom = from;
+    this.lastFromConnection = conn;
+    return conn;
+  }
+
   private transmit(to: Address, offset: number, length: number): Transmit {
     this.counters.datagramsSent++;
     this.counters.bytesSent += length;
-    // A view made from the buffer directly: about half the cost of subarray(), which looks up
-    // the species constructor each time (the engine memory never grows, so the buffer stays).
-    return { to, bytes: new Uint8Array(this.arenaBuffer, this.arenaByteOffset + offset, length) };
+    return { to, bytes: offset === this.txSlot0 ? this.slot0View(length) : this.view(offset, length) };
+  }
+
+  /**
+   * A view made from the buffer directly: about half the cost of subarray(), which looks up
+   * the species constructor each time (the engine memory never grows, so the buffer stays).
+   */
+  private view(offset: number, length: number): Uint8Array {
+    return new Uint8Array(this.arenaBuffer, this.arenaByteOffset + offset, length);
+  }
+
+  /**
+   * The view of tx arena slot 0 (every datagram pollTransmit writes itself) of `length` bytes,
+   * made once per length and then reused: a Transmit's bytes are valid only until the next call
+   * into the endpoint anyway (the slot is overwritten), and a bulk flow's datagrams are nearly
+   * all one length, so this saves a typed-array allocation per datagram.
+   */
+  private slot0View(length: number): Uint8Array {
+    const v = this.slot0Views[length];
+    return v !== undefined ? v : (this.slot0Views[length] = this.view(this.txSlot0, length));
   }
 
   private compactReady(): void {
@@ -433,6 +481,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const conn = new Connection(this, this.nextId++, slot, address, role, now, salt, this.random());
     this.slots[slot] = conn;
     this.byAddress.set(address, conn);
+    this.lastFrom = undefined;
     this.byId.set(conn.id, conn);
     if (role === Role.Server) this.serverConnections++;
     return conn;
@@ -447,6 +496,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap.remove(conn.slot);
     this.byId.delete(conn.id);
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
+    this.lastFrom = undefined;
     this.slots[conn.slot] = undefined;
     this.freeSlots.push(conn.slot);
     if (conn.role === Role.Server) this.serverConnections--;
@@ -516,7 +566,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.reschedule(conn);
       }
     }
-    this.touched.length = 0;
+    clearArray(this.touched);
   }
 
   private sealImmediateAcks(now: number): void {
@@ -753,6 +803,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   get connectionCount(): number {
     return this.byId.size;
   }
+}
+
+/**
+ * Empty `a`, keeping its storage. Not `a.length = 0`: that is a call into the runtime each time
+ * (a visible share of a ping-pong's receive), where pop() is inlined; these arrays hold a few
+ * entries (the connections of one batch or one timer pass).
+ */
+function clearArray(a: unknown[]): void {
+  while (a.length > 0) a.pop();
 }
 
 function stateName(state: ConnectionState): string {
