@@ -17,26 +17,11 @@
  * unused bytes at the end of the buffer, never other bytes.
  *
  * On Bun (JavaScriptCore) each message is instead copied into a buffer of its own (see
- * `ownCopies`): there the shared run costs more than it saves.
+ * own-copies.ts): there the shared run costs more than it saves.
  */
 import { MAX_DATAGRAM_BYTES, RECORD_INTS, RecordField, RecordType } from "../engine/abi.js";
+import { ownSmallCopies } from "./own-copies.js";
 
-/**
- * Give every message a buffer of its own (`arena.slice`) instead of a view of a shared run
- * buffer. On JavaScriptCore (Bun) a small typed array of its own is allocated in the GC heap and
- * costs less than one view (~60 ns for 100 B against ~55 ns per view, and a run needs two views
- * per message: the arena's part and the message); on V8 (Node, Deno) a buffer over 64 bytes is
- * an off-heap allocation (~350 ns), so there messages share one buffer per run. Read once: the
- * engine does not change while the process runs. (`globalThis.Bun` as in src/index.ts.)
- */
-let ownCopies = (globalThis as { Bun?: unknown }).Bun !== undefined;
-
-/** @internal For tests: choose the copy strategy (true: a buffer per message). Returns the previous one. */
-export function setOwnReceiveCopies(on: boolean): boolean {
-  const was = ownCopies;
-  ownCopies = on;
-  return was;
-}
 
 /**
  * A view of `length` bytes of `bytes` from `offset`. `subarray` looks up the species constructor
@@ -100,7 +85,7 @@ export function copyRecordPayload(
   channelCount: number,
 ): Uint8Array {
   if (length === 0) return new Uint8Array(0);
-  if (ownCopies) return copyOut(arena, offset, length);
+  if (ownSmallCopies()) return copyOut(arena, offset, length);
   const slot = records[index + RecordField.Slot];
   let buffer = runBuffer;
   if (

@@ -94,6 +94,8 @@ export class SendChannel {
   readonly singleFramePayload: number;
   /** Payload bytes per fragment (every fragment but the last is exactly this long). */
   readonly fragmentPayload: number;
+  /** Largest message copied into a pooled buffer (one that fits one frame). */
+  private readonly pooledMax: number;
 
   constructor(
     readonly index: number,
@@ -112,6 +114,7 @@ export class SendChannel {
     this.keyBytes = kind === DeliveryKind.LatestState ? LATEST_STATE_EXTRA_BYTES : 0;
     this.singleFramePayload = packetRoom - FRAME_HEADER_BYTES - this.keyBytes;
     this.fragmentPayload = this.singleFramePayload - FRAGMENT_EXTRA_BYTES;
+    this.pooledMax = Math.min(this.singleFramePayload, POOLED_MAX_BYTES);
   }
 
   fragmentCountFor(length: number): number {
@@ -132,11 +135,15 @@ export class SendChannel {
    */
   private copyIn(data: Uint8Array): Uint8Array {
     if (data.length === 0) return EMPTY;
-    if (data.length <= this.singleFramePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
-    return data.slice();
+    if (data.length <= this.pooledMax) return copyToPooled(data);
+    // slice() copies only on a plain Uint8Array: a Buffer's (Node, Bun) is a view of the caller's bytes.
+    if (data.constructor === Uint8Array) return data.slice();
+    const copy = new Uint8Array(data.length);
+    copy.set(data);
+    return copy;
   }
   private isPooledFor(length: number): boolean {
-    return length > 0 && length <= this.singleFramePayload && length <= POOLED_MAX_BYTES;
+    return length > 0 && length <= this.pooledMax;
   }
 
   /** `m` will never be written again: stop counting its bytes and recycle its buffer. */

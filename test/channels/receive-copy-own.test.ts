@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
 import { ChannelSet, type ChannelOptions } from "../../src/channels/index.js";
-import { setOwnReceiveCopies } from "../../src/channels/receive-copy.js";
+import { setOwnSmallCopies } from "../../src/channels/own-copies.js";
 import { drainMessages } from "./harness.js";
 
 const make = (channels: ChannelOptions[]) => new ChannelSet({ channels, mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
@@ -27,10 +27,10 @@ function recordsOf(list: { type?: RecordType; channel: number; seq: number; offs
 describe("receive copy, a buffer per message", () => {
   let previous = false;
   beforeAll(() => {
-    previous = setOwnReceiveCopies(true);
+    previous = setOwnSmallCopies(true);
   });
   afterAll(() => {
-    setOwnReceiveCopies(previous);
+    setOwnSmallCopies(previous);
   });
 
   it("each message has an exact buffer of its own and outlives the arena", () => {
