@@ -71,3 +71,14 @@ export function releasePooled(view: Uint8Array, length = view.length): void {
   const free = idle[cls];
   if (free.length < maxIdle[cls]) free.push(view);
 }
+
+/**
+ * An exact copy of `src` in a buffer of its own. `slice()` copies only on a plain Uint8Array: a
+ * Buffer's (Node, Bun) returns a view of the caller's bytes, which the caller may reuse.
+ */
+export function copyExact(src: Uint8Array): Uint8Array {
+  if (src.constructor === Uint8Array) return src.slice();
+  const copy = new Uint8Array(src.length);
+  copy.set(src);
+  return copy;
+}

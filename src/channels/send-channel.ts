@@ -10,7 +10,7 @@ import {
   LATEST_STATE_EXTRA_BYTES,
   MESSAGE_WINDOW,
 } from "../engine/abi.js";
-import { copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
+import { copyExact, copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
 import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
 import { FragState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
@@ -94,8 +94,6 @@ export class SendChannel {
   readonly singleFramePayload: number;
   /** Payload bytes per fragment (every fragment but the last is exactly this long). */
   readonly fragmentPayload: number;
-  /** Largest message copied into a pooled buffer (one that fits one frame). */
-  private readonly pooledMax: number;
 
   constructor(
     readonly index: number,
@@ -114,7 +112,6 @@ export class SendChannel {
     this.keyBytes = kind === DeliveryKind.LatestState ? LATEST_STATE_EXTRA_BYTES : 0;
     this.singleFramePayload = packetRoom - FRAME_HEADER_BYTES - this.keyBytes;
     this.fragmentPayload = this.singleFramePayload - FRAGMENT_EXTRA_BYTES;
-    this.pooledMax = Math.min(this.singleFramePayload, POOLED_MAX_BYTES);
   }
 
   fragmentCountFor(length: number): number {
@@ -135,15 +132,11 @@ export class SendChannel {
    */
   private copyIn(data: Uint8Array): Uint8Array {
     if (data.length === 0) return EMPTY;
-    if (data.length <= this.pooledMax) return copyToPooled(data);
-    // slice() copies only on a plain Uint8Array: a Buffer's (Node, Bun) is a view of the caller's bytes.
-    if (data.constructor === Uint8Array) return data.slice();
-    const copy = new Uint8Array(data.length);
-    copy.set(data);
-    return copy;
+    if (data.length <= this.singleFramePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
+    return copyExact(data);
   }
   private isPooledFor(length: number): boolean {
-    return length > 0 && length <= this.pooledMax;
+    return length > 0 && length <= this.singleFramePayload && length <= POOLED_MAX_BYTES;
   }
 
   /** `m` will never be written again: stop counting its bytes and recycle its buffer. */

@@ -34,5 +34,15 @@ describe("send copies the caller's bytes", () => {
       expect(payloads.reduce((n, p) => n + p.length, 0)).toBe(size);
       for (const p of payloads) expect(p.every((b) => b === 7)).toBe(true);
     });
+    it(`a ${size} B Buffer reused after a delayed send()`, () => {
+      const cs = new ChannelSet({ channels: [{ mode: "reliable-ordered" }], mtu: MTU, maxReceiveBufferBytes: 1 << 20 });
+      const data = Buffer.alloc(size, 7);
+      cs.send(0, 0, data, { delayMs: 5 });
+      data.fill(9);
+      cs.releaseDue(5);
+      const payloads = written(cs);
+      expect(payloads.reduce((n, p) => n + p.length, 0)).toBe(size);
+      for (const p of payloads) expect(p.every((b) => b === 7)).toBe(true);
+    });
   }
 });
