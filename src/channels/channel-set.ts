@@ -26,6 +26,7 @@ import {
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
+import { copyExact } from "./buffer-pool.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { copyRecordPayload } from "./receive-copy.js";
@@ -354,7 +355,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       (this.outstandingReceipts ??= new Set<number>()).add(receipt);
     }
     if (delayMs !== undefined && delayMs > 0) {
-      this.hold(now + delayMs, channel, data.slice(), receipt, key);
+      this.hold(now + delayMs, channel, copyExact(data), receipt, key);
       return receipt;
     }
     this.release(ch, data, receipt, key);

@@ -15,8 +15,13 @@
  * Nothing is ever copied before its own record is handled: records past the end of the batch
  * (left from an earlier one) may be counted in the run's length, which then only leaves
  * unused bytes at the end of the buffer, never other bytes.
+ *
+ * On Bun (JavaScriptCore) each message is instead copied into a buffer of its own (see
+ * own-copies.ts): there the shared run costs more than it saves.
  */
 import { MAX_DATAGRAM_BYTES, RECORD_INTS, RecordField, RecordType } from "../engine/abi.js";
+import { ownSmallCopies } from "./own-copies.js";
+
 
 /**
  * A view of `length` bytes of `bytes` from `offset`. `subarray` looks up the species constructor
@@ -49,6 +54,11 @@ let runSlot = -1;
 let runNext = 0;
 let runEnd = 0;
 let runBuffer: Uint8Array | undefined;
+/** runBuffer's own ArrayBuffer (runBuffer starts at 0 of it) and runArena's buffer and offset,
+ *  kept so a message's copy makes its two views without reading a `.buffer` getter. */
+let runStore: ArrayBuffer | undefined;
+let runArenaStore: ArrayBufferLike | undefined;
+let runArenaOffset = 0;
 let runPos = 0;
 
 function endRun(): void {
@@ -56,6 +66,8 @@ function endRun(): void {
   runRecords = undefined;
   runArena = undefined;
   runBuffer = undefined;
+  runStore = undefined;
+  runArenaStore = undefined;
 }
 
 /**
@@ -73,6 +85,7 @@ export function copyRecordPayload(
   channelCount: number,
 ): Uint8Array {
   if (length === 0) return new Uint8Array(0);
+  if (ownSmallCopies()) return copyOut(arena, offset, length);
   const slot = records[index + RecordField.Slot];
   let buffer = runBuffer;
   if (
@@ -88,11 +101,12 @@ export function copyRecordPayload(
     // The next message of the run (records skipped since, e.g. dropped duplicates, leave their
     // share unused at the end).
     const at = runPos;
-    buffer.set(view(arena, offset, length), at);
+    const store = runStore!;
+    buffer.set(new Uint8Array(runArenaStore!, runArenaOffset + offset, length), at);
     runPos = at + length;
     runNext = index + RECORD_INTS;
     if (runPos === buffer.length || runNext >= runEnd) endRun();
-    return view(buffer, at, length);
+    return new Uint8Array(store, at, length);
   }
   // A new run: this record and the unfragmented messages of the same connection right after it.
   let total = length;
@@ -113,8 +127,13 @@ export function copyRecordPayload(
     next += RECORD_INTS;
   }
   if (total === length) return copyOut(arena, offset, length);
-  buffer = new Uint8Array(total);
-  buffer.set(view(arena, offset, length), 0);
+  const store = new ArrayBuffer(total);
+  buffer = new Uint8Array(store);
+  const arenaStore = arena.buffer;
+  buffer.set(new Uint8Array(arenaStore, arena.byteOffset + offset, length), 0);
+  runStore = store;
+  runArenaStore = arenaStore;
+  runArenaOffset = arena.byteOffset;
   runOwner = owner;
   runRecords = records;
   runArena = arena;
@@ -123,5 +142,5 @@ export function copyRecordPayload(
   runEnd = next;
   runBuffer = buffer;
   runPos = length;
-  return view(buffer, 0, length);
+  return new Uint8Array(store, 0, length);
 }

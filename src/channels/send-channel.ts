@@ -10,7 +10,7 @@ import {
   LATEST_STATE_EXTRA_BYTES,
   MESSAGE_WINDOW,
 } from "../engine/abi.js";
-import { copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
+import { copyExact, copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
 import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
 import { FragState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
@@ -133,7 +133,7 @@ export class SendChannel {
   private copyIn(data: Uint8Array): Uint8Array {
     if (data.length === 0) return EMPTY;
     if (data.length <= this.singleFramePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
-    return data.slice();
+    return copyExact(data);
   }
   private isPooledFor(length: number): boolean {
     return length > 0 && length <= this.singleFramePayload && length <= POOLED_MAX_BYTES;
