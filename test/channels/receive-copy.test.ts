@@ -3,10 +3,21 @@
  * share one buffer of their own, each copied only when its own record is handled, and a
  * delivered message never depends on the arena afterwards.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
 import { ChannelSet, type ChannelOptions } from "../../src/channels/index.js";
+import { setOwnSmallCopies } from "../../src/channels/own-copies.js";
 import { drainMessages } from "./harness.js";
+
+// These tests are about the shared per-datagram buffer, the V8 strategy; under Bun the channels
+// give each message its own buffer (own-copies.ts, tested in receive-copy-own.test.ts).
+let previousStrategy = false;
+beforeAll(() => {
+  previousStrategy = setOwnSmallCopies(false);
+});
+afterAll(() => {
+  setOwnSmallCopies(previousStrategy);
+});
 
 const make = (channels: ChannelOptions[]) => new ChannelSet({ channels, mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
 
