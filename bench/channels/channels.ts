@@ -18,8 +18,9 @@
  * the CPU figure is also given as a ratio (this build / baseline; lower is better). On a loaded
  * machine only that ratio means much.
  */
-import { RecordField, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
+import { RECORD_INTS } from "../../src/engine/abi.js";
 import * as current from "../../src/channels/index.js";
+import { frameRecords } from "./frame-records.js";
 import type { ChannelOptions, ChannelSet, DeliveryNotificationManager, PacketContents } from "../../src/channels/index.js";
 
 /** The parts of a channels build the bench uses (this one, or a baseline loaded at run time). */
@@ -104,24 +105,7 @@ function memory(b: Build): Record<string, number> {
 /** Engine-like Message records for the frames of one packet (decoded here, no engine): all
  *  written first, then handed over one by one, as the engine's batch is. */
 function feed(rx: ChannelSet, bytes: Uint8Array, start: number, end: number, records: Int32Array): void {
-  let p = start;
-  let n = 0;
-  while (p < end && (n + 1) * RECORD_INTS <= records.length) {
-    const channel = bytes[p];
-    const seq = bytes[p + 2] | (bytes[p + 3] << 8);
-    const length = bytes[p + 4] | (bytes[p + 5] << 8);
-    const r = n * RECORD_INTS;
-    records[r + RecordField.Type] = RecordType.Message;
-    records[r + RecordField.Slot] = 0;
-    records[r + RecordField.A] = channel;
-    records[r + RecordField.B] = seq;
-    records[r + RecordField.C] = 0;
-    records[r + RecordField.D] = 0;
-    records[r + RecordField.Offset] = p + 6;
-    records[r + RecordField.Length] = length;
-    n++;
-    p += 6 + length;
-  }
+  const n = frameRecords(bytes, start, end, records);
   for (let i = 0; i < n; i++) rx.onRecord(0, records, i * RECORD_INTS, bytes);
 }
 

@@ -11,8 +11,9 @@
  *   node <dist>/bench/channels/hot.js [--rounds N] [--size B] [--baseline <other build's src/channels/index.js>]
  *   bun  <dist>/bench/channels/hot.js ...
  */
-import { RecordField, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
+import { RECORD_INTS } from "../../src/engine/abi.js";
 import * as current from "../../src/channels/index.js";
+import { frameRecords } from "./frame-records.js";
 import type { ChannelOptions, MessageSink, PacketContents } from "../../src/channels/index.js";
 
 type Build = Pick<typeof current, "ChannelSet">;
@@ -36,23 +37,7 @@ const payload = new Uint8Array(SIZE).fill(7);
 
 /** Engine-like records for the frames of one packet (plain, unfragmented frames only). */
 function decode(bytes: Uint8Array, end: number, records: Int32Array): number {
-  let p = 0;
-  let n = 0;
-  while (p < end && (n + 1) * RECORD_INTS <= records.length) {
-    const length = bytes[p + 4] | (bytes[p + 5] << 8);
-    const r = n * RECORD_INTS;
-    records[r + RecordField.Type] = RecordType.Message;
-    records[r + RecordField.Slot] = 0;
-    records[r + RecordField.A] = bytes[p];
-    records[r + RecordField.B] = bytes[p + 2] | (bytes[p + 3] << 8);
-    records[r + RecordField.C] = 0;
-    records[r + RecordField.D] = 0;
-    records[r + RecordField.Offset] = p + 6;
-    records[r + RecordField.Length] = length;
-    n++;
-    p += 6 + length;
-  }
-  return n;
+  return frameRecords(bytes, 0, end, records);
 }
 
 function cpuOnce(b: Build, rounds: number): number {
