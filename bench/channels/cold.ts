@@ -16,6 +16,8 @@
  */
 import { RecordField, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
 import * as current from "../../src/channels/index.js";
+import { numberArg, stringArg } from "../lib/host.js";
+import { frameRecords } from "./frame-records.js";
 import type { ChannelOptions, ChannelSet, MessageSink, PacketContents } from "../../src/channels/index.js";
 
 type Build = Pick<typeof current, "ChannelSet">;
@@ -25,11 +27,9 @@ interface Host {
   console: { log(...a: unknown[]): void };
 }
 const host = globalThis as unknown as Host;
-const args = host.process.argv.slice(2);
-const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-const CONNECTIONS = arg("--connections", 2000);
-const TURNS = arg("--turns", 200_000);
-const RUNS = arg("--runs", 15);
+const CONNECTIONS = numberArg("--connections", 2000);
+const TURNS = numberArg("--turns", 200_000);
+const RUNS = numberArg("--runs", 15);
 const MTU = 1200;
 const CORE: ChannelOptions[] = [{ mode: "reliable-ordered" }, { mode: "unreliable" }];
 
@@ -73,24 +73,8 @@ function runOnce(b: Build, turns: number): number {
       s.releaseContents(prev);
     }
     inFlight[i] = c;
-    // The frame (PROTOCOL.md §3, unfragmented): channel, flags, seq u16, length u16, payload.
     const r = rx[i];
-    let p = at;
-    let k = 0;
-    while (p < at + n) {
-      const length = arena[p + 4] | (arena[p + 5] << 8);
-      const o = k * RECORD_INTS;
-      records[o + RecordField.Type] = RecordType.Message;
-      records[o + RecordField.Slot] = i;
-      records[o + RecordField.A] = arena[p];
-      records[o + RecordField.B] = arena[p + 2] | (arena[p + 3] << 8);
-      records[o + RecordField.C] = 0;
-      records[o + RecordField.D] = 0;
-      records[o + RecordField.Offset] = p + 6;
-      records[o + RecordField.Length] = length;
-      p += 6 + length;
-      k++;
-    }
+    const k = frameRecords(arena, at, at + n, records, i);
     records[k * RECORD_INTS + RecordField.Type] = RecordType.PacketReceived;
     for (let j = 0; j < k; j++) r.onRecord(now, records, j * RECORD_INTS, arena);
     r.takeMessages(sink);
@@ -104,7 +88,8 @@ function runOnce(b: Build, turns: number): number {
 
 async function main(): Promise<void> {
   const builds: [string, Build][] = [["current", current]];
-  if (args.includes("--baseline")) builds.push(["baseline", (await import(args[args.indexOf("--baseline") + 1])) as Build]);
+  const baseline = stringArg("--baseline");
+  if (baseline !== undefined) builds.push(["baseline", (await import(baseline)) as Build]);
   const best = new Map<string, number>(builds.map(([name]) => [name, Infinity]));
   for (let run = 0; run < RUNS; run++) {
     for (const [name, b] of builds) best.set(name, Math.min(best.get(name)!, runOnce(b, TURNS)));

@@ -13,6 +13,7 @@
  */
 import { RECORD_INTS } from "../../src/engine/abi.js";
 import * as current from "../../src/channels/index.js";
+import { numberArg, stringArg } from "../lib/host.js";
 import { frameRecords } from "./frame-records.js";
 import type { ChannelOptions, MessageSink, PacketContents } from "../../src/channels/index.js";
 
@@ -23,10 +24,8 @@ interface Host {
   console: { log(...a: unknown[]): void };
 }
 const host = globalThis as unknown as Host;
-const args = host.process.argv.slice(2);
-const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-const ROUNDS = arg("--rounds", 100_000);
-const SIZE = arg("--size", 100);
+const ROUNDS = numberArg("--rounds", 100_000);
+const SIZE = numberArg("--size", 100);
 const MTU = 1200;
 const ROOM = MTU - 13;
 const PER_DATAGRAM = Math.max(1, Math.floor(ROOM / (SIZE + 6)));
@@ -74,7 +73,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function main(): Promise<void> {
   const builds: [string, Build][] = [["current", current]];
-  if (args.includes("--baseline")) builds.push(["baseline", (await import(args[args.indexOf("--baseline") + 1])) as Build]);
+  const baseline = stringArg("--baseline");
+  if (baseline !== undefined) builds.push(["baseline", (await import(baseline)) as Build]);
   for (const [, b] of builds) cpuOnce(b, ROUNDS / 10); // warm-up
   const runs = new Map<string, number[]>(builds.map(([name]) => [name, []]));
   for (let run = 0; run < 7; run++) for (const [name, b] of builds) runs.get(name)!.push(cpuOnce(b, ROUNDS));

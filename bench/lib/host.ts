@@ -48,6 +48,19 @@ export function scriptArgs(): string[] {
   return g.process !== undefined ? g.process.argv.slice(2) : [];
 }
 
+/** The value after `--name` in the script's arguments, if given. */
+export function stringArg(name: string): string | undefined {
+  const args = scriptArgs();
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+/** The number after `--name` in the script's arguments, or `fallback`. */
+export function numberArg(name: string, fallback: number): number {
+  const v = stringArg(name);
+  return v === undefined ? fallback : Number(v);
+}
+
 export function nowMs(): number {
   return g.performance.now();
 }

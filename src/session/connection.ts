@@ -25,6 +25,7 @@ import {
   type SentPacket,
 } from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
+import { doubleArray } from "../congestion/doubles.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import { PingTracker } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
@@ -257,7 +258,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   closeUserData: Uint8Array | undefined;
   /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
    *  storage is off the JS heap). */
-  private readonly rare: number[] = newTimerTable(RARE_TIMER_COUNT);
+  private readonly rare: number[] = doubleArray(RARE_TIMER_COUNT, Infinity);
   /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
   private readonly bandwidth = new BandwidthChangeDetector();
   private clock: NetworkClock | undefined;
@@ -1070,20 +1071,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  */
 const NO_FRAMES = new PacketContents();
 
-/** The initial `num` table. Starts from a literal holding a fraction so V8 keeps the elements as
- *  unboxed doubles from the first store. */
+/** The initial `num` table: timers unarmed, no send cadence, no bandwidth estimate seen. */
 function newNumTable(): number[] {
-  const values = [Infinity, Infinity, Infinity, Infinity, 0, 0, 0, -Infinity, 0, 0, 0, 0, 0, 0, Infinity, 0, -1];
-  const t = [0.5];
-  t.length = 0;
-  for (let i = 0; i < Num.Count; i++) t.push(values[i]);
-  return t;
-}
-
-/** `count` unarmed timers, as a packed array of doubles (pushed, so never holey). */
-function newTimerTable(count: number): number[] {
-  const t: number[] = [];
-  for (let i = 0; i < count; i++) t.push(Infinity);
+  const t = doubleArray(Num.Count, 0);
+  t[Num.AckDelayAt] = Infinity;
+  t[Num.RetransmitAt] = Infinity;
+  t[Num.PacingAt] = Infinity;
+  t[Num.RareAt] = Infinity;
+  t[Num.LastAppSendAt] = -Infinity;
+  t[Num.LossDelayCachedMs] = Infinity;
+  t[Num.BandwidthSeenBps] = -1;
   return t;
 }
 

@@ -85,26 +85,19 @@ export class DeadlineHeap {
   private siftUp(i: number, time: number, slot: number): void {
     const times = this.times;
     const entrySlot = this.entrySlot;
-    const position = this.position;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (times[parent] <= time) break;
-      times[i] = times[parent];
-      const moved = entrySlot[parent];
-      entrySlot[i] = moved;
-      position[moved] = i;
+      this.put(i, times[parent], entrySlot[parent]);
       i = parent;
     }
-    times[i] = time;
-    entrySlot[i] = slot;
-    position[slot] = i;
+    this.put(i, time, slot);
   }
 
   /** Place (time, slot) at hole `i` or below. */
   private siftDown(i: number, time: number, slot: number): void {
     const times = this.times;
     const entrySlot = this.entrySlot;
-    const position = this.position;
     const n = this.count;
     for (;;) {
       const l = 2 * i + 1;
@@ -112,14 +105,16 @@ export class DeadlineHeap {
       const r = l + 1;
       const c = r < n && times[r] < times[l] ? r : l;
       if (times[c] >= time) break;
-      times[i] = times[c];
-      const moved = entrySlot[c];
-      entrySlot[i] = moved;
-      position[moved] = i;
+      this.put(i, times[c], entrySlot[c]);
       i = c;
     }
-    times[i] = time;
-    entrySlot[i] = slot;
-    position[slot] = i;
+    this.put(i, time, slot);
+  }
+
+  /** Entry `i` holds (time, slot). */
+  private put(i: number, time: number, slot: number): void {
+    this.times[i] = time;
+    this.entrySlot[i] = slot;
+    this.position[slot] = i;
   }
 }

@@ -323,7 +323,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   handleTimeout(now: number): void {
     if (now > this.lastNow) this.lastNow = now;
-    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
+    this.processPending();
     // Pop everything due first, then fire each connection once: a connection whose send timer
     // stays due until pollTransmit runs must not be popped again in this same pass.
     const due = this.duePass;
@@ -349,7 +349,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   pollEvent(): EndpointEvent | undefined {
-    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
+    this.processPending();
     if (this.eventHead === this.events.length) return undefined;
     const ev = this.events[this.eventHead++];
     if (ev.type === "disconnect") this.undelivered.delete(ev.connection);
@@ -362,7 +362,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   pollTransmit(now: number): Transmit | undefined {
     if (now > this.lastNow) this.lastNow = now;
-    if (this.batchCount > 0) this.processPending(); // tested here: most calls find nothing queued
+    this.processPending();
     const engine = this.engine;
     const offset = engine.layout.txArenaOffset;
     // 0. Acks sealed between receive sub-batches (they live in tx arena slots 1..).
@@ -534,9 +534,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     return this.engine.sealControl(offset, length);
   }
 
-  /** Run the engine over the queued datagrams (one processBatch per burst) and dispatch. */
+  /** Run the engine over the queued datagrams, if any. Small enough to inline at every poll
+   *  (most calls find nothing queued). */
   private processPending(): void {
-    if (this.batchCount === 0) return;
+    if (this.batchCount > 0) this.processBatches();
+  }
+
+  /** Run the engine over the queued datagrams (one processBatch per burst) and dispatch. */
+  private processBatches(): void {
     const engine = this.engine;
     const now = this.lastNow;
     let base = 0;
