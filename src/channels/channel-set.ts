@@ -455,7 +455,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     // to write (queue drained, window full) is unflagged until the next send/loss/ack on it.
     while (this.pendingMask !== 0) {
       const bit = this.pendingMask & -this.pendingMask;
-      const s = this.senders[31 - Math.clz32(bit)];
+      const c = 31 - Math.clz32(bit);
+      const s = c === 0 ? this.sender0 : this.senders[c];
       if (s.hasResend() || s.hasFresh()) return true;
       this.pendingMask &= ~bit;
     }
@@ -491,7 +492,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           while (active > 0 && pos < end) {
             const c = group[i];
             if ((exhausted & (1 << c)) === 0) {
-              const s = this.senders[c];
+              const s = c === 0 ? this.sender0 : this.senders[c];
               const n =
                 pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
               if (n === 0) {
@@ -570,7 +571,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
         return;
       }
       case RecordType.Release: {
-        const rc = this.receivers[records[index + RecordField.A]];
+        const a = records[index + RecordField.A];
+        const rc = a === 0 ? this.receiver0 : this.receivers[a];
         if (rc === undefined) this.counters.invalid++;
         else rc.onRelease(records[index + RecordField.B] & 0xffff);
         return;
