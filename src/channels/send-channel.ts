@@ -75,6 +75,8 @@ export class SendChannel {
   private queueHead: OutMessage | undefined = undefined;
   private queueTail: OutMessage | undefined = undefined;
   private queueLength = 0;
+  /** start() trims the live messages when there are more than this (at most a window + LIVE_TRIM_AT). */
+  private trimAt = LIVE_TRIM_AT;
   /** Messages at the tail of the queue with fragments never written yet. */
   private freshCount = 0;
   /** The first of them (undefined when freshCount is 0). */
@@ -499,8 +501,12 @@ export class SendChannel {
     this.nextSeq += m.fragCount;
     // Messages acknowledged in order leave the FIFO at their ack (delivered()); others (acked
     // out of order, abandoned) are trimmed here once a few have gathered, so a start does not
-    // read the oldest message (cold by now) every time.
-    if (this.windowed && this.queueLength - this.freshCount > LIVE_TRIM_AT) this.trimLive();
+    // read the oldest message (cold by now) every time. A trim that leaves n (the oldest is
+    // still unacknowledged: a loss) waits for LIVE_TRIM_AT more starts, not the next one.
+    if (this.windowed && this.queueLength - this.freshCount > this.trimAt) {
+      this.trimLive();
+      this.trimAt = this.queueLength - this.freshCount + LIVE_TRIM_AT;
+    }
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
