@@ -29,7 +29,7 @@ import {
 import { copyExact } from "./buffer-pool.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
-import { copyRecordPayload } from "./receive-copy.js";
+import { copyMessage } from "./receive-copy.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
 
@@ -203,7 +203,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    */
   private firstData: Uint8Array | undefined = undefined;
   private firstChannel = 0;
-  private readonly channelTotal: number;
   private readonly senders: SendChannel[];
   private readonly receivers: ReceiveChannel[];
   /** Channel indexes grouped by priority, highest first (shared by ChannelSets of the same
@@ -311,7 +310,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.receivers = receivers.slice();
     this.sender0 = senders[0];
     this.receiver0 = receivers[0];
-    this.channelTotal = senders.length;
     this.groups = priorityGroups(senders.map((s) => s.priority));
   }
 
@@ -457,7 +455,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     // to write (queue drained, window full) is unflagged until the next send/loss/ack on it.
     while (this.pendingMask !== 0) {
       const bit = this.pendingMask & -this.pendingMask;
-      const s = this.senders[31 - Math.clz32(bit)];
+      const c = 31 - Math.clz32(bit);
+      const s = c === 0 ? this.sender0 : this.senders[c];
       if (s.hasResend() || s.hasFresh()) return true;
       this.pendingMask &= ~bit;
     }
@@ -493,7 +492,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           while (active > 0 && pos < end) {
             const c = group[i];
             if ((exhausted & (1 << c)) === 0) {
-              const s = this.senders[c];
+              const s = c === 0 ? this.sender0 : this.senders[c];
               const n =
                 pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
               if (n === 0) {
@@ -563,16 +562,17 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           // The common case, kept short: a whole message in order on a reliable-ordered channel
           // goes straight from the arena to the inbox.
           rc.wholeInOrder(seq);
-          this.deliver(rc.index, copyRecordPayload(this, records, index, arena, offset, length, this.channelTotal), undefined);
+          this.deliver(rc.index, copyMessage(arena, offset, length), undefined);
         } else if (type === RecordType.Message) {
-          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length, records, index);
+          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length);
         } else {
-          rc.onHold(seq, fragInfo, arena, offset, length, records, index);
+          rc.onHold(seq, fragInfo, arena, offset, length);
         }
         return;
       }
       case RecordType.Release: {
-        const rc = this.receivers[records[index + RecordField.A]];
+        const a = records[index + RecordField.A];
+        const rc = a === 0 ? this.receiver0 : this.receivers[a];
         if (rc === undefined) this.counters.invalid++;
         else rc.onRelease(records[index + RecordField.B] & 0xffff);
         return;
@@ -698,10 +698,6 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   markPending(index: number): void {
     this.pendingMask |= 1 << index;
-  }
-  /** @internal */
-  copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array {
-    return copyRecordPayload(this, records, index, arena, offset, length, this.channelTotal);
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {

@@ -39,6 +39,8 @@ export class OutMessage {
    * no other carrier is left.
    */
   carriers = 0;
+  /** The next message in its channel's send FIFO (send-channel.ts), while it is queued. */
+  next: OutMessage | undefined = undefined;
   /** Per-fragment states, only for fragmented messages. */
   private states: Uint8Array | undefined;
 

@@ -6,7 +6,7 @@
  */
 import { DeliveryKind, MESSAGE_WINDOW } from "../engine/abi.js";
 import { sequenceDiff } from "../engine/sequence.js";
-import { copyOut } from "./receive-copy.js";
+import { copyHeld, copyMessage, copyOut } from "./receive-copy.js";
 
 /** Bookkeeping charged per partial message and per expected fragment, so that zero-length
  *  fragment starts also count against the receive-buffer bound. */
@@ -61,9 +61,6 @@ const IN_PARTIAL: Uint8Array = new Uint8Array(0);
 
 /** Everything a channel needs from its ChannelSet (accounting and output). */
 export interface ReceiveHost {
-  /** Copy the payload of the unfragmented Message/Hold record at `index` out of the arena
-   *  (receive-copy.ts: the messages of one datagram share one buffer). */
-  copyPayload(records: Int32Array, index: number, arena: Uint8Array, offset: number, length: number): Uint8Array;
   deliver(channel: number, data: Uint8Array, key: number | undefined): void;
   charge(bytes: number): void;
   /** Make room for `bytes` more unreliable bytes by evicting unreliable partials; false if impossible. */
@@ -245,8 +242,7 @@ export class ReceiveChannel {
     return u;
   }
 
-  /** An engine Message record (deliverable now, in order for ordered channels); `records` and
-   *  `index` locate the record itself. */
+  /** An engine Message record (deliverable now, in order for ordered channels). */
   onMessage(
     seq: number,
     fragInfo: number,
@@ -254,13 +250,11 @@ export class ReceiveChannel {
     arena: Uint8Array,
     offset: number,
     length: number,
-    records: Int32Array,
-    index: number,
   ): void {
     if (this.kind === DeliveryKind.ReliableOrdered) {
       // Every frame unwraps, so the newest seen stays current for fragment ids and eviction.
       const s = this.unwrap(seq);
-      if (fragInfo === 0) this.inOrder(seq, 0, this.host.copyPayload(records, index, arena, offset, length));
+      if (fragInfo === 0) this.inOrder(seq, 0, copyMessage(arena, offset, length));
       else {
         this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, 0, arena, offset, length);
         this.inOrder(seq, fragInfo, IN_PARTIAL);
@@ -270,7 +264,7 @@ export class ReceiveChannel {
     const s = this.kind === DeliveryKind.Unreliable ? this.firstArrival(seq) : this.unwrap(seq);
     if (Number.isNaN(s)) return;
     if (fragInfo === 0) {
-      this.complete(s, key, this.host.copyPayload(records, index, arena, offset, length));
+      this.complete(s, key, copyMessage(arena, offset, length));
       return;
     }
     this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, key, arena, offset, length);
@@ -287,7 +281,7 @@ export class ReceiveChannel {
   }
 
   /** An engine Hold record: keep a copy until its Release. */
-  onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number, records: Int32Array, index: number): void {
+  onHold(seq: number, fragInfo: number, arena: Uint8Array, offset: number, length: number): void {
     if (this.kind !== DeliveryKind.ReliableOrdered) {
       this.host.countInvalid();
       return;
@@ -295,7 +289,7 @@ export class ReceiveChannel {
     this.held ??= new HeldRing();
     let payload = IN_PARTIAL;
     const s = this.unwrap(seq);
-    if (fragInfo === 0) payload = this.host.copyPayload(records, index, arena, offset, length);
+    if (fragInfo === 0) payload = copyHeld(arena, offset, length);
     else this.fragment(s, fragInfo >>> 16, fragInfo & 0xffff, 0, arena, offset, length);
     const old = this.held.put(seq, payload, fragInfo);
     if (old !== undefined) this.host.charge(-(old.length + HELD_OVERHEAD_BYTES));

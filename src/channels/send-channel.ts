@@ -14,7 +14,7 @@ import { copyExact, copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buff
 import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
 import { FragState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
-import { KEPT_CAPACITY, PairQueue } from "./queue.js";
+import { PairQueue } from "./queue.js";
 
 const EMPTY = new Uint8Array(0);
 /** Started messages the FIFO may hold before a start trims the settled ones from its head. */
@@ -69,14 +69,18 @@ export class SendChannel {
    * ones, which have fragments never written yet ("fresh"). One queue for both, so a message is
    * pushed once and starting it moves nothing.
    */
-  // The FIFO's array and indexes are fields of the channel itself (the scheme of queue.ts's
-  // Queue, inlined): one object less to reach per send, write and start, when the
-  // connection's state is cold.
-  private queued: (OutMessage | undefined)[] = [];
-  private queueHead = 0;
-  private queueTail = 0;
-  /** Messages at the tail of `queue` with fragments never written yet. */
+  // A list linked through OutMessage.next, its ends fields of the channel itself: no array to
+  // reach per send and per acknowledgement (with many connections the channel's state is cold
+  // then, and an array is two more dependent loads: the array, then its backing store).
+  private queueHead: OutMessage | undefined = undefined;
+  private queueTail: OutMessage | undefined = undefined;
+  private queueLength = 0;
+  /** start() trims the live messages when there are more than this (at most a window + LIVE_TRIM_AT). */
+  private trimAt = LIVE_TRIM_AT;
+  /** Messages at the tail of the queue with fragments never written yet. */
   private freshCount = 0;
+  /** The first of them (undefined when freshCount is 0). */
+  private freshHead: OutMessage | undefined = undefined;
   /** Lost fragments waiting to be resent (created at a loss, dropped when emptied). */
   private lost: PairQueue<OutMessage> | undefined;
   /** ReliableSequenced: the newest started message (the only one worth resending). */
@@ -157,10 +161,12 @@ export class SendChannel {
         this.freshCount--;
         this.abandon(this.shiftQueue()!);
       }
+      this.freshHead = undefined;
     }
     const length = data.length;
     const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
     this.pushQueue(m);
+    if (this.freshCount === 0) this.freshHead = m;
     this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
@@ -201,57 +207,40 @@ export class SendChannel {
     const m = new OutMessage(this, copy, length, fragCount, key, version, 0);
     ks.pending = m;
     this.pushQueue(m);
+    if (this.freshCount === 0) this.freshHead = m;
     this.freshCount++;
     this.heldBytes += length;
     this.sink.markPending(this.index);
   }
 
-  /** Append to the message FIFO (queue.ts Queue.push). */
+  /** Append to the message FIFO. */
   private pushQueue(m: OutMessage): void {
     const tail = this.queueTail;
-    const queued = this.queued;
-    if (tail < queued.length) {
-      queued[tail] = m;
-      this.queueTail = tail + 1;
-    } else if (this.queueHead !== 0 && this.queueHead * 2 >= tail) {
-      // Full, and at least half of it behind the head: move the live items to the front.
-      const head = this.queueHead;
-      const n = tail - head;
-      for (let i = 0; i < n; i++) queued[i] = queued[head + i];
-      for (let i = n; i < tail; i++) queued[i] = undefined;
-      queued[n] = m;
-      this.queueHead = 0;
-      this.queueTail = n + 1;
-    } else {
-      queued.push(m);
-      this.queueTail = tail + 1;
-    }
+    if (tail === undefined) this.queueHead = m;
+    else tail.next = m;
+    this.queueTail = m;
+    this.queueLength++;
   }
 
-  /** Remove the FIFO's head (queue.ts Queue.shift); an emptied FIFO keeps a small array. */
+  /** Remove the FIFO's head (the caller moves freshHead if it was the head). */
   private shiftQueue(): OutMessage | undefined {
-    const head = this.queueHead;
-    if (head === this.queueTail) return undefined;
-    const queued = this.queued;
-    const m = queued[head];
-    queued[head] = undefined;
-    if (head + 1 === this.queueTail) {
-      this.queueHead = 0;
-      this.queueTail = 0;
-      if (queued.length > KEPT_CAPACITY) this.queued = [];
-    } else {
-      this.queueHead = head + 1;
-    }
+    const m = this.queueHead;
+    if (m === undefined) return undefined;
+    const next = m.next;
+    m.next = undefined; // a message that left keeps nothing alive
+    this.queueHead = next;
+    if (next === undefined) this.queueTail = undefined;
+    this.queueLength--;
     return m;
   }
 
   /** Oldest sequence not yet acknowledged among live messages (flow-control base). */
   private windowBase(): number {
     for (;;) {
-      const m = this.queueHead < this.queueTail ? this.queued[this.queueHead] : undefined;
+      const m = this.queueHead;
       if (m === undefined) return this.nextSeq;
       if (!m.live) {
-        if (this.queueTail - this.queueHead > this.freshCount) {
+        if (this.queueLength > this.freshCount) {
           this.shiftQueue(); // settled: no longer holds the window
           continue;
         }
@@ -276,13 +265,15 @@ export class SendChannel {
   /** Drop settled messages from the head of the live queue (they no longer hold the window),
    *  so the queue stays short now that inWindow() rarely calls windowBase(). */
   private trimLive(): void {
-    while (this.queueTail - this.queueHead > this.freshCount && !this.queued[this.queueHead]!.live) this.shiftQueue();
+    while (this.queueLength > this.freshCount && !this.queueHead!.live) this.shiftQueue();
   }
 
   /** The fresh head has no fragment left to write for the first time (or was abandoned): it
    *  joins the live messages (windowed kinds), or leaves the queue. */
   private leaveFresh(): void {
+    const m = this.freshHead!;
     this.freshCount--;
+    this.freshHead = this.freshCount === 0 ? undefined : m.next;
     if (!this.windowed) this.shiftQueue(); // nothing before it: it is the queue's head
   }
 
@@ -313,7 +304,7 @@ export class SendChannel {
   private cleanFreshHead(): OutMessage | undefined {
     for (;;) {
       if (this.freshCount === 0) return undefined;
-      const m = this.queued[this.queueTail - this.freshCount]!;
+      const m = this.freshHead!;
       if (m.abandoned || m.nextFrag >= m.fragCount) {
         this.leaveFresh();
         continue;
@@ -510,8 +501,12 @@ export class SendChannel {
     this.nextSeq += m.fragCount;
     // Messages acknowledged in order leave the FIFO at their ack (delivered()); others (acked
     // out of order, abandoned) are trimmed here once a few have gathered, so a start does not
-    // read the oldest message (cold by now) every time.
-    if (this.windowed && this.queueTail - this.queueHead - this.freshCount > LIVE_TRIM_AT) this.trimLive();
+    // read the oldest message (cold by now) every time. A trim that leaves n (the oldest is
+    // still unacknowledged: a loss) waits for LIVE_TRIM_AT more starts, not the next one.
+    if (this.windowed && this.queueLength - this.freshCount > this.trimAt) {
+      this.trimLive();
+      this.trimAt = this.queueLength - this.freshCount + LIVE_TRIM_AT;
+    }
     if (this.kind === DeliveryKind.ReliableSequenced) {
       const previous = this.newestStarted;
       if (previous !== undefined && !previous.done) this.abandon(previous);
@@ -578,7 +573,7 @@ export class SendChannel {
     m.done = true;
     // No longer holds the window: if it is the oldest, it leaves the FIFO now (the slot is at
     // hand; trimLive() would have to read the message again later).
-    if (this.windowed && this.queueTail - this.queueHead > this.freshCount && this.queued[this.queueHead] === m) this.shiftQueue();
+    if (this.windowed && this.queueHead === m && this.queueLength > this.freshCount) this.shiftQueue();
     if (m.abandoned) return; // superseded: its receipt was already reported
     this.freeData(m);
     if (this.kind === DeliveryKind.LatestState) {
@@ -681,14 +676,11 @@ export class SendChannel {
       for (let m = ring.shiftOldest(); m !== undefined; m = ring.shiftOldest()) if (!this.reliable) this.freeData(m);
     }
     // Fresh messages first, then the live ones (the order their receipts report lost).
-    const queued = this.queued;
-    const head = this.queueHead;
-    const liveCount = this.queueTail - head - this.freshCount;
-    for (let i = head + liveCount; i < this.queueTail; i++) this.abandon(queued[i]!);
-    for (let i = head; i < head + liveCount; i++) this.abandon(queued[i]!);
-    this.queued = [];
-    this.queueHead = 0;
-    this.queueTail = 0;
+    const fresh = this.freshHead;
+    for (let m = fresh; m !== undefined; m = m.next) this.abandon(m);
+    for (let m = this.queueHead; m !== fresh && m !== undefined; m = m.next) this.abandon(m);
+    for (let m = this.shiftQueue(); m !== undefined; m = this.shiftQueue());
+    this.freshHead = undefined;
     this.freshCount = 0;
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
     this.lost?.clear();

@@ -1,7 +1,7 @@
 /**
  * The receive copy's other strategy (src/channels/receive-copy.ts, the default on Bun): every
  * message gets an exact buffer of its own; nothing depends on the arena afterwards. Behaviour
- * seen by the application is the same as with shared run buffers.
+ * seen by the application is the same as with the slab.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
