@@ -287,8 +287,11 @@ export class DefaultController implements CongestionController {
 
   private updateBtlBw(rate: number): void {
     const s = this.s;
+    const before = s[S.BtlBw];
     windowedUpdate(s, S.BwFilter, false, this.bwWindowRounds, rate, s[S.RoundCount]);
-    this.pacingInputsChanged = true;
+    // A light flow ends a round on nearly every ack and feeds the filter each time, mostly
+    // without moving its best: only a new best is a new pacing input (NaN !== NaN: flagged).
+    if (s[S.BtlBw] !== before) this.pacingInputsChanged = true;
   }
 
   minRttMs(): number {
