@@ -567,7 +567,9 @@ export class DefaultController implements CongestionController {
     const lost = s[S.LostInRound];
     const total = lost + s[S.DeliveredInRound];
     const cap = s[S.InflightCap];
-    if (total > 0 && lost <= this.lossThreshold * total && Number.isFinite(cap)) {
+    // The cap first: it is usually Infinity, and lossThreshold (a double field, i.e. a heap box
+    // of its own) is then not read on every round end.
+    if (Number.isFinite(cap) && total > 0 && lost <= this.lossThreshold * total) {
       const grown = cap * INFLIGHT_CAP_GROWTH;
       s[S.InflightCap] = grown > PROBE_BW_CWND_GAIN * this.bdp() + 3 * this.mtu ? Infinity : grown;
     }
