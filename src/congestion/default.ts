@@ -287,8 +287,11 @@ export class DefaultController implements CongestionController {
 
   private updateBtlBw(rate: number): void {
     const s = this.s;
+    const before = s[S.BtlBw];
     windowedUpdate(s, S.BwFilter, false, this.bwWindowRounds, rate, s[S.RoundCount]);
-    this.pacingInputsChanged = true;
+    // A light flow ends a round on nearly every ack and feeds the filter each time, mostly
+    // without moving its best: only a new best is a new pacing input (NaN !== NaN: flagged).
+    if (s[S.BtlBw] !== before) this.pacingInputsChanged = true;
   }
 
   minRttMs(): number {
@@ -564,7 +567,9 @@ export class DefaultController implements CongestionController {
     const lost = s[S.LostInRound];
     const total = lost + s[S.DeliveredInRound];
     const cap = s[S.InflightCap];
-    if (total > 0 && lost <= this.lossThreshold * total && Number.isFinite(cap)) {
+    // The cap first: it is usually Infinity, and lossThreshold (a double field, i.e. a heap box
+    // of its own) is then not read on every round end.
+    if (Number.isFinite(cap) && total > 0 && lost <= this.lossThreshold * total) {
       const grown = cap * INFLIGHT_CAP_GROWTH;
       s[S.InflightCap] = grown > PROBE_BW_CWND_GAIN * this.bdp() + 3 * this.mtu ? Infinity : grown;
     }

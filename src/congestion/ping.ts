@@ -42,11 +42,12 @@ function initWindow(a: number[], meta: number): void {
   a[meta + CACHED] = NaN;
 }
 
-/** One sample into the window whose bookkeeping is at `meta` and samples at `ring`. */
-function addSample(a: number[], meta: number, ring: number, sampleMs: number): void {
+/** One sample into the window whose bookkeeping is at `meta` and samples at `ring`, every
+ *  `stride` slots. */
+function addSample(a: number[], meta: number, ring: number, stride: number, sampleMs: number): void {
   if (!Number.isFinite(sampleMs) || sampleMs < 0) return;
   const next = a[meta + NEXT];
-  a[ring + next] = sampleMs;
+  a[ring + next * stride] = sampleMs;
   a[meta + NEXT] = next === PING_WINDOW - 1 ? 0 : next + 1;
   if (a[meta + HELD] < PING_WINDOW) a[meta + HELD]++;
   a[meta + CACHED_PERCENT] = NaN;
@@ -63,6 +64,8 @@ export class PingWindow {
     array?: number[],
     private readonly meta = 0,
     private readonly ring = META_SLOTS,
+    /** Slots from one sample to the next (a PingTracker interleaves its two rings). */
+    private readonly stride = 1,
   ) {
     this.a = array ?? doubleArray(META_SLOTS + PING_WINDOW);
     initWindow(this.a, meta);
@@ -74,7 +77,7 @@ export class PingWindow {
   }
 
   add(sampleMs: number): void {
-    addSample(this.a, this.meta, this.ring, sampleMs);
+    addSample(this.a, this.meta, this.ring, this.stride, sampleMs);
   }
 
   /** Average of the best `percent` (0 < percent <= 100) of the samples held. */
@@ -86,7 +89,8 @@ export class PingWindow {
     if (!(percent > 0 && percent <= 100)) percent = 100;
     if (percent === a[meta + CACHED_PERCENT]) return a[meta + CACHED];
     const ring = this.ring;
-    for (let i = 0; i < n; i++) SCRATCH[i] = a[ring + i]!;
+    const stride = this.stride;
+    for (let i = 0; i < n; i++) SCRATCH[i] = a[ring + i * stride]!;
     const s = SCRATCH.subarray(0, n);
     s.sort();
     const count = Math.max(1, Math.ceil((n * percent) / 100));
@@ -108,11 +112,15 @@ export interface PingConfig {
   defaultTransmissionMs?: number;
 }
 
-// Layout of a tracker's array: both windows' bookkeeping first (one cache line), then the rings.
+// Layout of a tracker's array: both windows' bookkeeping first (one cache line), then the two
+// rings interleaved (link sample k, transmission sample k, ...): a first-transmission ack adds
+// the same sample to both, and while neither ring has taken a sample the other has not (no
+// resends), both land in one cache line instead of two 512 bytes apart.
 const LINK_META = 0;
 const TRANSMISSION_META = META_SLOTS;
 const LINK_RING = 2 * META_SLOTS;
-const TRANSMISSION_RING = LINK_RING + PING_WINDOW;
+const TRANSMISSION_RING = LINK_RING + 1;
+const RING_STRIDE = 2;
 
 export class PingTracker {
   readonly link: PingWindow;
@@ -124,12 +132,13 @@ export class PingTracker {
   constructor(config: PingConfig = {}) {
     this.bestPercent = requireInRange("bestPercent", config.bestPercent ?? 50, 1e-9, 100);
     const a = this.a;
-    this.link = new PingWindow(requireInRange("defaultLinkMs", config.defaultLinkMs ?? 150, 0, 1e6), a, LINK_META, LINK_RING);
+    this.link = new PingWindow(requireInRange("defaultLinkMs", config.defaultLinkMs ?? 150, 0, 1e6), a, LINK_META, LINK_RING, RING_STRIDE);
     this.transmission = new PingWindow(
       requireInRange("defaultTransmissionMs", config.defaultTransmissionMs ?? 200, 0, 1e6),
       a,
       TRANSMISSION_META,
       TRANSMISSION_RING,
+      RING_STRIDE,
     );
   }
 
@@ -140,8 +149,8 @@ export class PingTracker {
   onAck(now: number, firstSentAt: number, timesSent: number): void {
     const sample = now - firstSentAt;
     const a = this.a;
-    if (timesSent <= 1) addSample(a, LINK_META, LINK_RING, sample);
-    addSample(a, TRANSMISSION_META, TRANSMISSION_RING, sample);
+    if (timesSent <= 1) addSample(a, LINK_META, LINK_RING, RING_STRIDE, sample);
+    addSample(a, TRANSMISSION_META, TRANSMISSION_RING, RING_STRIDE, sample);
   }
 
   linkPingMs(percent = this.bestPercent): number {

@@ -26,7 +26,7 @@
  */
 import { doubleArray } from "./doubles.js";
 import { requireInRange } from "./errors.js";
-import { FILTER_SLOTS, windowedBest, windowedInit, windowedUpdate } from "./windowed-filter.js";
+import { FILTER_BEST, FILTER_SLOTS, windowedInit, windowedUpdate } from "./windowed-filter.js";
 
 export interface RttConfig {
   /** RTO before the first sample (RFC 6298 2.1: 1 s). */
@@ -127,7 +127,9 @@ export class RttEstimator {
 
   /** Windowed minimum RTT (default window 10 s); NaN until the first sample. */
   get minMs(): number {
-    return windowedBest(this.s, MIN_FILTER);
+    // The filter's best read in place: read twice per RTT sample, and windowedBest() was not
+    // always inlined there (a call returning a boxed double).
+    return this.s[MIN_FILTER + FILTER_BEST];
   }
 
   /** Feed one RTT measurement taken at `now`. Non-finite or negative samples are ignored. */

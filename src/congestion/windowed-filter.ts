@@ -26,6 +26,9 @@ const V2 = 4;
 const T2 = 5;
 /** Doubles a filter takes in an array (windowedInit / windowedUpdate). */
 export const FILTER_SLOTS = 6;
+/** Offset of the current best in a filter's slots: `c[at + FILTER_BEST]` is windowedBest(c, at),
+ *  for readers on a hot path where a call might not be inlined. */
+export const FILTER_BEST = V0;
 
 /**
  * The filter's state at `at` in a double array, so an estimator can keep it inside its own

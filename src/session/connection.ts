@@ -112,11 +112,19 @@ const enum Num {
   /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
   LossRate,
   /**
-   * rtoMs() and lossDelay(), recomputed only when an RTT sample or a timeout changes them: they
-   * are read per receive batch and per sent packet, and with many connections the estimator's
-   * fields are one more cold line each time.
+   * The retransmission timeout and the loss delay, recomputed only when an RTT sample or a
+   * timeout changes them (rttChanged): they are read per receive batch and per sent packet, and
+   * with many connections the estimator's fields are one more cold line each time. Read as
+   * `this.num[...]` like the rest: the getters they had were not inlined into afterReceive.
+   *
+   * RtoCachedMs: the RFC 6298 RTO (with backoff) plus the peer's ack delay, as in RFC 9002's
+   * PTO (§6.2.1: srtt + max(4 rttvar, G) + max_ack_delay). The peer's delay is assumed to be
+   * ours (both ends use the same protocol defaults); without it a pure ack held back by the
+   * peer's delay often arrived just after the timer fired.
    */
   RtoCachedMs,
+  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
+   *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
   LossDelayCachedMs,
   /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
   PeerAckDelayMs,
@@ -477,7 +485,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
     if (this.rttPendingSeq >= 0) this.commitRttSample();
-    this.delivery.detectLosses(now, this.rtoMs(), this.lossDelay());
+    // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
+    // declare lost, and the call, which is not inlined here, would box its two delays.
+    if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
     this.armLossTimer();
     this.drainToEvents();
     // The detector answers the same for an unchanged estimate (it moves only at a report), so
@@ -509,34 +519,19 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       return;
     }
     const oldest = d.sentTimeOf(sequence);
-    let at = oldest + this.rtoMs();
+    let at = oldest + this.num[Num.RtoCachedMs];
     // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
     // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
     const largest = d.largestAckedSequence;
-    // (lossDelay() is Infinity before the first RTT sample: then only the RTO applies.)
+    // (The loss delay is Infinity before the first RTT sample: then only the RTO applies.)
     if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
-      at = Math.min(at, oldest + this.lossDelay());
+      at = Math.min(at, oldest + this.num[Num.LossDelayCachedMs]);
     }
     this.num[Num.RetransmitAt] = at;
   }
 
-  /**
-   * Retransmission timeout for the oldest packet: the RFC 6298 RTO (with backoff) plus the
-   * peer's ack delay, as in RFC 9002's PTO (§6.2.1: srtt + max(4 rttvar, G) + max_ack_delay).
-   * The peer's delay is assumed to be ours (both ends use the same protocol defaults); without
-   * it a pure ack held back by the peer's delay often arrived just after the timer fired.
-   */
-  private rtoMs(): number {
-    return this.num[Num.RtoCachedMs];
-  }
-
-  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
-   *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
-  private lossDelay(): number {
-    return this.num[Num.LossDelayCachedMs];
-  }
-
-  /** Recompute rtoMs() and lossDelay() after the RTT estimator changed. */
+  /** Recompute the cached RTO and loss delay (Num.RtoCachedMs, Num.LossDelayCachedMs) after the
+   *  RTT estimator changed. */
   private rttChanged(): void {
     const rtt = this.rtt;
     // Plus the peer's ack wait (RFC 9002's max_ack_delay): samples no longer include it
@@ -707,8 +702,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // (its data is resent in new packets at once) and back off.
       // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
       // below delay, so the comparisons here allow for it.
-      const rtoDue = this.oldestElicitingSentTime() + this.rtoMs() <= now + TIME_EPSILON_MS;
-      const lost = this.delivery.detectLosses(now, this.rtoMs() - TIME_EPSILON_MS, this.lossDelay() - TIME_EPSILON_MS);
+      const rto = this.num[Num.RtoCachedMs];
+      const rtoDue = this.oldestElicitingSentTime() + rto <= now + TIME_EPSILON_MS;
+      const lost = this.delivery.detectLosses(now, rto - TIME_EPSILON_MS, this.num[Num.LossDelayCachedMs] - TIME_EPSILON_MS);
       if (rtoDue) {
         // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
         // a single tail loss in a live stream must not double the timer for the next packet
@@ -891,7 +887,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
     if (eliciting) {
       this.ccInFlightBytes += length;
-      if (this.num[Num.RetransmitAt] === Infinity) this.num[Num.RetransmitAt] = now + this.rtoMs(); // RFC 6298 §5.1
+      if (this.num[Num.RetransmitAt] === Infinity) this.num[Num.RetransmitAt] = now + this.num[Num.RtoCachedMs]; // RFC 6298 §5.1
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
