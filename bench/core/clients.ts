@@ -11,7 +11,6 @@
 import { Endpoint } from "../../src/session/endpoint.js";
 import {
   BatchWriter,
-  TICK_MS,
   CONNECTIONS,
   LATENCY_MS,
   LOSS,
@@ -45,8 +44,11 @@ export class ClientSide {
   private readonly clientConn: number[] = new Array<number>(CONNECTIONS).fill(-1);
   private readonly message = new Uint8Array(MESSAGE_BYTES).fill(7);
   private readonly toServer = new BatchWriter();
-  /** Deliveries to clients taken from the current millisecond's bucket. */
-  private toClients = new Map<number, Flight[]>();
+  /** The clients' deliveries of each opened bucket, by millisecond (ring). */
+  private readonly clientBound: (Map<number, Flight[]> | undefined)[] = new Array(RING_MS);
+  /** The last millisecond whose bucket was opened, and the last whose client turns ran. */
+  private opened = -1;
+  private ran = -1;
   private readonly stats: ClientStats = { clientMessagesIn: 0, sentDatagrams: 0, lostDatagrams: 0 };
 
   constructor(options: ScenarioOptions) {
@@ -73,22 +75,32 @@ export class ClientSide {
   }
 
   /**
-   * Opens millisecond `now`: its bucket is split into the server's deliveries (returned packed,
-   * by sending client) and the clients' (kept for runClients).
+   * Opens the buckets of the milliseconds after the last opened, through `last`: each is split
+   * into the server's deliveries (returned packed, by sending client, one batch per millisecond)
+   * and the clients' (kept for runClients). A bucket is complete once the millisecond
+   * LATENCY_MS before it has run, so `last` may be at most LATENCY_MS past the last run: the
+   * server may work that far ahead of the clients, and the clients that far ahead of it.
    */
-  takeServerBound(now: number): Uint8Array {
-    const bucket = this.buckets[now % RING_MS];
-    this.buckets[now % RING_MS] = [];
-    this.toClients = new Map();
-    for (const f of bucket) {
-      if (f.to < 0) this.toServer.add(f.from, f.bytes);
-      else {
-        const list = this.toClients.get(f.to);
-        if (list === undefined) this.toClients.set(f.to, [f]);
-        else list.push(f);
+  openThrough(last: number): Uint8Array[] {
+    if (last > this.ran + LATENCY_MS) throw new Error(`bench:core clients: bucket ${last} is not complete (ran through ${this.ran})`);
+    const out: Uint8Array[] = [];
+    for (let now = this.opened + 1; now <= last; now++) {
+      const bucket = this.buckets[now % RING_MS];
+      this.buckets[now % RING_MS] = [];
+      const toClients = new Map<number, Flight[]>();
+      for (const f of bucket) {
+        if (f.to < 0) this.toServer.add(f.from, f.bytes);
+        else {
+          const list = toClients.get(f.to);
+          if (list === undefined) toClients.set(f.to, [f]);
+          else list.push(f);
+        }
       }
+      this.clientBound[now % RING_MS] = toClients;
+      out.push(this.toServer.take());
     }
-    return this.toServer.take();
+    this.opened = Math.max(this.opened, last);
+    return out;
   }
 
   /** The server's datagrams of millisecond `now` (packed, by receiving client) enter the network. */
@@ -96,9 +108,13 @@ export class ClientSide {
     readBatch(batch, (client, bytes) => this.transmit(now, client, -1, bytes));
   }
 
-  /** Every client's turn of millisecond `now`. */
+  /** Every client's turn of millisecond `now` (its bucket opened, the one before it run). */
   runClients(now: number, tick: number, appSends: boolean): void {
-    for (let i = 0; i < CONNECTIONS; i++) this.clientTurn(now, i, this.toClients.get(i), appSends, tick);
+    if (now > this.opened || now !== this.ran + 1) throw new Error(`bench:core clients: millisecond ${now} out of order`);
+    const toClients = this.clientBound[now % RING_MS]!;
+    this.clientBound[now % RING_MS] = undefined;
+    for (let i = 0; i < CONNECTIONS; i++) this.clientTurn(now, i, toClients.get(i), appSends, tick);
+    this.ran = now;
   }
 
   private random(): number {
@@ -144,22 +160,25 @@ export function clientIndexMap(): Map<string, number> {
 }
 
 /**
- * The requests the server process makes of the client side, once per simulated millisecond
- * (over IPC, structured clone, when the clients run in their own process):
- *   {type: "start", options}                        -> TickReply (millisecond 0)
- *   {type: "tick", now, tick, appSends, fromServer} -> TickReply (millisecond now + 1)
- *   {type: "reset"} (the traffic phase starts)      -> {}
- *   {type: "stats"}                                 -> ClientStats
+ * The requests the server process makes of the client side (over IPC, structured clone, when
+ * the clients run in their own process):
+ *   {type: "start", options}                  -> {} (clients created, connect() called at 0)
+ *   {type: "run", now, tick, count, appSends, fromServer, openThrough}
+ *       -> RunReply: for each of the `count` milliseconds from `now` (app ticks from `tick`) in
+ *          order, the server's datagrams of that millisecond (fromServer[k]) enter the network,
+ *          then the clients' turns run; then the buckets through `openThrough` are opened.
+ *   {type: "reset"} (the traffic phase starts)  -> {}
+ *   {type: "stats"}                             -> ClientStats
  */
 export type ClientRequest =
   | { type: "start"; options: ScenarioOptions }
-  | { type: "tick"; now: number; tick: number; appSends: boolean; fromServer: Uint8Array }
+  | { type: "run"; now: number; tick: number; count: number; appSends: boolean; fromServer: Uint8Array[]; openThrough: number }
   | { type: "reset" }
   | { type: "stats" };
 
-export interface TickReply {
-  /** The server's deliveries of the next millisecond, packed by sending client. */
-  serverBound: Uint8Array;
+export interface RunReply {
+  /** The server's deliveries of each newly opened millisecond, in order, packed by sending client. */
+  serverBound: Uint8Array[];
   allConnected: boolean;
 }
 
@@ -167,19 +186,21 @@ export interface TickReply {
 export class ClientHost {
   private side: ClientSide | undefined;
 
-  handle(m: ClientRequest): TickReply | ClientStats | Record<string, never> {
+  handle(m: ClientRequest): RunReply | ClientStats | Record<string, never> {
     if (m.type === "start") {
-      const side = (this.side = new ClientSide(m.options));
-      side.connectAll(0);
-      return { serverBound: side.takeServerBound(0), allConnected: false };
+      this.side = new ClientSide(m.options);
+      this.side.connectAll(0);
+      return {};
     }
     const side = this.side;
     if (side === undefined) throw new Error(`bench:core clients: "${m.type}" before "start"`);
     switch (m.type) {
-      case "tick":
-        side.fromServer(m.now, m.fromServer);
-        side.runClients(m.now, m.tick, m.appSends);
-        return { serverBound: side.takeServerBound(m.now + TICK_MS), allConnected: side.allConnected() };
+      case "run":
+        for (let k = 0; k < m.count; k++) {
+          side.fromServer(m.now + k, m.fromServer[k]!);
+          side.runClients(m.now + k, m.tick + k, m.appSends);
+        }
+        return { serverBound: side.openThrough(m.openThrough), allConnected: side.allConnected() };
       case "reset":
         side.resetDatagramCounts();
         return {};
