@@ -190,26 +190,14 @@ function copiesOption(i: number, c: ChannelOptions, reliable: boolean): number {
 export class ChannelSet implements ReceiptSink, ReceiveHost {
   // Arrays are built at their exact length (map), not grown by push: a pushed array keeps
   // spare capacity, and there is one ChannelSet per connection.
-  // Declared first (the object's first fields): what a send or a received message reaches first.
+  // Field order is memory layout (V8 places fields in the order they are defined): what every
+  // datagram and message reads (hasPending, writeFrames, onRecord, deliver, the drain) comes
+  // first, so a connection whose state is cold pays for two cache lines of this object, not four.
   // Channel 0's halves (the API's default channel) are fields of their own: reaching them through
   // the arrays is two more dependent loads (array, then its backing store), each a cache miss
   // when the connection's state is cold.
   private readonly sender0: SendChannel;
   private readonly receiver0: ReceiveChannel;
-  /**
-   * The oldest received message waiting, when it has no key and was the only one when it came:
-   * most batches carry one message per connection, which then never reaches the inbox array.
-   * Always older than everything in `inbox`.
-   */
-  private firstData: Uint8Array | undefined = undefined;
-  private firstChannel = 0;
-  private readonly senders: SendChannel[];
-  private readonly receivers: ReceiveChannel[];
-  /** Channel indexes grouped by priority, highest first (shared by ChannelSets of the same
-   *  priorities, so it stays in cache across connections; never modified). */
-  private readonly groups: readonly (readonly number[])[];
-  /** writeFrames calls so far: each group's round-robin starts at `writes % group.length`. */
-  private writes = 0;
   /**
    * Bit c set: channel c may have a frame to write. Set on send, on a frame lost, and when an
    * acknowledgement may have moved a flow-control window; cleared by hasPending() once it has
@@ -217,6 +205,29 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * channels (most channels of most connections are idle).
    */
   private pendingMask = 0;
+  /** Messages sent with delayMs > 0, held until due; sorted by due time, ties in send order
+   *  (created with the first delayed send). */
+  private delayed: DelayedMessage[] | undefined;
+  /**
+   * The oldest received message waiting, when it has no key and was the only one when it came:
+   * most batches carry one message per connection, which then never reaches the inbox array.
+   * Always older than everything in `inbox`.
+   */
+  private firstData: Uint8Array | undefined = undefined;
+  private firstChannel = 0;
+  private inboxTail = 0;
+  private inboxHead = 0;
+  /** Channels configured with redundancy / piggyback (bit c = channel c). */
+  private readonly copyMask: number;
+  /** writeFrames calls so far: each group's round-robin starts at `writes % group.length`. */
+  private writes = 0;
+  /** Channel indexes grouped by priority, highest first (shared by ChannelSets of the same
+   *  priorities, so it stays in cache across connections; never modified). */
+  private readonly groups: readonly (readonly number[])[];
+  /** Settled receipts waiting for pollReceipt (created with the first receipt). */
+  private receipts: Queue<Receipt> | undefined;
+  private buffered = 0;
+  // ---- read rarely ----
   /**
    * Received messages waiting for the owner, flat in one array: `channel, data` per message, or
    * `~channel, data, key` for a message with a key (latest-state). The owner's drain
@@ -226,29 +237,21 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * are overwritten (no reference kept); the array is kept for the next messages.
    */
   private inbox: (number | Uint8Array)[] = [];
-  private inboxHead = 0;
-  private inboxTail = 0;
-  /** Settled receipts waiting for pollReceipt (created with the first receipt). */
-  private receipts: Queue<Receipt> | undefined;
+  private readonly senders: SendChannel[];
+  private readonly receivers: ReceiveChannel[];
   /** Receipt ids not yet reported: each reports exactly once (created on the first receipt). */
   private outstandingReceipts: Set<number> | undefined;
   private nextReceipt = 1;
   /** Unreliable partial messages in arrival order, for eviction (created on the first). */
   private unreliablePartials: Set<Partial> | undefined;
-  private buffered = 0;
   private readonly maxReceiveBufferBytes: number;
   private readonly counters = { duplicates: 0, stale: 0, invalid: 0, evicted: 0, copiesDropped: 0 };
-  /** Channels configured with redundancy / piggyback (bit c = channel c). */
-  private readonly copyMask: number;
   /** Reliable channels with piggyback, highest priority first (the copy pass of writeFrames). */
   private readonly piggybackers: SendChannel[];
   /** Unreliable channels with redundancy (their old copies expire at each write). */
   private readonly redundant: SendChannel[];
   /** @internal Time and datagram count of the current writeFrames call (own object only with copies). */
   readonly clock: WriteClock;
-  /** Messages sent with delayMs > 0, held until due; sorted by due time, ties in send order
-   *  (created with the first delayed send). */
-  private delayed: DelayedMessage[] | undefined;
   private delayedBytes = 0;
 
   constructor(config: ChannelSetConfig) {
@@ -510,7 +513,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     // Piggyback: spare room after all due data carries copies of recent unacknowledged reliable
     // frames. Only in a datagram that carries channel data anyway (copies never cause a send),
     // and never into the last COPY_RESERVE_BYTES (the connection's own frames go there).
-    if (this.piggybackers.length !== 0 && pos > offset) {
+    if (this.copyMask !== 0 && this.piggybackers.length !== 0 && pos > offset) {
       const copyEnd = end - COPY_RESERVE_BYTES;
       for (let k = 0; k < this.piggybackers.length && pos < copyEnd; k++) {
         const s = this.piggybackers[k];

@@ -128,7 +128,8 @@ export class OutMessage {
 
   /** Payload bytes of fragment `i`. */
   fragmentStart(i: number): number {
-    return i * this.sender.fragmentPayload;
+    // Fragment 0 (every one-frame message) without reading the sender's fragment size.
+    return i === 0 ? 0 : i * this.sender.fragmentPayload;
   }
   fragmentLength(i: number): number {
     if (this.fragCount === 1) return this.length;

@@ -155,44 +155,52 @@ class HeldRing {
 }
 
 export class ReceiveChannel {
-  /** Messages being reassembled by id (created on the first fragment). */
-  private partialsById: Map<number, Partial> | undefined;
+  // Field order is memory layout (V8 places fields in the order they are defined): what every
+  // received message reads first (a whole in-order message reads index, kind, newestSeen,
+  // orderedId and messagesReceived), so a cold connection pays one cache line of this object.
+  readonly index: number;
+  readonly kind: DeliveryKind;
   /** Newest messageSeq seen on this channel, unwrapped; NOT_SEEN before the first. */
   private newestSeen = NOT_SEEN;
+  // ReliableOrdered: the fragmented message whose fragments are being released in order (its
+  // bytes are in a Partial, placed when each fragment arrived, held or not).
+  private orderedId = NO_ID;
+  /** Messages delivered on this channel (ChannelStats.messagesReceived). */
+  messagesReceived = 0;
+  private readonly host: ReceiveHost;
+  // ReliableOrdered: frames held until released (created on the first hold).
+  private held: HeldRing | undefined = undefined;
+  private orderedNext = 0;
+  /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
+  private seenBits = 0;
   /** Sequenced kinds: newest message id delivered, unwrapped (NO_ID: none yet). */
   private lastDelivered = NO_ID;
+  readonly unreliable: boolean;
+  /** The channel's `redundancy` / `piggyback` (same on both peers): copies are expected. */
+  readonly copies: number;
+  // ---- read rarely ----
+  readonly maxMessageBytes: number;
+  readonly maxKeys: number;
+  /** Messages being reassembled by id (created on the first fragment). */
+  private partialsById: Map<number, Partial> | undefined = undefined;
   /** LatestState: newest delivered message id per live key, unwrapped (created on the first). */
-  private keyNewest: Map<number, number> | undefined;
+  private keyNewest: Map<number, number> | undefined = undefined;
   /**
    * LatestState: deleted keys -> id of their tombstone, in arrival order. Kept until the
    * tombstone is a full message window behind the newest seen messageSeq: by then the engine
    * rejects any older value of the key as stale, so it can no longer resurrect the key. At most
    * MESSAGE_WINDOW entries (each has its own messageSeq within one window).
    */
-  private tombstones: Map<number, number> | undefined;
-  // ReliableOrdered: frames held until released (created on the first hold).
-  private held: HeldRing | undefined;
-  // ReliableOrdered: the fragmented message whose fragments are being released in order (its
-  // bytes are in a Partial, placed when each fragment arrived, held or not).
-  private orderedId = NO_ID;
-  private orderedNext = 0;
-  /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
-  private seenBits = 0;
-  /** Messages delivered on this channel (ChannelStats.messagesReceived). */
-  messagesReceived = 0;
+  private tombstones: Map<number, number> | undefined = undefined;
 
-  readonly unreliable: boolean;
-
-  constructor(
-    readonly index: number,
-    readonly kind: DeliveryKind,
-    readonly maxMessageBytes: number,
-    readonly maxKeys: number,
-    private readonly host: ReceiveHost,
-    /** The channel's `redundancy` / `piggyback` (same on both peers): copies are expected. */
-    readonly copies = 0,
-  ) {
+  constructor(index: number, kind: DeliveryKind, maxMessageBytes: number, maxKeys: number, host: ReceiveHost, copies = 0) {
+    this.index = index;
+    this.kind = kind;
+    this.host = host;
     this.unreliable = kind === DeliveryKind.Unreliable || kind === DeliveryKind.UnreliableSequenced;
+    this.copies = copies;
+    this.maxMessageBytes = maxMessageBytes;
+    this.maxKeys = maxKeys;
   }
 
   /**
