@@ -96,12 +96,13 @@ export interface CongestionConfig {
   fixed?: FixedConfig;
 }
 
-/** Builds the controller named by `config.algorithm` (default: "default"). */
-export function createController(config: CongestionConfig = {}): CongestionController {
+/** Builds the controller named by `config.algorithm` (default: "default"). `state`: the
+ *  connection's state array (state-layout.ts) the default controller keeps its numbers in. */
+export function createController(config: CongestionConfig = {}, state?: number[]): CongestionController {
   const algorithm = config.algorithm ?? "default";
   switch (algorithm) {
     case "default":
-      return new DefaultController(config.default);
+      return new DefaultController(config.default, state);
     case "binary":
       return new BinaryController(config.binary);
     case "fixed":

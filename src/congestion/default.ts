@@ -42,6 +42,7 @@
  */
 import { fillSentPacket, type CongestionController, type SentPacket } from "./controller.js";
 import { doubleArray, inlineInteger } from "./doubles.js";
+import { CONTROLLER_BASE, CONTROLLER_SLOTS } from "./state-layout.js";
 import { requireInRange } from "./errors.js";
 import {
   PACER_CAPACITY,
@@ -185,6 +186,10 @@ const PACER_SIZE_MATCHES: 5 = PACER_SLOTS;
 const FILTER_SIZE_MATCHES: 6 = FILTER_SLOTS;
 void PACER_SIZE_MATCHES;
 void FILTER_SIZE_MATCHES;
+// The slots start at 0 and fit the region state-layout.ts reserves (a type error otherwise).
+const BASE_MATCHES: 0 = CONTROLLER_BASE;
+void BASE_MATCHES;
+if ((S.Count as number) > CONTROLLER_SLOTS) throw new Error("state-layout.ts: CONTROLLER_SLOTS too small");
 
 /** Sorts a[0..n) ascending in place. */
 function insertionSort(a: Float64Array, n: number): void {
@@ -202,8 +207,9 @@ function insertionSort(a: Float64Array, n: number): void {
 export class DefaultController implements CongestionController {
   // Fields in the order of use: the state array, the flags and the constants read on every ack
   // and send come first, so they share the object's first cache lines.
-  /** The numeric state (slots S.*). */
-  private readonly s: number[] = doubleArray(S.Count);
+  /** The numeric state (slots S.*): in the connection's state array (state-layout.ts) when
+   *  one is given, else an array of its own. */
+  private readonly s: number[];
   state: DefaultState = "startup";
   private filledPipe = false;
   /**
@@ -241,7 +247,8 @@ export class DefaultController implements CongestionController {
     return "bbr-lite";
   }
 
-  constructor(config: DefaultConfig = {}) {
+  constructor(config: DefaultConfig = {}, state?: number[]) {
+    this.s = state ?? doubleArray(CONTROLLER_SLOTS);
     this.mtu = requireInRange("mtu", config.mtu ?? 1200, 64, 65_535);
     const initialPackets = requireInRange("initialWindowPackets", config.initialWindowPackets ?? 10, 1, 1000);
     const minPackets = requireInRange("minWindowPackets", config.minWindowPackets ?? 4, 1, 1000);

@@ -26,6 +26,7 @@
  */
 import { doubleArray } from "./doubles.js";
 import { requireInRange } from "./errors.js";
+import { RTT_BASE, RTT_SLOTS } from "./state-layout.js";
 import { FILTER_BEST, FILTER_SLOTS, windowedInit, windowedUpdate } from "./windowed-filter.js";
 
 export interface RttConfig {
@@ -57,17 +58,19 @@ const JITTER_GAIN = 1 / 16;
  * packed array (doubles.ts), so a sample on a connection that is cold in cache touches the
  * estimator and one array instead of a heap box per field plus a filter object and its array.
  */
-const SMOOTHED = 0;
-const RTT_VAR = 1;
-const LATEST = 2;
-const JITTER = 3;
-const EWMA10 = 4;
-const SAMPLE_COUNT = 5;
-const BASE_RTO = 6;
-const CURRENT_RTO = 7;
-const BACKOFF_EXPONENT = 8;
-const MIN_FILTER = 9;
-const SLOTS = MIN_FILTER + FILTER_SLOTS;
+// At RTT_BASE (48) of a connection's state array (state-layout.ts), or of an array of its own.
+const SMOOTHED = 48;
+const RTT_VAR = 49;
+const LATEST = 50;
+const JITTER = 51;
+const EWMA10 = 52;
+const SAMPLE_COUNT = 53;
+const BASE_RTO = 54;
+const CURRENT_RTO = 55;
+const BACKOFF_EXPONENT = 56;
+const MIN_FILTER = 57;
+const END = MIN_FILTER + FILTER_SLOTS;
+if (SMOOTHED !== RTT_BASE || END > RTT_BASE + RTT_SLOTS) throw new Error("state-layout.ts: RTT region does not match rtt.ts");
 
 export class RttEstimator {
   readonly initialRtoMs: number;
@@ -76,9 +79,11 @@ export class RttEstimator {
   readonly granularityMs: number;
   readonly maxBackoffExponent: number;
   private readonly minRttWindowMs: number;
-  private readonly s = doubleArray(SLOTS);
+  /** The slots above: a connection's state array (state-layout.ts) or an array of its own. */
+  private readonly s: number[];
 
-  constructor(config: RttConfig = {}) {
+  constructor(config: RttConfig = {}, state?: number[]) {
+    this.s = state ?? doubleArray(END);
     this.initialRtoMs = requireInRange("initialRtoMs", config.initialRtoMs ?? 1000, 0, 600_000);
     this.minRtoMs = requireInRange("minRtoMs", config.minRtoMs ?? 30, 0, 600_000);
     this.maxRtoMs = requireInRange("maxRtoMs", config.maxRtoMs ?? 2000, this.minRtoMs, 600_000);

@@ -26,8 +26,9 @@ import {
 } from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
 import { doubleArray } from "../congestion/doubles.js";
+import { OWNER_BASE, OWNER_SLOTS, newStateArray } from "../congestion/state-layout.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
-import { PingTracker } from "../congestion/ping.js";
+import { PingTracker, pingTrackerOnAck } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
@@ -90,8 +91,9 @@ const RARE_TIMER_COUNT = 6;
  * send and receive functions (V8's inlining budget), and each call showed in profiles.
  */
 const enum Num {
-  /** Timer AckDelay: a pure ack is owed, sent then unless data carried it first. */
-  AckDelayAt,
+  /** Timer AckDelay: a pure ack is owed, sent then unless data carried it first. The table
+   *  sits at OWNER_BASE (64) of the connection's state array (congestion/state-layout.ts). */
+  AckDelayAt = 64,
   /** Timer Retransmit (loss detection). */
   RetransmitAt,
   /** Timer Pacing: data waits for the pacer. */
@@ -207,7 +209,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // or writes come first, together, so a connection that is cold in cache when its packet
   // arrives costs a few cache lines, not one per scattered field. Rarely used state follows.
   state: ConnectionState;
-  /** The per-datagram numbers (timers, times, RTT sample, rates): see `Num`. */
+  /** The per-datagram numbers (timers, times, RTT sample, rates): see `Num`. The connection's
+   *  state array (congestion/state-layout.ts), which also holds the controller's, the RTT
+   *  estimator's and the ping tracker's numbers: an ack touches one array, not four. */
   private readonly num: number[] = newNumTable();
   /** Touched by the current receive batch. */
   touched = false;
@@ -248,8 +252,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
   readonly channels: ChannelSet;
   private readonly cc: CongestionController;
-  private readonly rtt = new RttEstimator();
-  private readonly ping = new PingTracker();
+  private readonly rtt = new RttEstimator(undefined, this.num);
+  /** Its numbers are in `num`; a sample goes in through pingTrackerOnAck(this.num, ...). */
+  private readonly ping = new PingTracker(undefined, this.num);
   /** Server: CLOCK_REQUEST times to echo (bounded). */
   private clockEchoes: number[] = [];
 
@@ -305,7 +310,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
     // The connection is its own delivery handler (no closure pair per connection).
     this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
-    this.cc = createController(controllerConfig(config, ccSeed));
+    this.cc = createController(controllerConfig(config, ccSeed), this.num);
     this.num[Num.LastReceivedAt] = now;
     this.num[Num.LastSentAt] = now;
     this.connectedAt = now;
@@ -576,7 +581,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.num[Num.RttPendingAckDelayMs] = 0;
         }
       } else {
-        this.ping.onAck(now, sentTime, 2);
+        pingTrackerOnAck(this.num, now, sentTime, 2);
       }
       this.num[Num.LossRate] += LOSS_GAIN * (0 - this.num[Num.LossRate]);
       this.cc.onAck(now, record, this.ccInFlightBytes);
@@ -604,7 +609,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.rttPendingSeq = -1;
     rtt.onSample(at, sample);
     this.rttChanged();
-    this.ping.onAck(at, at - sample, 1);
+    pingTrackerOnAck(this.num, at, at - sample, 1);
   }
 
   /** DeliveryHandler: called by the notification manager only. */
@@ -1067,9 +1072,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  */
 const NO_FRAMES = new PacketContents();
 
+if ((Num.AckDelayAt as number) !== OWNER_BASE || (Num.Count as number) > OWNER_BASE + OWNER_SLOTS) {
+  throw new Error("congestion/state-layout.ts: the owner region does not match Num");
+}
+
 /** The initial `num` table: timers unarmed, no send cadence, no bandwidth estimate seen. */
 function newNumTable(): number[] {
-  const t = doubleArray(Num.Count, 0);
+  const t = newStateArray();
   t[Num.AckDelayAt] = Infinity;
   t[Num.RetransmitAt] = Infinity;
   t[Num.PacingAt] = Infinity;
