@@ -8,7 +8,7 @@ import { openNodeSocket, resolveWithNodeDns } from "./socket.js";
 
 export const nodeAdapter: RuntimeAdapter = {
   name: "node",
-  openSocket: (options) => openNodeSocket(options, { reuseCopies: true }),
+  openSocket: (options) => openNodeSocket(options, { reuseCopies: true, connectToPeer: true }),
   resolve: resolveWithNodeDns,
 };
 

@@ -133,6 +133,7 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
   const socket = await adapter.openSocket({
     host: isIpv6Literal(ip) ? "::" : "0.0.0.0",
     port: 0,
+    peer: { host: ip, port },
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
   });

@@ -41,6 +41,12 @@ export interface OpenSocketOptions {
   /** Requested kernel buffer sizes where the runtime allows (Node); capped by the OS. */
   receiveBufferBytes?: number;
   sendBufferBytes?: number;
+  /**
+   * A client's socket: the one peer it will talk to. An adapter may connect the socket to it
+   * (Node does: a connected send skips node:dgram's per-send address lookup and the kernel's
+   * per-datagram route lookup); it must still accept sends to any address or count them failed.
+   */
+  peer?: HostPort;
 }
 
 export interface RuntimeAdapter {
