@@ -63,8 +63,23 @@ export function copyMessage(arena: Uint8Array, offset: number, length: number): 
   }
   // Aligned like Node's pool, so the part can also be viewed as a wider typed array.
   slabUsed = (at + length + 7) & ~7;
-  slabBytes!.set(new Uint8Array(arena.buffer, arena.byteOffset + offset, length), at);
+  if (arena !== lastArena) rememberArena(arena);
+  slabBytes!.set(new Uint8Array(lastArenaBuffer!, lastArenaByteOffset + offset, length), at);
   return new Uint8Array(slab!, at, length);
+}
+
+// The last arena seen and its buffer and offset. Reading `.buffer` of a view over WebAssembly
+// memory is a slow getter on V8 (~20 ns, a fifth of a 100 B message's copy), and an engine
+// passes the same arena view with every record; a view's buffer never changes (engine memory
+// never grows, so it is never detached).
+let lastArena: Uint8Array | undefined;
+let lastArenaBuffer: ArrayBufferLike | undefined;
+let lastArenaByteOffset = 0;
+
+function rememberArena(arena: Uint8Array): void {
+  lastArena = arena;
+  lastArenaBuffer = arena.buffer;
+  lastArenaByteOffset = arena.byteOffset;
 }
 
 /** A copy of a held frame's payload (a buffer of its own: see the module comment). */
