@@ -496,6 +496,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
             const c = group[i];
             if ((exhausted & (1 << c)) === 0) {
               const s = c === 0 ? this.sender0 : this.senders[c];
+              if (active === 1) {
+                // The group's only channel with anything left (a bulk flow's usual case): it
+                // writes until nothing more is due or fits, as this loop would, frame by frame,
+                // but without a pass through the loop per frame.
+                pos += pass === 0 ? s.writeResends(bytes, pos, end - pos, into) : s.writeFreshFrames(bytes, pos, end - pos, into);
+                break;
+              }
               const n =
                 pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
               if (n === 0) {
