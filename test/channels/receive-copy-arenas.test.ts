@@ -1,7 +1,7 @@
 /**
- * The receive copy remembers the last arena view's buffer and offset (receive-copy.ts): messages
- * taken in turn from different arenas (several endpoints in one process), including views that
- * start inside their buffer, must each come from their own arena.
+ * A ChannelSet remembers the last arena view's buffer and offset for its receive copies
+ * (copyMessageIn in receive-copy.ts): messages taken in turn from different arenas, including
+ * views that start inside their buffer, must each come from their own arena.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
