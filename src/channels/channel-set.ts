@@ -29,7 +29,7 @@ import {
 import { copyExact } from "./buffer-pool.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
-import { copyMessage } from "./receive-copy.js";
+import { copyMessageIn } from "./receive-copy.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
 
@@ -217,6 +217,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private firstChannel = 0;
   private inboxTail = 0;
   private inboxHead = 0;
+  /** The engine's arena view last seen in onRecord, with its buffer and byteOffset (see
+   *  copyMessageIn: its `.buffer` getter is slow on V8; kept per connection, not by the module,
+   *  so nothing outlives the endpoint). */
+  private arena: Uint8Array | undefined = undefined;
+  private arenaBuffer: ArrayBufferLike | undefined = undefined;
+  private arenaByteOffset = 0;
   /** Channels configured with redundancy / piggyback (bit c = channel c). */
   private readonly copyMask: number;
   /** writeFrames calls so far: each group's round-robin starts at `writes % group.length`. */
@@ -496,6 +502,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
             const c = group[i];
             if ((exhausted & (1 << c)) === 0) {
               const s = c === 0 ? this.sender0 : this.senders[c];
+              if (active === 1) {
+                // The group's only channel with anything left (a bulk flow's usual case): it
+                // writes until nothing more is due or fits, as this loop would, frame by frame,
+                // but without a pass through the loop per frame.
+                pos += pass === 0 ? s.writeResends(bytes, pos, end - pos, into) : s.writeFreshFrames(bytes, pos, end - pos, into);
+                break;
+              }
               const n =
                 pass === 0 ? s.writeResend(bytes, pos, end - pos, into) : s.writeFresh(bytes, pos, end - pos, into);
               if (n === 0) {
@@ -565,7 +578,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           // The common case, kept short: a whole message in order on a reliable-ordered channel
           // goes straight from the arena to the inbox.
           rc.wholeInOrder(seq);
-          this.deliver(rc.index, copyMessage(arena, offset, length), undefined);
+          if (arena !== this.arena) this.rememberArena(arena);
+          this.deliver(rc.index, copyMessageIn(arena, this.arenaBuffer!, this.arenaByteOffset, offset, length), undefined);
         } else if (type === RecordType.Message) {
           rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length);
         } else {
@@ -593,6 +607,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       default:
         return; // not a channel record: the connection handles it
     }
+  }
+
+  private rememberArena(arena: Uint8Array): void {
+    this.arena = arena;
+    this.arenaBuffer = arena.buffer;
+    this.arenaByteOffset = arena.byteOffset;
   }
 
   pollMessage(): ReceivedMessage | undefined {
