@@ -581,8 +581,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       const n = engine.processBatch(count);
       this.dispatchRecords(now, n, base);
-      const consumed = engine.consumed();
-      base += consumed > 0 ? consumed : count; // consumed 0 cannot happen (one always fits)
+      // consumed 0 cannot happen (one always fits), and would advance by `count` anyway: so a
+      // one-datagram batch (a ping, a light flow) advances by 1 without the call into the engine.
+      const consumed = count === 1 ? 1 : engine.consumed();
+      base += consumed > 0 ? consumed : count;
       this.sealImmediateAcks(now);
     }
     for (const conn of this.touched) {
