@@ -96,6 +96,8 @@ const CONTROL_QUEUE_LIMIT = 1024;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
+/** Longest drained queue emptied in place rather than replaced (see emptied()). */
+const REUSED_QUEUE_MAX = 64;
 
 export interface ConnectOptions {
   /** Passed to the server's accept hook (<= 512 bytes). */
@@ -121,6 +123,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private lastFrom: Address | undefined = undefined;
   private lastFromConnection: Connection | undefined = undefined;
   private readonly byId = new Map<ConnectionId, Connection>();
+  /**
+   * The connection the last send() went to (NaN: none, it equals no id; ids are never reused):
+   * an application answering a message, or a server looping over its peers per tick with
+   * several messages each, names the same connection again, and the Map lookup becomes one
+   * comparison. Cleared in remove(), the only place a connection leaves byId.
+   */
+  private lastSentId: ConnectionId = NaN;
+  private lastSentConnection: Connection | undefined = undefined;
   private readonly slots: (Connection | undefined)[];
   private readonly freeSlots: number[] = [];
   private nextId = 1;
@@ -237,7 +247,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    */
   send(connection: ConnectionId, data: Uint8Array, options: SendOptions, now?: number): number {
     if (now !== undefined && now > this.lastNow) this.lastNow = now;
-    const conn = this.live(connection);
+    const conn = connection === this.lastSentId ? (this.lastSentConnection as Connection) : this.sendTarget(connection);
     if (conn.state !== ConnectionState.Connected) throw new ConnectionClosedError(connection, stateName(conn.state));
     const receipt = conn.send(this.lastNow, options.channel, data, options);
     // A delayed message moves the connection's deadline (its DelayedSend timer) earlier maybe.
@@ -281,6 +291,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /** Client side: the estimated server clock at local time `now`, once synchronized. */
   serverTime(connection: ConnectionId, now: number): number | undefined {
     return this.live(connection).serverTime(now);
+  }
+
+  /** live(connection), remembered as the one-entry send cache (see lastSentId). */
+  private sendTarget(connection: ConnectionId): Connection {
+    const conn = this.live(connection);
+    this.lastSentId = connection;
+    this.lastSentConnection = conn;
+    return conn;
   }
 
   private live(connection: ConnectionId): Connection {
@@ -354,7 +372,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const ev = this.events[this.eventHead++];
     if (ev.type === "disconnect") this.undelivered.delete(ev.connection);
     if (this.eventHead === this.events.length) {
-      this.events = [];
+      this.events = emptied(this.events);
       this.eventHead = 0;
     }
     return ev;
@@ -369,7 +387,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (this.immediateHead < this.immediate.length) {
       const a = this.immediate[this.immediateHead++];
       if (this.immediateHead === this.immediate.length) {
-        this.immediate = [];
+        this.immediate = emptied(this.immediate);
         this.immediateHead = 0;
       }
       return this.transmit(a.to, a.offset, a.length);
@@ -378,7 +396,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     while (this.controlHead < this.control.length) {
       const reply = this.control[this.controlHead++];
       if (this.controlHead === this.control.length) {
-        this.control = [];
+        this.control = emptied(this.control);
         this.controlHead = 0;
       }
       const length = this.encodeControl(reply, offset);
@@ -412,7 +430,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.compactReady();
       return this.transmit(conn.address, offset, length);
     }
-    this.ready = [];
+    // Most calls end here with an empty line (a driver polls until undefined): keep the array.
+    if (this.ready.length > 0) this.ready = emptied(this.ready);
     this.readyHead = 0;
     return undefined;
   }
@@ -495,6 +514,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     conn.dispose(this.lastNow);
     this.heap.remove(conn.slot);
     this.byId.delete(conn.id);
+    if (this.lastSentId === conn.id) {
+      this.lastSentId = NaN;
+      this.lastSentConnection = undefined;
+    }
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
     this.lastFrom = undefined;
     this.slots[conn.slot] = undefined;
@@ -558,8 +581,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       const n = engine.processBatch(count);
       this.dispatchRecords(now, n, base);
-      const consumed = engine.consumed();
-      base += consumed > 0 ? consumed : count; // consumed 0 cannot happen (one always fits)
+      // consumed 0 cannot happen (one always fits), and would advance by `count` anyway: so a
+      // one-datagram batch (a ping, a light flow) advances by 1 without the call into the engine.
+      const consumed = count === 1 ? 1 : engine.consumed();
+      base += consumed > 0 ? consumed : count;
       this.sealImmediateAcks(now);
     }
     for (const conn of this.touched) {
@@ -817,6 +842,18 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
  */
 function clearArray(a: unknown[]): void {
   while (a.length > 0) a.pop();
+}
+
+/**
+ * A drained queue, emptied for reuse: a fresh `[]` per drain was an array plus, at its first
+ * push, a 17-slot backing store, for every event batch and every pollTransmit that found the
+ * ready line drained (several per ping-pong round trip). A long queue (a burst) is replaced
+ * instead, so popping stays short and a burst's backing store is not kept.
+ */
+function emptied<T>(a: T[]): T[] {
+  if (a.length > REUSED_QUEUE_MAX) return [];
+  clearArray(a);
+  return a;
 }
 
 function stateName(state: ConnectionState): string {
