@@ -104,6 +104,9 @@ export interface DgramSocket {
   on(ev: "message", fn: (msg: NodeBuffer, rinfo: RemoteInfo) => void): void;
   on(ev: "error", fn: (err: Error) => void): void;
   send(msg: Uint8Array, port: number, address: string, cb?: (err: Error | null) => void): void;
+  /** On a connected socket: to its peer. */
+  send(msg: Uint8Array): void;
+  connect(port: number, address: string, cb?: (err?: Error) => void): void;
   address(): { port: number; address: string };
   setRecvBufferSize(n: number): void;
   setSendBufferSize(n: number): void;
