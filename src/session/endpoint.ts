@@ -604,8 +604,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const slotsInArena = engine.layout.txArenaBytes / MAX_DATAGRAM_BYTES;
     for (const conn of this.touched) {
       if (conn.unackedReceived < ACK_CHUNK / 2) continue;
-      // Tx arena slot 0 is for pollTransmit; slots 1.. hold immediate acks until drained.
-      const index = 1 + this.immediate.length - this.immediateHead;
+      // Tx arena slot 0 is for pollTransmit; slots 1.. hold immediate acks until drained. An
+      // entry keeps the slot of its position in the queue until the whole queue is drained (the
+      // array is only emptied then), so a new ack takes the next position even when earlier
+      // entries were already taken: counting from the head would reuse a slot a queued ack
+      // still holds (test/session/immediate-ack-slots.test.ts).
+      const index = 1 + this.immediate.length;
       if (index >= slotsInArena) return;
       const offset = engine.layout.txArenaOffset + index * MAX_DATAGRAM_BYTES;
       const length = conn.writeImmediateAck(now, offset);
