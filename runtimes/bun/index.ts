@@ -67,22 +67,38 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
   /** The connected peer's address text as the driver writes it; undefined when unconnected. */
   let peer: string | undefined;
   let stride = 3;
-  const flush = (): void => {
-    if (!open || pending.length === 0) return;
+  /** Hands `pending` to the kernel; returns how many datagrams it took. Throws what Bun throws. */
+  const sendPending = (): number => {
     // One datagram (a ping-pong, a game tick): send() skips sendMany's list walk.
-    let sent: number;
     if (pending.length === stride) {
       const data = pending[0] as Uint8Array;
-      sent = (stride === 1 ? udp.send(data) : udp.send(data, pending[1] as number, pending[2] as string)) ? 1 : 0;
-    } else {
-      sent = udp.sendMany(pending);
+      return (stride === 1 ? udp.send(data) : udp.send(data, pending[1] as number, pending[2] as string)) ? 1 : 0;
     }
-    if (sent * stride >= pending.length) {
-      // sendMany has handed every copy to the kernel: the slab is free again.
-      pending.length = 0;
-      slab.releaseAll();
-    } else {
-      pending = pending.slice(sent * stride); // the rest waits for "drain"
+    return udp.sendMany(pending);
+  };
+  const flush = (): void => {
+    // Two attempts at most: Bun throws when the kernel reports an error on the socket (on a
+    // connected one, ECONNREFUSED after an ICMP port unreachable from a server that went away).
+    // The error is used up by that call: the head datagram is counted as failed and dropped
+    // (UDP; the session resends what matters), and the rest is tried once more.
+    for (let attempt = 0; attempt < 2 && open && pending.length > 0; attempt++) {
+      let sent: number;
+      let refused = false;
+      try {
+        sent = sendPending();
+      } catch {
+        counters.sendFailures++;
+        sent = 1;
+        refused = true;
+      }
+      if (sent * stride >= pending.length) {
+        // Every copy is with the kernel (or dropped): the slab is free again.
+        pending.length = 0;
+        slab.releaseAll();
+        return;
+      }
+      pending = pending.slice(sent * stride);
+      if (!refused) return; // the kernel's buffer is full: the rest waits for "drain"
     }
   };
   const bunOptions: BunUdpOptions = {
