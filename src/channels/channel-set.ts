@@ -506,7 +506,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
                 // The group's only channel with anything left (a bulk flow's usual case): it
                 // writes until nothing more is due or fits, as this loop would, frame by frame,
                 // but without a pass through the loop per frame.
-                pos += pass === 0 ? s.writeResends(bytes, pos, end - pos, into) : s.writeFreshFrames(bytes, pos, end - pos, into);
+                pos += s.writeRun(bytes, pos, end - pos, into, pass === 0);
                 break;
               }
               const n =

@@ -52,9 +52,7 @@ let slabUsed = SLAB_BYTES;
  * 65..1024 bytes (V8), else a buffer of its own.
  */
 export function copyMessage(arena: Uint8Array, offset: number, length: number): Uint8Array {
-  if (length <= ON_HEAP_MAX_BYTES || length > SLAB_MAX_MESSAGE_BYTES || ownSmallCopies()) {
-    return length === 0 ? new Uint8Array(0) : copyOut(arena, offset, length);
-  }
+  if (!fromSlab(length)) return ownCopy(arena, offset, length);
   return carve(arena.buffer, arena.byteOffset + offset, length);
 }
 
@@ -73,10 +71,18 @@ export function copyMessageIn(
   offset: number,
   length: number,
 ): Uint8Array {
-  if (length <= ON_HEAP_MAX_BYTES || length > SLAB_MAX_MESSAGE_BYTES || ownSmallCopies()) {
-    return length === 0 ? new Uint8Array(0) : copyOut(arena, offset, length);
-  }
+  if (!fromSlab(length)) return ownCopy(arena, offset, length);
   return carve(arenaBuffer, arenaByteOffset + offset, length);
+}
+
+/** Whether a received message of `length` bytes is carved from the slab (65..1024 B on V8). */
+function fromSlab(length: number): boolean {
+  return length > ON_HEAP_MAX_BYTES && length <= SLAB_MAX_MESSAGE_BYTES && !ownSmallCopies();
+}
+
+/** A buffer of its own (a shared empty one is not handed out: each message is its own). */
+function ownCopy(arena: Uint8Array, offset: number, length: number): Uint8Array {
+  return length === 0 ? new Uint8Array(0) : copyOut(arena, offset, length);
 }
 
 /** The next part of the slab (a new slab if the rest is too small), holding buffer[from .. from + length). */

@@ -374,22 +374,15 @@ export class SendChannel {
     return size;
   }
 
-  /** Write resent frames while one is due and fits (as repeated writeResend calls would). Returns bytes written. */
-  writeResends(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
+  /**
+   * Write frames while one is due and fits, as repeated writeResend (`resends`) or writeFresh
+   * calls would: resent frames, or never-sent ones while the window allows. Returns bytes written.
+   */
+  writeRun(bytes: Uint8Array, pos: number, room: number, into: PacketContents, resends: boolean): number {
     let written = 0;
     while (written < room) {
-      const n = this.writeResend(bytes, pos + written, room - written, into);
-      if (n === 0) break;
-      written += n;
-    }
-    return written;
-  }
-
-  /** Write never-sent frames while the window allows and they fit (as repeated writeFresh calls would). Returns bytes written. */
-  writeFreshFrames(bytes: Uint8Array, pos: number, room: number, into: PacketContents): number {
-    let written = 0;
-    while (written < room) {
-      const n = this.writeFresh(bytes, pos + written, room - written, into);
+      const at = pos + written;
+      const n = resends ? this.writeResend(bytes, at, room - written, into) : this.writeFresh(bytes, at, room - written, into);
       if (n === 0) break;
       written += n;
     }
@@ -430,36 +423,13 @@ export class SendChannel {
   /**
    * First (and only first-time) write of a one-frame message on a channel without copies, the
    * usual message: writeFresh's steps with what a one-frame message makes fixed (fragment 0, no
-   * fragment fields, the payload is the whole exact copy) known here instead of recomputed.
+   * fragment fields, its size from its length) known here instead of recomputed.
    */
   private writeWhole(bytes: Uint8Array, pos: number, room: number, into: PacketContents, m: OutMessage): number {
-    const length = m.length;
-    const keyBytes = this.keyBytes;
-    const size = FRAME_HEADER_BYTES + keyBytes + length;
+    const size = FRAME_HEADER_BYTES + this.keyBytes + m.length;
     if (size > room) return 0;
     this.start(m);
-    const data = m.data;
-    if (data.length !== length) {
-      this.writeFrame(bytes, pos, m, 0); // not an exact copy (never, but keep the general writer for it)
-    } else {
-      const seq = m.seqBase & 0xffff;
-      bytes[pos] = this.index;
-      bytes[pos + 1] = this.kind;
-      bytes[pos + 2] = seq & 0xff;
-      bytes[pos + 3] = seq >>> 8;
-      let p = pos + 4;
-      if (keyBytes !== 0) {
-        const k = m.key;
-        bytes[p] = k & 0xff;
-        bytes[p + 1] = (k >>> 8) & 0xff;
-        bytes[p + 2] = (k >>> 16) & 0xff;
-        bytes[p + 3] = k >>> 24;
-        p += 4;
-      }
-      bytes[p] = length & 0xff;
-      bytes[p + 1] = length >>> 8;
-      bytes.set(data, p + 2);
-    }
+    this.writeFrame(bytes, pos, m, 0);
     m.setState(0, FragState.InFlight);
     m.nextFrag = 1;
     this.leaveFresh();

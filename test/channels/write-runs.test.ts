@@ -1,6 +1,6 @@
 /**
  * writeFrames hands the rest of a datagram to a priority group's only active channel in one call
- * (SendChannel.writeResends / writeFreshFrames) and writes a one-frame message's first frame
+ * (SendChannel.writeRun) and writes a one-frame message's first frame
  * directly (writeWhole). The frames and their order must be exactly those of the frame-by-frame
  * round-robin: checked here frame by frame, across datagrams, for new data and for resends.
  */
