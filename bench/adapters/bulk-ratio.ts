@@ -10,6 +10,7 @@ import { runThroughput, type MessagePair, type ThroughputResult } from "../e2e/d
 import { ackwirePair, CHANNEL } from "../e2e/transports/ackwire.js";
 import { rawUdpPair } from "../e2e/transports/raw-udp.js";
 import { g, runtimeName, scriptArgs } from "../lib/host.js";
+import { median } from "../lib/stats.js";
 
 const [sizeArg, msArg, roundsArg] = scriptArgs().filter((a) => !a.startsWith("--"));
 const size = Number(sizeArg ?? 1000);
@@ -28,7 +29,6 @@ async function once(make: () => Promise<MessagePair>, window: number, ackEvery: 
   return { result, cpuUs };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const metric = (r: ThroughputResult): number => (size >= 1000 ? r.mbPerSec : r.messagesPerSec);
 
 const raw: number[] = [];

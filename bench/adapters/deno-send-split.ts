@@ -11,6 +11,7 @@ import { runPing, type MessagePair } from "../e2e/driver.js";
 import { ackwirePair, CHANNEL } from "../e2e/transports/ackwire.js";
 import { rawUdpPair } from "../e2e/transports/raw-udp.js";
 import { g, scriptArgs } from "../lib/host.js";
+import { median } from "../lib/stats.js";
 
 interface DenoConnLike {
   send(data: Uint8Array, addr: unknown): Promise<number>;
@@ -57,7 +58,6 @@ async function split(make: () => Promise<MessagePair>, reliable: boolean): Promi
   }
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const summary = (xs: Split[]): Split & { restUs: number } => {
   const p50Us = median(xs.map((x) => x.p50Us));
   const sendUs = median(xs.map((x) => x.sendUsPerRoundTrip));

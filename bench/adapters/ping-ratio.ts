@@ -11,6 +11,7 @@ import { runPing, type MessagePair } from "../e2e/driver.js";
 import { ackwirePair, CHANNEL } from "../e2e/transports/ackwire.js";
 import { rawUdpPair } from "../e2e/transports/raw-udp.js";
 import { g, runtimeName, scriptArgs } from "../lib/host.js";
+import { median } from "../lib/stats.js";
 
 const [countArg, roundsArg] = scriptArgs().filter((a) => !a.startsWith("--"));
 const count = Number(countArg ?? 5000);
@@ -35,7 +36,6 @@ async function p50(make: () => Promise<MessagePair>, reliable: boolean, cpu: num
   }
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const raw: number[] = [];
 const ack: number[] = [];
 const rawCpu: number[] = [];

@@ -16,6 +16,7 @@ import * as current from "../../src/channels/index.js";
 import { numberArg, stringArg } from "../lib/host.js";
 import { frameRecords } from "./frame-records.js";
 import type { ChannelOptions, MessageSink, PacketContents } from "../../src/channels/index.js";
+import { median } from "../lib/stats.js";
 
 type Build = Pick<typeof current, "ChannelSet">;
 
@@ -69,7 +70,6 @@ function cpuOnce(b: Build, rounds: number): number {
   return ((u.user + u.system) * 1000) / received;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function main(): Promise<void> {
   const builds: [string, Build][] = [["current", current]];

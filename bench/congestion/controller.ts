@@ -23,6 +23,7 @@ import { createController, type SentPacket, type CongestionController } from "..
 import { PingTracker } from "../../src/congestion/ping.js";
 import { RttEstimator } from "../../src/congestion/rtt.js";
 import { Rng } from "../../src/sim/rng.js";
+import { median } from "../lib/stats.js";
 
 interface HostGlobals {
   process: { argv: string[]; cpuUsage(previous?: { user: number; system: number }): { user: number; system: number } };
@@ -147,7 +148,6 @@ for (let r = 0; r < ROUNDS; r++) {
   fulls.push(full.ns);
   packets = full.packets;
 }
-const median = (a: number[]): number => a.slice().sort((x, y) => x - y)[a.length >> 1];
 host.console.log(
   JSON.stringify({
     connections: CONNECTIONS,

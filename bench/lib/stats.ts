@@ -23,3 +23,8 @@ export function round(v: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(v * f) / f;
 }
+
+/** The middle value of the samples (the upper of the two middle ones for an even count). */
+export function median(samples: readonly number[]): number {
+  return sortedCopy(samples)[samples.length >> 1]!;
+}
