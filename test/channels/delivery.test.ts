@@ -23,13 +23,15 @@ describe("delivery over a lossy link (TS reference engine)", () => {
         const receipt = a.channels.send(0, 0, big, { receipt: true });
         const got: Uint8Array[] = [];
         let receipts = 0;
-        pair.run(20_000, () => got.length > 0 && receipts > 0, () => {
+        const ticks = pair.run(20_000, () => got.length > 0 && receipts > 0, () => {
           got.push(...drainMessages(b.channels).map((m) => m.data));
           for (let x = a.channels.pollReceipt(); x; x = a.channels.pollReceipt()) {
             expect(x).toEqual({ receipt, delivered: true });
             receipts++;
           }
         });
+        expect(ticks, `${mode}: the message and its receipt within the tick budget`).toBeLessThan(20_000);
+        expect(receipts).toBe(1);
         expect(got.length).toBe(1);
         expect(got[0].length).toBe(big.length);
         expect(Buffer.compare(got[0], big)).toBe(0);

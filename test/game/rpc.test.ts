@@ -106,10 +106,12 @@ describe("RpcPeer back to back", () => {
     await new Promise((r) => setTimeout(r, 10));
     await pump();
     await expect(first).resolves.toBe("first");
-    await expect(peerA.call("echo", { bytes: new Uint8Array([9]) }).then(async (v) => v)).toBeDefined();
+    const echoed = peerA.call("echo", { bytes: new Uint8Array([9]) });
     const failing = peerA.call("fail");
     const unknown = peerA.call("nope");
     await pump();
+    // An async handler's answer, with bytes inside the payload, comes back intact.
+    await expect(echoed).resolves.toEqual({ bytes: new Uint8Array([9]) });
     await expect(failing).rejects.toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "E_UNIT" });
     await expect(unknown).rejects.toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "ERR_RPC_UNKNOWN_METHOD" });
   });

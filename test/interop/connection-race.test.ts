@@ -117,6 +117,7 @@ describe("sends racing the peer's disconnect (in-memory carrier, real engine)", 
 
     expect(thrown).toEqual([]);
     expect(seen).toEqual(["message 7", "isOpen false", "disconnect normal"]);
+    expect(replies).toHaveLength(2); // both sends ran (and returned) inside the listener
     expect(replies[0]).toBeUndefined();
     await expect(replies[1]).resolves.toBe(false);
     // After the disconnect event: the typed closed-connection error.

@@ -4,7 +4,7 @@ import { Endpoint } from "../../src/session/endpoint.js";
 import { TsEngine } from "../../src/engine/ts-engine.js";
 import { DeliveryKind } from "../../src/engine/abi.js";
 import { encodeRequest, encodeResponse } from "../../src/session/handshake.js";
-import { checkPayload, connectPair, makePair, payload, PROTOCOL_ID } from "./helpers.js";
+import { checkPayload, connectPair, makePair, payload, PROTOCOL_ID, transmitsOf } from "./helpers.js";
 
 /** A valid CONNECT_REQUEST datagram, sealed with the right protocol id. */
 function connectRequest(salt: number): Uint8Array {
@@ -27,11 +27,11 @@ describe("handshake under attack", () => {
       bytesIn += req.length;
       server.handleDatagram(now, from, req);
       if (i % 64 === 63) {
-        for (let t = server.pollTransmit(now); t !== undefined; t = server.pollTransmit(now)) bytesOut += t.bytes.length;
+        for (const t of transmitsOf(server, now)) bytesOut += t.bytes.length;
         now += 1;
       }
     }
-    for (let t = server.pollTransmit(now); t !== undefined; t = server.pollTransmit(now)) bytesOut += t.bytes.length;
+    for (const t of transmitsOf(server, now)) bytesOut += t.bytes.length;
     expect(server.connectionCount, `seed ${seed}`).toBe(0);
     expect(server.connections()).toHaveLength(0);
     expect(server.counters.challengesSent).toBe(10_000);

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/session/endpoint.js";
+import { drain, eventsOf, transmitsOf } from "./helpers.js";
 import type { EndpointEvent } from "../../src/session/types.js";
 
 const PROTOCOL_ID = 0x71e3e400;
@@ -25,16 +26,16 @@ function exchange(server: Endpoint, client: Endpoint, now: number): { server: En
   const events = { server: [] as EndpointEvent[], client: [] as EndpointEvent[] };
   for (let round = 0; round < 50; round++) {
     let moved = 0;
-    for (let tx = client.pollTransmit(now); tx !== undefined; tx = client.pollTransmit(now)) {
+    for (const tx of transmitsOf(client, now)) {
       server.handleDatagram(now, CLIENT, tx.bytes.slice());
       moved++;
     }
-    for (let tx = server.pollTransmit(now); tx !== undefined; tx = server.pollTransmit(now)) {
+    for (const tx of transmitsOf(server, now)) {
       client.handleDatagram(now, SERVER, tx.bytes.slice());
       moved++;
     }
-    for (let ev = server.pollEvent(); ev !== undefined; ev = server.pollEvent()) events.server.push(ev);
-    for (let ev = client.pollEvent(); ev !== undefined; ev = client.pollEvent()) events.client.push(ev);
+    for (const ev of eventsOf(server)) events.server.push(ev);
+    for (const ev of eventsOf(client)) events.client.push(ev);
     if (moved === 0) break;
   }
   return events;
@@ -71,7 +72,7 @@ describe("computed timers (keepalive, unresponsive, idle)", () => {
     // datagrams are dropped too. The server's last receive is at or before `start`.
     let now = start;
     // Drain anything the server still has due (dropped).
-    for (let tx = server.pollTransmit(now); tx !== undefined; tx = server.pollTransmit(now));
+    drain(transmitsOf(server, now));
     const events: { at: number; ev: EndpointEvent }[] = [];
     const keepalives: number[] = [];
     let deadlines = 0;
@@ -82,8 +83,8 @@ describe("computed timers (keepalive, unresponsive, idle)", () => {
       now = due;
       deadlines++;
       server.handleTimeout(now);
-      for (let ev = server.pollEvent(); ev !== undefined; ev = server.pollEvent()) events.push({ at: now, ev });
-      for (let tx = server.pollTransmit(now); tx !== undefined; tx = server.pollTransmit(now)) keepalives.push(now);
+      for (const ev of eventsOf(server)) events.push({ at: now, ev });
+      for (const tx of transmitsOf(server, now)) keepalives.push(now);
       if (events.some((e) => e.ev.type === "disconnect")) break;
     }
     expect(deadlines).toBeLessThan(1000);
@@ -116,13 +117,13 @@ describe("computed timers (keepalive, unresponsive, idle)", () => {
         const due = ep.pollTimeout();
         if (due !== undefined && due <= now) ep.handleTimeout(now);
       }
-      for (let tx = client.pollTransmit(now); tx !== undefined; tx = client.pollTransmit(now)) server.handleDatagram(now, CLIENT, tx.bytes.slice());
-      for (let tx = server.pollTransmit(now); tx !== undefined; tx = server.pollTransmit(now)) {
+      for (const tx of transmitsOf(client, now)) server.handleDatagram(now, CLIENT, tx.bytes.slice());
+      for (const tx of transmitsOf(server, now)) {
         serverLastSent = now;
         client.handleDatagram(now, SERVER, tx.bytes.slice());
       }
-      for (let ev = server.pollEvent(); ev !== undefined; ev = server.pollEvent()) expect(ev.type).not.toBe("disconnect");
-      for (let ev = client.pollEvent(); ev !== undefined; ev = client.pollEvent()) expect(ev.type).not.toBe("disconnect");
+      for (const ev of eventsOf(server)) expect(ev.type).not.toBe("disconnect");
+      for (const ev of eventsOf(client)) expect(ev.type).not.toBe("disconnect");
       const due = server.pollTimeout();
       expect(due).toBeDefined();
       if (serverLastSent > -Infinity) expect(due as number).toBeLessThanOrEqual(serverLastSent + KEEPALIVE_MS);

@@ -12,7 +12,7 @@ const RO = 0, US = 1, UN = 2, RU = 3, RS = 4;
 
 function scenario(seed: number, link: LinkConfig, count = 300, engine: "ts" | "wasm" = "ts") {
   const pair = makePair(seed, { server: { engine }, client: { engine }, pair: { link: { latencyMs: 15, ...link } } });
-  const [c] = connectPair(pair);
+  const [c, s] = connectPair(pair);
   const got = new Map<number, number[]>([[RO, []], [US, []], [UN, []], [RU, []], [RS, []]]);
   let corrupted = 0;
   const collect = () => {
@@ -32,7 +32,7 @@ function scenario(seed: number, link: LinkConfig, count = 300, engine: "ts" | "w
   }
   pair.drive({ maxTimeMs: 20_000 });
   collect();
-  return { got, corrupted, pair, c };
+  return { got, corrupted, pair, c, s };
 }
 
 const CASES: [string, LinkConfig][] = [
@@ -51,7 +51,7 @@ describe("delivery guarantees per mode", () => {
     const seed = 100 + k;
     it(`${name} (seed ${seed})`, () => {
       const count = 300;
-      const { got, corrupted, pair, c } = scenario(seed, link, count);
+      const { got, corrupted, pair, c, s } = scenario(seed, link, count);
       const why = `seed ${seed}, ${name}`;
       expect(corrupted, why).toBe(0);
       const all = Array.from({ length: count }, (_, i) => i);
@@ -65,16 +65,26 @@ describe("delivery guarantees per mode", () => {
       // Sequenced: never older after newer; reliable-sequenced delivers the newest.
       for (const ch of [US, RS]) {
         const seq = got.get(ch) as number[];
+        expect(seq.length, `${why} ch ${ch}`).toBeGreaterThan(0);
         for (let i = 1; i < seq.length; i++) expect(seq[i] > seq[i - 1], `${why} ch ${ch} at ${i}`).toBe(true);
       }
       expect((got.get(RS) as number[]).at(-1), why).toBe(count - 1);
       // Packet counters add up on both sides.
-      for (const stats of [pair.client.stats(c)]) {
+      for (const stats of [pair.client.stats(c), pair.server.stats(s)]) {
         const p = stats.packets;
         expect(p.dispatched, why).toBe(p.delivered + p.dropped + p.inFlight);
       }
       // The loss really happened and was repaired by resends in new packets.
       if (link.lossRate || link.burst) expect(pair.client.stats(c).resends, why).toBeGreaterThan(0);
+      // The other impairments really happened too, and the receiver counted what they did.
+      if (link.duplicateRate) {
+        expect(pair.toServer.stats.duplicated, why).toBeGreaterThan(0);
+        expect(pair.server.stats(s).duplicates, why).toBeGreaterThan(0);
+      }
+      if (link.corruptRate) {
+        expect(pair.toServer.stats.corrupted, why).toBeGreaterThan(0);
+        expect(pair.server.stats(s).crcFailures, why).toBeGreaterThan(0);
+      }
       if (link.lossRate === undefined && link.burst === undefined && !link.corruptRate) {
         expect(un.length, why).toBe(count);
       }

@@ -2,6 +2,7 @@
 import { Pair, type PairOptions } from "../../src/sim/network.js";
 import { Endpoint } from "../../src/session/endpoint.js";
 import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
+import type { Transmit } from "../../src/session/sans-io.js";
 
 export const PROTOCOL_ID = 0x5e551011;
 
@@ -51,4 +52,38 @@ export function checkPayload(b: Uint8Array): number {
   if (v.getUint32(4, true) !== b.length) return -1;
   for (let i = 8; i < b.length; i++) if (b[i] !== ((i * 31 + index) & 0xff)) return -1;
   return index;
+}
+
+/** Drains beyond this many items mean the endpoint never runs dry: the test fails instead of hanging. */
+const MAX_DRAIN = 100_000;
+
+/**
+ * Every transmit `ep` has ready at `now`, in order, for a `for...of` loop (each one's bytes are
+ * valid until the loop moves on, as with pollTransmit). Bounded: a synchronous drain loop is out
+ * of reach of the test timeout, so an endpoint that never stops producing throws here.
+ */
+export function* transmitsOf(ep: Endpoint, now: number): Generator<Transmit> {
+  for (let n = 0; ; n++) {
+    const tx = ep.pollTransmit(now);
+    if (tx === undefined) return;
+    if (n >= MAX_DRAIN) throw new Error(`pollTransmit still had datagrams after ${MAX_DRAIN}: it never runs dry`);
+    yield tx;
+  }
+}
+
+/** Every pending event of `ep`, bounded like transmitsOf. */
+export function* eventsOf(ep: Endpoint): Generator<EndpointEvent> {
+  for (let n = 0; ; n++) {
+    const ev = ep.pollEvent();
+    if (ev === undefined) return;
+    if (n >= MAX_DRAIN) throw new Error(`pollEvent still had events after ${MAX_DRAIN}: it never runs dry`);
+    yield ev;
+  }
+}
+
+/** Runs `items` dry; returns how many there were. */
+export function drain(items: Iterable<unknown>): number {
+  let n = 0;
+  for (const _ of items) n++;
+  return n;
 }

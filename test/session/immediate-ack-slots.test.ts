@@ -4,6 +4,7 @@
 // slot a queued ack still uses: each client must receive exactly its own ack, intact.
 import { describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/session/endpoint.js";
+import { drain, eventsOf, transmitsOf } from "./helpers.js";
 
 const channels = [{ mode: "reliable-ordered" as const }];
 const SERVER = "10.0.0.9:2";
@@ -24,12 +25,12 @@ describe("immediate ack slots", () => {
       now += 1;
       clients.forEach((c, i) => {
         c.handleTimeout(now);
-        for (let e = c.pollEvent(); e !== undefined; e = c.pollEvent()) if (e.type === "connect") connected.add(i);
-        for (let t = c.pollTransmit(now); t !== undefined; t = c.pollTransmit(now)) server.handleDatagram(now, CLIENTS[i]!, t.bytes);
+        for (const e of eventsOf(c)) if (e.type === "connect") connected.add(i);
+        for (const t of transmitsOf(c, now)) server.handleDatagram(now, CLIENTS[i]!, t.bytes);
       });
       server.handleTimeout(now);
-      for (let e = server.pollEvent(); e !== undefined; e = server.pollEvent());
-      for (let t = server.pollTransmit(now); t !== undefined; t = server.pollTransmit(now)) clients[CLIENTS.indexOf(t.to)]!.handleDatagram(now, SERVER, t.bytes);
+      drain(eventsOf(server));
+      for (const t of transmitsOf(server, now)) clients[CLIENTS.indexOf(t.to)]!.handleDatagram(now, SERVER, t.bytes);
     }
     expect(connected.size).toBe(2);
 
@@ -37,7 +38,7 @@ describe("immediate ack slots", () => {
     const captured = clients.map((c, i) => {
       for (let k = 0; k < 48; k++) c.send(ids[i]!, new Uint8Array(1000).fill(k), { channel: 0 });
       const out: Uint8Array[] = [];
-      for (let t = c.pollTransmit(now); t !== undefined; t = c.pollTransmit(now)) out.push(t.bytes.slice());
+      for (const t of transmitsOf(c, now)) out.push(t.bytes.slice());
       return out;
     });
     expect(captured.map((c) => c.length >= 32)).toEqual([true, true]);
@@ -51,11 +52,11 @@ describe("immediate ack slots", () => {
     const out: { to: string; bytes: Uint8Array }[] = [{ to: first!.to, bytes: first!.bytes.slice() }];
     // 16 more from client 0 before the driver drains: a third immediate ack.
     for (let k = 16; k < 32; k++) server.handleDatagram(now, CLIENTS[0]!, captured[0]![k]!);
-    for (let t = server.pollTransmit(now); t !== undefined; t = server.pollTransmit(now)) out.push({ to: t.to, bytes: t.bytes.slice() });
+    for (const t of transmitsOf(server, now)) out.push({ to: t.to, bytes: t.bytes.slice() });
 
     const dropsBefore = clients.map(totalDrops);
     for (const t of out) clients[CLIENTS.indexOf(t.to)]!.handleDatagram(now, SERVER, t.bytes);
-    for (const c of clients) for (let e = c.pollEvent(); e !== undefined; e = c.pollEvent());
+    for (const c of clients) drain(eventsOf(c));
     // Every datagram the server sent is valid for the client it was addressed to.
     expect(clients.map((c, i) => totalDrops(c) - dropsBefore[i]!)).toEqual([0, 0]);
     // Client 1's ack reached it: its first 16 packets are acknowledged, none still in flight.

@@ -86,6 +86,10 @@ describe("Rng", () => {
       expect(() => rng.int(bad)).toThrow(RngError);
     }
     expect(() => new Rng(Infinity)).toThrow(/finite/);
-    expect(hashString("abc")).toBe(hashString("abc"));
+  });
+
+  it("hashString is FNV-1a 32-bit (known answers: fork labels hash through it, so it must never change)", () => {
+    expect(hashString("")).toBe(0x811c9dc5);
+    expect(hashString("abc")).toBe(0x1a47e90b);
   });
 });
