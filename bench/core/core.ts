@@ -31,11 +31,13 @@
  * process too and the delta also holds their small handshake-completion growth.)
  *
  *   node --expose-gc dist/bench/core/core.js [--quick] [--in-process] [--batch N] [--engine ts|wasm]
- *        [--ack-delay ms] [--ack-piggyback ms] [--out name]
+ *        [--ack-delay ms] [--ack-piggyback ms] [--out name] [--keep-recording path]
  * Writes bench/results/core.json (and core-detail.json with the supporting figures).
+ * --keep-recording keeps the server's recorded inputs at `path` (and what ab.ts needs to replay
+ * them, at `path`.json) for a paired comparison of two builds on the same inputs (ab.ts).
  */
 import { ClientHost, type ClientRequest, type ClientStats, type RunReply } from "./clients.js";
-import { encodeTurn } from "./recording.js";
+import { encodeTurn, type RecordingSidecar } from "./recording.js";
 import { CONNECTIONS, LATENCY_MS, LOSS, RATE_HZ, TICK_MS, type ScenarioOptions } from "./scenario.js";
 import { ServerSide, calibrateTimerOverhead } from "./server.js";
 
@@ -74,6 +76,7 @@ const options: ScenarioOptions = {
   ackPiggybackMs: args.includes("--ack-piggyback") ? Number(args[args.indexOf("--ack-piggyback") + 1]) : undefined,
 };
 const outName = args.includes("--out") ? args[args.indexOf("--out") + 1] : "core";
+const keepRecording = args.includes("--keep-recording") ? args[args.indexOf("--keep-recording") + 1] : undefined;
 /** Server turns run back to back per exchange with the clients (1..LATENCY_MS; see the header). */
 const BATCH_MS = args.includes("--batch") ? Math.max(1, Math.min(LATENCY_MS, Math.floor(Number(args[args.indexOf("--batch") + 1])) || 1)) : LATENCY_MS;
 const SIM_SECONDS = quick ? 4 : 60;
@@ -126,6 +129,8 @@ const fs = (await import("node:" + "fs")) as {
   writeSync(fd: number, data: Uint8Array): number;
   closeSync(fd: number): void;
   rmSync(path: string, o: object): void;
+  renameSync(from: string, to: string): void;
+  copyFileSync(from: string, to: string): void;
 };
 const recordingPath = `${os.tmpdir()}/ackwire-bench-core-${Date.now()}-${Math.floor(Math.random() * 1e9)}.bin`;
 const recording = fs.openSync(recordingPath, "w");
@@ -213,7 +218,6 @@ const replay = await new Promise<ReplayReport>((resolve, reject) => {
     resolve(JSON.parse(text) as ReplayReport);
   });
 });
-fs.rmSync(recordingPath, { force: true });
 for (const r of replay.results) {
   if (r.hash !== server.outputHash || r.messagesIn !== server.messagesIn) {
     console.error(`bench:core: the replayed server diverged from the live one (hash ${r.hash.toString(16)} vs ${server.outputHash.toString(16)}, messages ${r.messagesIn} vs ${server.messagesIn})`);
@@ -221,6 +225,13 @@ for (const r of replay.results) {
   }
 }
 const simSeconds = (now - trafficStart) / 1000;
+if (keepRecording !== undefined) {
+  // renameSync fails across file systems (tmpdir is often its own): copy, then remove.
+  fs.copyFileSync(recordingPath, keepRecording);
+  const sidecar: RecordingSidecar = { options, simSeconds, outputHash: server.outputHash, messagesIn: server.messagesIn, quick };
+  fs.writeFileSync(keepRecording + ".json", JSON.stringify(sidecar) + "\n");
+}
+fs.rmSync(recordingPath, { force: true });
 const perSimSecond = (micros: number, turns: number, overhead: number): number => Math.max(0, micros - turns * overhead) / 1e6 / simSeconds;
 const aloneEach = replay.results.map((r) => perSimSecond(r.cpuMicros, r.timedTurns, replay.timerOverheadMicros));
 const alone = [...aloneEach].sort((a, b) => a - b)[aloneEach.length >> 1]!;

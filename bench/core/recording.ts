@@ -40,3 +40,15 @@ export function* decodeTurns(bytes: Uint8Array): Generator<RecordedTurn> {
     pos += TURN_HEAD_BYTES + length;
   }
 }
+
+/** What a kept recording (core.js --keep-recording) needs beside it to be replayed by ab.ts. */
+export interface RecordingSidecar {
+  /** The scenario options the live server ran with (the replaying servers get the same). */
+  options: import("./scenario.js").ScenarioOptions;
+  /** Simulated seconds of the timed (traffic) phase. */
+  simSeconds: number;
+  /** The live server's output hash and messages received: a replay that matches them did the same work. */
+  outputHash: number;
+  messagesIn: number;
+  quick: boolean;
+}
