@@ -12,9 +12,8 @@ import { cdfPoints, percentileSorted, round, sortedCopy } from "../lib/stats.js"
 import { g, importDynamic, nowMs, sleep } from "../lib/host.js";
 import { repoRoot } from "../lib/paths.js";
 import { connect, listen, DEFAULT_CHANNELS, type Connection, type Server } from "../../src/index.js";
+import { RELIABLE_FLOW } from "./flows.js";
 
-/** Reliable traffic: the window TCP and the peers get (bench/README.md). */
-const RELIABLE_FLOW = { window: 1024, ackEvery: 64 };
 /**
  * Unreliable 100 B messages: ackwire packs about ten per datagram, so the raw baseline's 64
  * messages in flight would be ~6 datagrams; it gets the reliable window instead (1024 messages,

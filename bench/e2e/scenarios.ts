@@ -19,10 +19,9 @@ import { rawUdpApiName, rawUdpPair } from "./transports/raw-udp.js";
 import { tcpPair } from "./transports/tcp.js";
 import { PEERS } from "./peers/index.js";
 import { measureAckwire, measureLoss } from "./ackwire-scenarios.js";
+import { RAW_FLOW, RELIABLE_FLOW } from "./flows.js";
+import { measurePaired } from "./paired.js";
 
-/** Flow control per traffic class (see bench/README.md). */
-const RAW_WINDOW = { window: 64, ackEvery: 16 };
-const RELIABLE_WINDOW = { window: 1024, ackEvery: 64 };
 
 export interface GroupResult {
   impl: ImplKind;
@@ -84,7 +83,7 @@ export async function measureGroup(
   maxInFlightMessages = Infinity,
 ): Promise<GroupResult> {
   const s = scenarioSettings(quick);
-  const base = reliable ? RELIABLE_WINDOW : RAW_WINDOW;
+  const base = reliable ? RELIABLE_FLOW : RAW_FLOW;
   const flowFor = (size: number): { window: number; ackEvery: number } => {
     const window = Math.max(8, Math.min(base.window, maxInFlightMessages, Math.floor(maxInFlightBytes / size)));
     return { window, ackEvery: Math.min(base.ackEvery, Math.max(1, window >> 2)) };
@@ -149,6 +148,8 @@ async function runGroup(group: string, quick: boolean, nodePath: string): Promis
   // ackwire over its public API (ackwire-scenarios.ts): loopback throughput and ping, and
   // reliable-ordered delivery through the impairment proxy (run in a Node child process).
   if (group === "ackwire") return measureAckwire(quick);
+  // The goals' three ratios, raw and ackwire alternated in this one process (paired.ts).
+  if (group === "paired") return measurePaired(quick);
   if (group === "loss") return measureLoss(quick, nodePath);
   throw new Error(`unknown group ${group}`);
 }

@@ -1,0 +1,125 @@
+// The goals' three ratios, measured paired: raw UDP and ackwire alternated in ONE process
+// (raw, ackwire, raw, ackwire, ...), so both arms of a ratio see the same host over the same
+// seconds. The other groups run in separate processes minutes apart, and on this shared 2-core
+// host that drift alone flipped goal verdicts between runs of the same code (bench/RESULTS.md,
+// fifth session). Same drivers, transports and flows as the raw and ackwire groups:
+// - reliable-ordered 1000 B: ackwire MB/s over raw MB/s;
+// - aggregated 100 B: ackwire reliable-ordered messages/s over raw datagrams/s;
+// - ping: ackwire reliable-ordered p50 over raw p50.
+// Each metric gets one uncounted round of each arm first (JIT warm-up), then `rounds` pairs;
+// the ratio is of the medians. bench/adapters/bulk-ratio.js and ping-ratio.js are the same
+// measurements with their own arguments, and CPU figures.
+import { runPing, runThroughput, type MessagePair, type PingResult, type ThroughputResult } from "./driver.js";
+import { RAW_FLOW, RELIABLE_FLOW } from "./flows.js";
+import { ackwirePair, CHANNEL } from "./transports/ackwire.js";
+import { rawUdpPair } from "./transports/raw-udp.js";
+import { median } from "../lib/stats.js";
+
+/** One arm's run: the figure the ratio uses, plus what a probe may want besides. */
+export interface ArmRun<R> {
+  value: number;
+  result: R;
+  /** Process CPU (user + system, microseconds) over the run, where the runtime reports it. */
+  cpuUs: number;
+}
+
+export interface PairedSeries {
+  raw: number[];
+  ackwire: number[];
+  rawMedian: number;
+  ackwireMedian: number;
+  /** ackwire median / raw median. */
+  ratio: number;
+}
+
+export interface PairedSettings {
+  rounds: number;
+  durationMs: number;
+  warmupMs: number;
+  pingCount: number;
+}
+
+type CpuUsage = () => { user: number; system: number };
+const cpuUsage = (globalThis as unknown as { process?: { cpuUsage?: CpuUsage } }).process?.cpuUsage;
+function cpuNowUs(): number {
+  const u = cpuUsage?.();
+  return u === undefined ? 0 : u.user + u.system;
+}
+
+async function onFreshPair<R>(make: () => Promise<MessagePair>, run: (p: MessagePair) => Promise<R>, value: (r: R) => number): Promise<ArmRun<R>> {
+  const pair = await make();
+  try {
+    const before = cpuNowUs();
+    const result = await run(pair);
+    return { value: value(result), result, cpuUs: cpuNowUs() - before };
+  } finally {
+    await pair.close();
+  }
+}
+
+/**
+ * Alternates the two arms: one uncounted run of each, then `rounds` pairs (raw first in each).
+ * Returns every counted run of each arm, in order.
+ */
+export async function alternate<R>(rounds: number, raw: () => Promise<ArmRun<R>>, ackwire: () => Promise<ArmRun<R>>): Promise<{ raw: ArmRun<R>[]; ackwire: ArmRun<R>[] }> {
+  await raw();
+  await ackwire();
+  const out = { raw: [] as ArmRun<R>[], ackwire: [] as ArmRun<R>[] };
+  for (let i = 0; i < rounds; i++) {
+    out.raw.push(await raw());
+    out.ackwire.push(await ackwire());
+  }
+  return out;
+}
+
+export function series(runs: { raw: ArmRun<unknown>[]; ackwire: ArmRun<unknown>[] }, digits: number): PairedSeries {
+  const f = 10 ** digits;
+  const raw = runs.raw.map((r) => Math.round(r.value * f) / f);
+  const ackwire = runs.ackwire.map((r) => Math.round(r.value * f) / f);
+  const rawMedian = median(raw);
+  const ackwireMedian = median(ackwire);
+  return { raw, ackwire, rawMedian, ackwireMedian, ratio: rawMedian > 0 ? Math.round((ackwireMedian / rawMedian) * 1000) / 1000 : 0 };
+}
+
+/** Bulk throughput at `size`: MB/s at 1000 B and above, else messages/s (raw: datagrams/s). */
+export function pairedThroughput(size: number, s: Omit<PairedSettings, "pingCount">) {
+  const metric = (r: ThroughputResult): number => (size >= 1000 ? r.mbPerSec : r.messagesPerSec);
+  const timing = { durationMs: s.durationMs, warmupMs: s.warmupMs };
+  return alternate(
+    s.rounds,
+    () => onFreshPair(rawUdpPair, (p) => runThroughput(p, { size, ...RAW_FLOW, ...timing }), metric),
+    () => onFreshPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size, ...RELIABLE_FLOW, ...timing }), metric),
+  );
+}
+
+/** 100 B ping-pong p50 (ackwire on its reliable-ordered channel, as the ackwire group). */
+export function pairedPing(s: Pick<PairedSettings, "rounds" | "pingCount">) {
+  const opt = { size: 100, count: s.pingCount, warmup: 300, maxMs: 30_000 };
+  return alternate(
+    s.rounds,
+    () => onFreshPair(rawUdpPair, (p) => runPing(p, { ...opt, lossTimeoutMs: 50 }), (r: PingResult) => r.p50Us),
+    () => onFreshPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runPing(p, { ...opt, lossTimeoutMs: 2000 }), (r: PingResult) => r.p50Us),
+  );
+}
+
+export function pairedSettings(quick: boolean): PairedSettings {
+  return quick ? { rounds: 1, durationMs: 500, warmupMs: 100, pingCount: 2000 } : { rounds: 3, durationMs: 1000, warmupMs: 150, pingCount: 10_000 };
+}
+
+/** The e2e "paired" group: the three goal ratios, each from alternated runs in this process. */
+export async function measurePaired(quick: boolean) {
+  const s = pairedSettings(quick);
+  const verified = (runs: { raw: ArmRun<ThroughputResult>[]; ackwire: ArmRun<ThroughputResult>[] }): boolean =>
+    [...runs.raw, ...runs.ackwire].every((r) => r.result.verified);
+  const t1000 = await pairedThroughput(1000, s);
+  const t100 = await pairedThroughput(100, s);
+  const ping = await pairedPing(s);
+  const pingClean = [...ping.raw, ...ping.ackwire].every((r) => r.result.corrupt === 0);
+  return {
+    settings: s,
+    reliableOrdered1000Mbps: series(t1000, 1),
+    aggregated100Mps: series(t100, 0),
+    pingP50Us: series(ping, 1),
+    verified: verified(t1000) && verified(t100) && pingClean,
+  };
+}
