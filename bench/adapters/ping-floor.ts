@@ -9,6 +9,7 @@
 // raw ping is in the session core or around it. The clock reads add ~0.1-0.3 us per round trip.
 //   node|bun dist/bench/adapters/ping-floor.js [count]
 //   deno run -A --unstable-net dist/bench/adapters/ping-floor.js [count]
+import type { DenoDatagramConn, DenoUdpAddr } from "../../runtimes/deno/index.js";
 import { Endpoint } from "../../src/session/endpoint.js";
 import { DEFAULT_CHANNELS } from "../../src/session/types.js";
 import { g, importDynamic, scriptArgs, type DgramModule, type DgramSocket } from "../lib/host.js";
@@ -18,18 +19,7 @@ import { checkPayload, fillPayload } from "../lib/payload.js";
 const count = Number(scriptArgs().find((a) => !a.startsWith("--")) ?? 20000);
 const HOST = "127.0.0.1";
 type OnMessage = (m: Uint8Array, r: { address: string; port: number }) => void;
-interface DenoAddr {
-  transport: "udp";
-  hostname: string;
-  port: number;
-}
-interface DenoConn {
-  readonly addr: DenoAddr;
-  receive(buffer?: Uint8Array): Promise<[Uint8Array, DenoAddr]>;
-  send(data: Uint8Array, addr: DenoAddr): Promise<number>;
-  close(): void;
-}
-const denoNet = (g as unknown as { Deno?: { listenDatagram(o: { transport: "udp"; hostname: string; port: number }): DenoConn } }).Deno;
+const denoNet = (g as unknown as { Deno?: { listenDatagram(o: DenoUdpAddr): DenoDatagramConn } }).Deno;
 /** Deno.listenDatagram wrapped as the slice of node:dgram used here. */
 const bindDeno = async (): Promise<DgramSocket> => {
   let onMessage: OnMessage = () => {};

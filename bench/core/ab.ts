@@ -18,15 +18,12 @@
  */
 import { median } from "../lib/stats.js";
 import type { RecordingSidecar } from "./recording.js";
+import { cpuSecondsPerSimSecond, type ReplayReport } from "./server.js";
 
 interface ProcessLike {
   argv: string[];
   execPath: string;
   exitCode?: number;
-}
-interface ReplayReport {
-  timerOverheadMicros: number;
-  results: { cpuMicros: number; timedTurns: number; hash: number; messagesIn: number }[];
 }
 const proc = (globalThis as unknown as { process: ProcessLike }).process;
 const console = (globalThis as unknown as { console: { log(s: string): void; error(s: string): void } }).console;
@@ -58,7 +55,7 @@ if (recordingArg === undefined || otherArg === undefined) {
     });
     const report = JSON.parse(out) as ReplayReport;
     const r = report.results[0]!;
-    const cps = Math.max(0, r.cpuMicros - r.timedTurns * report.timerOverheadMicros) / 1e6 / sidecar.simSeconds;
+    const cps = cpuSecondsPerSimSecond(r.cpuMicros, r.timedTurns, report.timerOverheadMicros, sidecar.simSeconds);
     return { cps, sameWork: r.hash === sidecar.outputHash && r.messagesIn === sidecar.messagesIn };
   };
   const figures: Record<"this" | "other", number[]> = { this: [], other: [] };

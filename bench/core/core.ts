@@ -39,7 +39,7 @@
 import { ClientHost, type ClientRequest, type ClientStats, type RunReply } from "./clients.js";
 import { encodeTurn, type RecordingSidecar } from "./recording.js";
 import { CONNECTIONS, LATENCY_MS, LOSS, RATE_HZ, TICK_MS, type ScenarioOptions } from "./scenario.js";
-import { ServerSide, calibrateTimerOverhead } from "./server.js";
+import { ServerSide, calibrateTimerOverhead, cpuSecondsPerSimSecond, type ReplayReport } from "./server.js";
 
 interface ProcessLike {
   argv: string[];
@@ -203,10 +203,6 @@ fs.closeSync(recording);
 const liveWallSeconds = (performance.now() - wallStart) / 1000;
 
 // ---- the server alone: the recording replayed in a fresh process ----------------------------
-interface ReplayReport {
-  timerOverheadMicros: number;
-  results: { cpuMicros: number; timedTurns: number; hash: number; messagesIn: number }[];
-}
 const replay = await new Promise<ReplayReport>((resolve, reject) => {
   const child = childProcess.fork(url.fileURLToPath(new host.URL("./server-replay.js", moduleUrl)), [recordingPath, JSON.stringify(options), "3"], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
@@ -232,7 +228,7 @@ if (keepRecording !== undefined) {
   fs.writeFileSync(keepRecording + ".json", JSON.stringify(sidecar) + "\n");
 }
 fs.rmSync(recordingPath, { force: true });
-const perSimSecond = (micros: number, turns: number, overhead: number): number => Math.max(0, micros - turns * overhead) / 1e6 / simSeconds;
+const perSimSecond = (micros: number, turns: number, overhead: number): number => cpuSecondsPerSimSecond(micros, turns, overhead, simSeconds);
 const aloneEach = replay.results.map((r) => perSimSecond(r.cpuMicros, r.timedTurns, replay.timerOverheadMicros));
 const alone = [...aloneEach].sort((a, b) => a - b)[aloneEach.length >> 1]!;
 const live = perSimSecond(server.cpuMicros, server.timedTurns, timerOverheadMicros);

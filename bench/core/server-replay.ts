@@ -9,7 +9,7 @@
  * hash and the messages received; and the measured cost of one pair of cpuUsage() calls.
  */
 import { decodeTurns } from "./recording.js";
-import { ServerSide, calibrateTimerOverhead, type CpuClock } from "./server.js";
+import { ServerSide, calibrateTimerOverhead, type CpuClock, type ReplayReport } from "./server.js";
 import type { ScenarioOptions } from "./scenario.js";
 
 interface ProcessLike extends CpuClock {
@@ -24,7 +24,7 @@ const options = JSON.parse(optionsJson!) as ScenarioOptions;
 const reps = Math.max(1, Math.min(9, Number(repsArg ?? 3)));
 
 const timerOverheadMicros = calibrateTimerOverhead(proc);
-const results: { cpuMicros: number; timedTurns: number; hash: number; messagesIn: number }[] = [];
+const results: ReplayReport["results"] = [];
 for (let rep = 0; rep < reps; rep++) {
   const server = new ServerSide(options, proc);
   for (const t of decodeTurns(recording)) server.turn(t.now, t.deliveries, t.appSends, t.tick, t.timed);

@@ -115,3 +115,14 @@ export function calibrateTimerOverhead(clock: CpuClock): number {
   }
   return micros / calls;
 }
+
+/** What server-replay.js prints: per rep, the timed turns' CPU, their count, the output hash and messages received. */
+export interface ReplayReport {
+  timerOverheadMicros: number;
+  results: { cpuMicros: number; timedTurns: number; hash: number; messagesIn: number }[];
+}
+
+/** Server CPU-s per simulated second: timed CPU less the cpuUsage() pairs' own cost. */
+export function cpuSecondsPerSimSecond(cpuMicros: number, timedTurns: number, timerOverheadMicros: number, simSeconds: number): number {
+  return Math.max(0, cpuMicros - timedTurns * timerOverheadMicros) / 1e6 / simSeconds;
+}

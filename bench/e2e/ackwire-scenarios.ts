@@ -5,7 +5,7 @@
 //              process, proxy-child.ts) at 1%, 5%, 10% loss and 50 ms RTT: a 30 Hz stream's
 //              delivery latency and bulk goodput/latency.
 
-import { runPing, runThroughput, scenarioSettings, type MessagePair, type PingResult, type ThroughputResult } from "./driver.js";
+import { errorText, onFreshPair, runPing, runThroughput, scenarioSettings, withTimeout, type MessagePair, type PingResult, type ThroughputResult } from "./driver.js";
 import { ackwirePair, BENCH_PROTOCOL_ID, CHANNEL, pairOn } from "./transports/ackwire.js";
 import { checkPayload, fillPayload } from "../lib/payload.js";
 import { cdfPoints, percentileSorted, round, sortedCopy } from "../lib/stats.js";
@@ -20,30 +20,6 @@ import { RELIABLE_FLOW } from "./flows.js";
  * ~90 datagrams in flight), acks every 64, and lost windows are written off after 20 ms.
  */
 const UNRELIABLE_FLOW = { window: 1024, ackEvery: 64 };
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = g.setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
-    p.then(
-      (v) => (g.clearTimeout(t), resolve(v)),
-      (e: unknown) => (g.clearTimeout(t), reject(e)),
-    );
-  });
-}
-
-async function onPair<T>(make: () => Promise<MessagePair>, run: (p: MessagePair) => Promise<T>, budgetMs: number, what: string): Promise<T> {
-  const pair = await withTimeout(make(), 5000, `${what}: connect`);
-  try {
-    return await withTimeout(run(pair), budgetMs, what);
-  } finally {
-    await withTimeout(pair.close(), 3000, `${what}: close`).catch(() => {});
-    await sleep(20);
-  }
-}
 
 export interface AckwireGroupResult {
   impl: "wasm-or-asm.js";
@@ -83,17 +59,17 @@ export async function measureAckwire(quick: boolean): Promise<AckwireGroupResult
   };
   const timing = { durationMs: s.durationMs, warmupMs: s.warmupMs };
   const unreliable100 = await attempt("unreliable 100 B", () =>
-    onPair(() => ackwirePair(CHANNEL.unreliable, false), (p) => runThroughput(p, { size: 100, ...UNRELIABLE_FLOW, ...timing }), budget, "unreliable 100 B"),
+    onFreshPair(() => ackwirePair(CHANNEL.unreliable, false), (p) => runThroughput(p, { size: 100, ...UNRELIABLE_FLOW, ...timing }), budget, "unreliable 100 B"),
   );
   const reliableOrdered1000 = await attempt("reliable-ordered 1000 B", () =>
-    onPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size: 1000, ...RELIABLE_FLOW, ...timing }), budget, "reliable-ordered 1000 B"),
+    onFreshPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size: 1000, ...RELIABLE_FLOW, ...timing }), budget, "reliable-ordered 1000 B"),
   );
   const aggregated100 = await attempt("reliable-ordered 100 B", () =>
-    onPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size: 100, ...RELIABLE_FLOW, ...timing }), budget, "reliable-ordered 100 B"),
+    onFreshPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size: 100, ...RELIABLE_FLOW, ...timing }), budget, "reliable-ordered 100 B"),
   );
   const ping = (channel: number, reliable: boolean): Promise<PingResult | undefined> =>
     attempt(`ping ${reliable ? "reliable" : "unreliable"}`, () =>
-      onPair(
+      onFreshPair(
         () => ackwirePair(channel, reliable),
         (p) => runPing(p, { size: 100, count: s.pingCount, warmup: 200, maxMs: s.pingMaxMs, lossTimeoutMs: reliable ? 2000 : 50 }),
         s.pingMaxMs + 5000,

@@ -7,7 +7,7 @@
 
 import { checkPayload, fillPayload, readU32, writeU32 } from "../lib/payload.js";
 import { cdfPoints, percentileSorted, round, sortedCopy } from "../lib/stats.js";
-import { g, nowMs } from "../lib/host.js";
+import { g, nowMs, sleep } from "../lib/host.js";
 
 /** Marks the one stdout line of a scenario process that carries its JSON result. */
 export const RESULT_PREFIX = "E2E_RESULT ";
@@ -304,4 +304,42 @@ export function scenarioSettings(quick: boolean): {
   return quick
     ? { durationMs: 600, warmupMs: 150, pingCount: 3000, pingMaxMs: 800 }
     : { durationMs: 2500, warmupMs: 400, pingCount: 20000, pingMaxMs: 3000 };
+}
+
+// ---- running one measurement on a fresh pair (every group and the paired ratios) ------------
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+/** `p`, or a rejection naming `what` after `ms`. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = g.setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
+    p.then(
+      (v) => (g.clearTimeout(t), resolve(v)),
+      (e: unknown) => (g.clearTimeout(t), reject(e)),
+    );
+  });
+}
+
+/**
+ * Opens a pair (at most 5 s), runs one measurement on it (at most `budgetMs`), closes it (at
+ * most `closeMs`, a close that hangs is abandoned) and waits 20 ms, so the last datagrams of
+ * this pair drain before the next one opens.
+ */
+export async function onFreshPair<T>(
+  make: () => Promise<MessagePair>,
+  run: (p: MessagePair) => Promise<T>,
+  budgetMs: number,
+  what: string,
+  closeMs = 3000,
+): Promise<T> {
+  const pair = await withTimeout(make(), 5000, `${what}: connect`);
+  try {
+    return await withTimeout(run(pair), budgetMs, what);
+  } finally {
+    await withTimeout(pair.close(), closeMs, `${what}: close`).catch(() => {});
+    await sleep(20);
+  }
 }

@@ -9,7 +9,7 @@
 // Each metric gets one uncounted round of each arm first (JIT warm-up), then `rounds` pairs;
 // the ratio is of the medians. bench/adapters/bulk-ratio.js and ping-ratio.js are the same
 // measurements with their own arguments, and CPU figures.
-import { runPing, runThroughput, type MessagePair, type PingResult, type ThroughputResult } from "./driver.js";
+import { onFreshPair, runPing, runThroughput, type MessagePair, type PingResult, type ThroughputResult } from "./driver.js";
 import { RAW_FLOW, RELIABLE_FLOW } from "./flows.js";
 import { ackwirePair, CHANNEL } from "./transports/ackwire.js";
 import { rawUdpPair } from "./transports/raw-udp.js";
@@ -46,15 +46,18 @@ function cpuNowUs(): number {
   return u === undefined ? 0 : u.user + u.system;
 }
 
-async function onFreshPair<R>(make: () => Promise<MessagePair>, run: (p: MessagePair) => Promise<R>, value: (r: R) => number): Promise<ArmRun<R>> {
-  const pair = await make();
-  try {
-    const before = cpuNowUs();
-    const result = await run(pair);
-    return { value: value(result), result, cpuUs: cpuNowUs() - before };
-  } finally {
-    await pair.close();
-  }
+/** One arm's run on a fresh pair (bounded like every e2e group's), with process CPU around it. */
+function arm<R>(make: () => Promise<MessagePair>, run: (p: MessagePair) => Promise<R>, value: (r: R) => number, budgetMs: number, what: string): Promise<ArmRun<R>> {
+  return onFreshPair(
+    make,
+    async (pair) => {
+      const before = cpuNowUs();
+      const result = await run(pair);
+      return { value: value(result), result, cpuUs: cpuNowUs() - before };
+    },
+    budgetMs,
+    what,
+  );
 }
 
 /**
@@ -85,20 +88,23 @@ export function series(runs: { raw: ArmRun<unknown>[]; ackwire: ArmRun<unknown>[
 export function pairedThroughput(size: number, s: Omit<PairedSettings, "pingCount">) {
   const metric = (r: ThroughputResult): number => (size >= 1000 ? r.mbPerSec : r.messagesPerSec);
   const timing = { durationMs: s.durationMs, warmupMs: s.warmupMs };
+  const budget = s.warmupMs + s.durationMs + 3000;
   return alternate(
     s.rounds,
-    () => onFreshPair(rawUdpPair, (p) => runThroughput(p, { size, ...RAW_FLOW, ...timing }), metric),
-    () => onFreshPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size, ...RELIABLE_FLOW, ...timing }), metric),
+    () => arm(rawUdpPair, (p) => runThroughput(p, { size, ...RAW_FLOW, ...timing }), metric, budget, `raw ${size} B`),
+    () => arm(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runThroughput(p, { size, ...RELIABLE_FLOW, ...timing }), metric, budget, `ackwire ${size} B`),
   );
 }
 
 /** 100 B ping-pong p50 (ackwire on its reliable-ordered channel, as the ackwire group). */
 export function pairedPing(s: Pick<PairedSettings, "rounds" | "pingCount">) {
   const opt = { size: 100, count: s.pingCount, warmup: 300, maxMs: 30_000 };
+  const budget = opt.maxMs + 5000;
+  const p50 = (r: PingResult): number => r.p50Us;
   return alternate(
     s.rounds,
-    () => onFreshPair(rawUdpPair, (p) => runPing(p, { ...opt, lossTimeoutMs: 50 }), (r: PingResult) => r.p50Us),
-    () => onFreshPair(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runPing(p, { ...opt, lossTimeoutMs: 2000 }), (r: PingResult) => r.p50Us),
+    () => arm(rawUdpPair, (p) => runPing(p, { ...opt, lossTimeoutMs: 50 }), p50, budget, "raw ping"),
+    () => arm(() => ackwirePair(CHANNEL.reliableOrdered, true), (p) => runPing(p, { ...opt, lossTimeoutMs: 2000 }), p50, budget, "ackwire ping"),
   );
 }
 

@@ -5,6 +5,8 @@
 // line `E2E_RESULT {json}` on stdout, then exits.
 
 import {
+  errorText,
+  onFreshPair,
   RESULT_PREFIX,
   runPing,
   runThroughput,
@@ -13,6 +15,7 @@ import {
   type MessagePair,
   type PingResult,
   type ThroughputResult,
+  withTimeout,
 } from "./driver.js";
 import { g, runtimeName, runtimeVersion, scriptArgs, sleep } from "../lib/host.js";
 import { rawUdpApiName, rawUdpPair } from "./transports/raw-udp.js";
@@ -43,35 +46,6 @@ export interface GroupResult {
   errors?: string[];
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = g.setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        g.clearTimeout(t);
-        resolve(v);
-      },
-      (e: unknown) => {
-        g.clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
-}
-
-async function onFreshPair<T>(make: () => Promise<MessagePair>, run: (p: MessagePair) => Promise<T>, budgetMs: number, what: string): Promise<T> {
-  const pair = await withTimeout(make(), 5000, `${what}: connect`);
-  try {
-    return await withTimeout(run(pair), budgetMs, what);
-  } finally {
-    await withTimeout(pair.close(), 1000, `${what}: close`).catch(() => {});
-    await sleep(20); // let the last datagrams of this pair drain before the next one
-  }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}
 
 export async function measureGroup(
   make: () => Promise<MessagePair>,
@@ -99,10 +73,10 @@ export async function measureGroup(
     }
   };
   const t100 = await attempt("100 B throughput", () =>
-    onFreshPair(make, (p) => runThroughput(p, { size: 100, ...flowFor(100), durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "100 B throughput"),
+    onFreshPair(make, (p) => runThroughput(p, { size: 100, ...flowFor(100), durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "100 B throughput", 1000),
   );
   const t1000 = await attempt("1000 B throughput", () =>
-    onFreshPair(make, (p) => runThroughput(p, { size: 1000, ...flowFor(1000), durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "1000 B throughput"),
+    onFreshPair(make, (p) => runThroughput(p, { size: 1000, ...flowFor(1000), durationMs: s.durationMs, warmupMs: s.warmupMs }), budget, "1000 B throughput", 1000),
   );
   const ping = await attempt("100 B ping-pong", () =>
     onFreshPair(
@@ -110,6 +84,7 @@ export async function measureGroup(
       (p) => runPing(p, { size: 100, count: s.pingCount, warmup: 200, maxMs: s.pingMaxMs, lossTimeoutMs: reliable ? 2000 : 50 }),
       s.pingMaxMs + 5000,
       "100 B ping-pong",
+      1000,
     ),
   );
   const num = (v: number | undefined): number => (v === undefined || !Number.isFinite(v) ? 0 : v);

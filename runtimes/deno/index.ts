@@ -17,14 +17,15 @@ import { TurnReceiver } from "../../src/api/turn-receiver.js";
 import type { DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
 import { bindError, openNodeSocket, resolveWithNodeDns } from "../node/socket.js";
 
-// The slice of Deno's API used here, declared locally (no Deno types in the build).
-interface DenoUdpAddr {
+// The slice of Deno's API used here, declared locally (no Deno types in the build); the
+// benchmarks that drive Deno's sockets directly import these types too.
+export interface DenoUdpAddr {
   transport: "udp";
   hostname: string;
   port: number;
 }
 
-interface DenoDatagramConn {
+export interface DenoDatagramConn {
   readonly addr: DenoUdpAddr;
   receive(buffer?: Uint8Array): Promise<[Uint8Array, DenoUdpAddr]>;
   send(data: Uint8Array, addr: DenoUdpAddr): Promise<number>;

@@ -7,49 +7,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/session/endpoint.js";
-import type { EndpointEvent } from "../../src/session/types.js";
+import { CLIENT, pollEvents, pump, run, SERVER } from "./helpers.js";
 
 const PROTOCOL_ID = 0x5e551012;
-const SERVER = "10.0.0.1:9000";
-const CLIENT = "10.0.0.2:5000";
 
 function message(seed: number, length: number): Uint8Array {
   const m = new Uint8Array(length);
   for (let i = 0; i < length; i++) m[i] = (seed * 31 + i * 7) & 0xff;
   return m;
-}
-
-/** Every datagram `from` has due at `now`, handed to `to` (or dropped); returns how many. */
-function pump(from: Endpoint, fromAddress: string, to: Endpoint, now: number, drop = false): number {
-  let n = 0;
-  for (let t = from.pollTransmit(now); t !== undefined && n < 10_000; t = from.pollTransmit(now)) {
-    n++;
-    if (!drop) to.handleDatagram(now, fromAddress, t.bytes);
-  }
-  return n;
-}
-
-function drain(ep: Endpoint): EndpointEvent[] {
-  const out: EndpointEvent[] = [];
-  for (let e = ep.pollEvent(); e !== undefined && out.length < 100_000; e = ep.pollEvent()) out.push(e);
-  return out;
-}
-
-/** Run both ends for `steps` exchanges of 1 ms each, firing due timers; returns the events. */
-function run(server: Endpoint, client: Endpoint, start: number, steps: number): { now: number; server: EndpointEvent[]; client: EndpointEvent[] } {
-  const events = { server: [] as EndpointEvent[], client: [] as EndpointEvent[] };
-  let now = start;
-  for (let i = 0; i < steps; i++, now++) {
-    for (const ep of [client, server]) {
-      const due = ep.pollTimeout();
-      if (due !== undefined && due <= now) ep.handleTimeout(now);
-    }
-    pump(client, CLIENT, server, now);
-    events.server.push(...drain(server));
-    pump(server, SERVER, client, now);
-    events.client.push(...drain(client));
-  }
-  return { now, ...events };
 }
 
 function connected(seed: number): { server: Endpoint; client: Endpoint; c: number; s: number; now: number } {
@@ -78,7 +43,7 @@ describe("endpoint fast paths", () => {
       server.handleDatagram(now, CLIENT, t.bytes);
     }
     expect(new Set(seen).size).toBeGreaterThan(1);
-    const got = drain(server).filter((e) => e.type === "message");
+    const got = pollEvents(server).filter((e) => e.type === "message");
     expect(got.map((e) => (e.type === "message" ? e.data.length : -1))).toEqual(sizes);
     got.forEach((e, i) => expect(e.type === "message" && e.data).toEqual(message(i, sizes[i])));
   });

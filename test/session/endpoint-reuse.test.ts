@@ -7,45 +7,16 @@
 import { describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/session/endpoint.js";
 import type { EndpointEvent } from "../../src/session/types.js";
+import { CLIENT, pollEvents, pump, run, SERVER } from "./helpers.js";
 
 const PROTOCOL_ID = 0x5e551013;
-const SERVER = "10.0.0.1:9000";
-const CLIENT = "10.0.0.2:5000";
-
-function pump(from: Endpoint, fromAddress: string, to: Endpoint, now: number): number {
-  let n = 0;
-  for (let t = from.pollTransmit(now); t !== undefined && n < 10_000; t = from.pollTransmit(now)) {
-    n++;
-    to.handleDatagram(now, fromAddress, t.bytes);
-  }
-  return n;
-}
-
-function drain(ep: Endpoint): EndpointEvent[] {
-  const out: EndpointEvent[] = [];
-  for (let e = ep.pollEvent(); e !== undefined && out.length < 100_000; e = ep.pollEvent()) out.push(e);
-  return out;
-}
-
-function step(server: Endpoint, client: Endpoint, now: number, sink: { server: EndpointEvent[]; client: EndpointEvent[] }): void {
-  for (const ep of [client, server]) {
-    const due = ep.pollTimeout();
-    if (due !== undefined && due <= now) ep.handleTimeout(now);
-  }
-  pump(client, CLIENT, server, now);
-  sink.server.push(...drain(server));
-  pump(server, SERVER, client, now);
-  sink.client.push(...drain(client));
-}
 
 function connected(seed: number): { server: Endpoint; client: Endpoint; c: number; s: number; now: number } {
   const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: seed * 2 + 1 });
   const client = new Endpoint({ protocolId: PROTOCOL_ID, seed: seed * 2 + 2 });
   const c = client.connect(0, SERVER);
-  const sink = { server: [] as EndpointEvent[], client: [] as EndpointEvent[] };
-  let now = 0;
-  for (; now < 20; now++) step(server, client, now, sink);
-  const s = sink.server.find((e) => e.type === "connect")?.connection;
+  const { now, server: events } = run(server, client, 0, 20);
+  const s = events.find((e) => e.type === "connect")?.connection;
   expect(s, `seed ${seed}`).toBeDefined();
   return { server, client, c, s: s as number, now };
 }
@@ -68,7 +39,7 @@ describe("endpoint storage reuse", () => {
     }
     expect(server.connectionCount).toBe(0);
     expect(() => server.send(s, new Uint8Array([3]), { channel: 0 })).toThrow(expect.objectContaining({ code: "ERR_CONNECTION_CLOSED" }));
-    sink.server.push(...drain(server));
+    sink.server.push(...pollEvents(server));
     expect(sink.server.some((e) => e.type === "disconnect" && e.connection === s)).toBe(true);
     expect(() => server.send(s, new Uint8Array([3]), { channel: 0 })).toThrow(expect.objectContaining({ code: "ERR_UNKNOWN_CONNECTION" }));
   });
@@ -86,7 +57,7 @@ describe("endpoint storage reuse", () => {
         if (due !== undefined && due <= now) ep.handleTimeout(now);
       }
       clients.forEach((cl, i) => pump(cl, addresses[i]!, server, now));
-      for (const e of drain(server)) if (e.type === "connect") serverIds.set(e.address, e.connection);
+      for (const e of pollEvents(server)) if (e.type === "connect") serverIds.set(e.address, e.connection);
       if (serverIds.size === 3 && now % 10 === 0) {
         // Round-robin over the peers, twice to the same one now and then (cache hit and miss).
         for (let k = 0; k < 3; k++) {
@@ -101,7 +72,7 @@ describe("endpoint storage reuse", () => {
         clients[i]!.handleDatagram(now, SERVER, t.bytes);
       }
       clients.forEach((cl, i) => {
-        for (const e of drain(cl)) if (e.type === "message") received[i]!.push(e.data[0]!);
+        for (const e of pollEvents(cl)) if (e.type === "message") received[i]!.push(e.data[0]!);
       });
     }
     received.forEach((r, i) => {
@@ -124,11 +95,11 @@ describe("endpoint storage reuse", () => {
         const due = client.pollTimeout();
         if (due !== undefined && due <= t) client.handleTimeout(t);
         pump(client, CLIENT, server, t);
-        for (const e of drain(server)) if (e.type === "message" && e.connection === s) got.push(e.data[0]! | (e.data[1]! << 8));
+        for (const e of pollEvents(server)) if (e.type === "message" && e.connection === s) got.push(e.data[0]! | (e.data[1]! << 8));
         const due2 = server.pollTimeout();
         if (due2 !== undefined && due2 <= t) server.handleTimeout(t);
         pump(server, SERVER, client, t);
-        drain(client);
+        pollEvents(client);
       }
       expect(got, `burst of ${burst}`).toEqual(Array.from({ length: burst }, (_, k) => expected + k));
       expected += burst;

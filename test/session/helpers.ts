@@ -87,3 +87,44 @@ export function drain(items: Iterable<unknown>): number {
   for (const _ of items) n++;
   return n;
 }
+
+// ---- two endpoints wired directly (no simulator): each datagram handed over as it is polled ----
+
+/** The addresses the directly wired server and client see each other at. */
+export const SERVER = "10.0.0.1:9000";
+export const CLIENT = "10.0.0.2:5000";
+
+/** Every datagram `from` has due at `now`, handed to `to` (or dropped); returns how many (at most 10,000). */
+export function pump(from: Endpoint, fromAddress: string, to: Endpoint, now: number, drop = false): number {
+  let n = 0;
+  for (let t = from.pollTransmit(now); t !== undefined && n < 10_000; t = from.pollTransmit(now)) {
+    n++;
+    if (!drop) to.handleDatagram(now, fromAddress, t.bytes);
+  }
+  return n;
+}
+
+/** Every pending event of `ep`, in order. */
+export function pollEvents(ep: Endpoint): EndpointEvent[] {
+  return [...eventsOf(ep)];
+}
+
+/** One exchange at `now`: due timers on both ends, the client's datagrams to the server, the server's back. */
+export function step(server: Endpoint, client: Endpoint, now: number, sink: { server: EndpointEvent[]; client: EndpointEvent[] }): void {
+  for (const ep of [client, server]) {
+    const due = ep.pollTimeout();
+    if (due !== undefined && due <= now) ep.handleTimeout(now);
+  }
+  pump(client, CLIENT, server, now);
+  sink.server.push(...pollEvents(server));
+  pump(server, SERVER, client, now);
+  sink.client.push(...pollEvents(client));
+}
+
+/** `steps` exchanges of 1 ms each from `start`; returns the time after them and the events. */
+export function run(server: Endpoint, client: Endpoint, start: number, steps: number): { now: number; server: EndpointEvent[]; client: EndpointEvent[] } {
+  const events = { server: [] as EndpointEvent[], client: [] as EndpointEvent[] };
+  let now = start;
+  for (let i = 0; i < steps; i++, now++) step(server, client, now, events);
+  return { now, ...events };
+}

@@ -4,6 +4,7 @@
 // client's socket to its server: a connected send does less work per datagram, so the ceiling
 // gets the same advantage ackwire's client has. B stays unconnected, as a server's socket is.
 
+import type { DenoDatagramConn, DenoUdpAddr } from "../../../runtimes/deno/index.js";
 import type { MessagePair } from "../driver.js";
 import { g, importDynamic, runtimeName, type DgramModule, type DgramSocket } from "../../lib/host.js";
 
@@ -163,19 +164,8 @@ async function bunUdpPair(): Promise<MessagePair> {
 
 // ---- Deno: Deno.listenDatagram (needs --unstable-net) ---------------------
 
-interface DenoNetAddr {
-  transport: "udp";
-  hostname: string;
-  port: number;
-}
-interface DenoDatagramConn extends AsyncIterable<[Uint8Array, DenoNetAddr]> {
-  readonly addr: DenoNetAddr;
-  receive(p?: Uint8Array): Promise<[Uint8Array, DenoNetAddr]>;
-  send(p: Uint8Array, addr: DenoNetAddr): Promise<number>;
-  close(): void;
-}
 interface DenoGlobal {
-  listenDatagram?(opt: { hostname: string; port: number; transport: "udp" }): DenoDatagramConn;
+  listenDatagram?(opt: DenoUdpAddr): DenoDatagramConn;
 }
 
 async function denoUdpPair(): Promise<MessagePair> {
@@ -185,8 +175,8 @@ async function denoUdpPair(): Promise<MessagePair> {
   }
   const a = deno.listenDatagram({ hostname: HOST, port: 0, transport: "udp" });
   const b = deno.listenDatagram({ hostname: HOST, port: 0, transport: "udp" });
-  const addrA: DenoNetAddr = { transport: "udp", hostname: HOST, port: a.addr.port };
-  const addrB: DenoNetAddr = { transport: "udp", hostname: HOST, port: b.addr.port };
+  const addrA: DenoUdpAddr = { transport: "udp", hostname: HOST, port: a.addr.port };
+  const addrB: DenoUdpAddr = { transport: "udp", hostname: HOST, port: b.addr.port };
   let closed = false;
   const ignoreClosed = (err: unknown): void => {
     if (!closed) throw err;
