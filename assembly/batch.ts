@@ -6,9 +6,9 @@ import {
   channelBase, channelCount, channelKind, configOffset, descriptorOffset, maxRecords, maxSlots,
   orderedChannels, readLayout, rxEnd, rxStart, scratchOffset, slotBase, slotBytesNeeded, slotStride,
   txEnd, txStart, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, MAX_PARITY_BLOCKS,
-  SLOT_NEXT_SEND,
+  PACKET_WINDOW, SLOT_CRC_STATE, SLOT_NEXT_SEND, SLOT_TX_CRCS,
 } from "./layout";
-import { crc32c as crc32cPlain, crcInit, crcWithPrefix } from "./crc32c";
+import { crc32c as crc32cPlain, crcInit, crcUpdate, crcWithPrefix, prefixStateWith, protocolPrefixState } from "./crc32c";
 import {
   lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader, ACKS_VALID,
   CRC_BYTES, DATA_HEADER_BYTES, MAX_DATAGRAM_BYTES, MIN_DATAGRAM_BYTES, TYPE_DATA, TYPE_KEEPALIVE,
@@ -63,12 +63,14 @@ export function init(config: i32): i32 {
   return INIT_OK;
 }
 
-/** Clear every piece of a slot's state; its first outgoing sequence is `initialSequence`. */
+/** Clear every piece of a slot's state; its first outgoing sequence is `initialSequence`. Its
+ *  DATA CRCs start from the protocol prefix alone until keySlot gives it a key. */
 export function resetSlot(slot: i32, initialSequence: i32): void {
   if (slot < 0 || slot >= maxSlots) return;
   const base = slotBase(slot);
   memory.fill(base, 0, slotStride);
   store<u32>(base, <u32>initialSequence & 0xffff, SLOT_NEXT_SEND);
+  store<u32>(base, protocolPrefixState(), SLOT_CRC_STATE);
   for (let ch: u32 = 0; ch < channelCount; ch++) {
     const kind = channelKind(ch);
     // Dedup windows start "just before 0" so messageSeq 0 is the first new one.
@@ -76,6 +78,23 @@ export function resetSlot(slot: i32, initialSequence: i32): void {
       store<u32>(channelBase(base, ch), 0xffff, CHANNEL_BASE);
     }
   }
+}
+
+/**
+ * Give a slot its connection key: the `length` bytes the host wrote at the scratch area join
+ * the CRC prefix of the slot's DATA and KEEPALIVE packets, both ways (PROTOCOL §1). Returns 0,
+ * or -1 on bad arguments.
+ */
+export function keySlot(slot: i32, length: i32): i32 {
+  if (slot < 0 || slot >= maxSlots || length < 0 || length > 64) return -1;
+  store<u32>(slotBase(slot), prefixStateWith(scratchOffset, <usize>length), SLOT_CRC_STATE);
+  return 0;
+}
+
+/** The CRC of the newest packet the slot sealed whose sequence is `sequence` mod 256. */
+export function sentCrc(slot: i32, sequence: i32): u32 {
+  if (slot < 0 || slot >= maxSlots) return 0;
+  return load<u32>(slotBase(slot) + SLOT_TX_CRCS + (<usize>(<u32>sequence & (PACKET_WINDOW - 1)) << 2));
 }
 
 export function consumed(): i32 {
@@ -111,21 +130,30 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
   }
   const ptr = <usize>offset;
   const bodyEnd = ptr + <usize>length - CRC_BYTES;
-  if (load<u32>(bodyEnd) != crcWithPrefix(ptr, bodyEnd - ptr)) return drop(index, slot, BAD_CRC);
+  // The type picks the CRC prefix: handshake packets are checked with the protocol prefix,
+  // DATA and KEEPALIVE with their connection's (PROTOCOL §1).
   const typeByte = <u32>load<u8>(ptr);
   const type = packetType(typeByte);
   if (type < 0) return drop(index, slot, UNKNOWN_TYPE);
-  if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
   if (<u32>type != TYPE_DATA && <u32>type != TYPE_KEEPALIVE) {
+    if (load<u32>(bodyEnd) != crcWithPrefix(ptr, bodyEnd - ptr)) return drop(index, slot, BAD_CRC);
+    if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
     writeRecord(RECORD_CONTROL, slot, type, index, 0, 0, offset + 1, length - 1 - <i32>CRC_BYTES);
     return;
   }
   if (slot < 0 || slot >= maxSlots) {
+    // No connection, so no key to check it with: answered NO_CONNECTION, which echoes its
+    // sequence and CRC so that only the real sender can act on the answer.
+    if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
     countDrop(UNKNOWN_PEER);
-    writeRecord(RECORD_UNKNOWN_PEER, slot, 0, index, 0, 0, 0, 0);
+    writeRecord(RECORD_UNKNOWN_PEER, slot, 0, index, <i32>readSequence(ptr), <i32>load<u32>(bodyEnd), 0, 0);
     return;
   }
   const base = slotBase(slot);
+  if (load<u32>(bodyEnd) != (crcUpdate(load<u32>(base, SLOT_CRC_STATE), ptr, bodyEnd - ptr) ^ 0xffffffff)) {
+    return drop(index, slot, BAD_CRC);
+  }
+  if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
   const sequence = readSequence(ptr);
   const window = receiveCheck(base, sequence);
   if (window != ACCEPT) return drop(index, slot, window);
@@ -173,7 +201,9 @@ export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): 
     writeDataHeader(ptr, <u32>type, sequence, 0, 0);
   }
   const crcAt = ptr + DATA_HEADER_BYTES + <usize>framesLength;
-  store<u32>(crcAt, crcWithPrefix(ptr, crcAt - ptr));
+  const crc = crcUpdate(load<u32>(base, SLOT_CRC_STATE), ptr, crcAt - ptr) ^ 0xffffffff;
+  store<u32>(crcAt, crc);
+  store<u32>(base + SLOT_TX_CRCS + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2), crc);
   return <i32>sequence;
 }
 

@@ -88,7 +88,18 @@ export function crc32c(ptr: usize, len: usize): u32 {
   return crcUpdate(0xffffffff, ptr, len) ^ 0xffffffff;
 }
 
-/** CRC-32C of prefix || bytes: what a datagram's trailing 4 bytes must hold. */
+/** CRC-32C of prefix || bytes: what a handshake datagram's trailing 4 bytes must hold. */
 export function crcWithPrefix(ptr: usize, len: usize): u32 {
   return crcUpdate(prefixState, ptr, len) ^ 0xffffffff;
+}
+
+/** The raw state after the protocol prefix followed by `len` more prefix bytes at `ptr` (a
+ *  connection's key): the start of that connection's DATA and KEEPALIVE CRCs. */
+export function prefixStateWith(ptr: usize, len: usize): u32 {
+  return crcUpdate(prefixState, ptr, len);
+}
+
+/** The raw state after the protocol prefix alone (a slot with no key yet). */
+export function protocolPrefixState(): u32 {
+  return prefixState;
 }

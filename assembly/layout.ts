@@ -29,11 +29,17 @@ export const MAX_PARITY_BLOCKS: u32 = 256;
 export const SLOT_FLAGS: usize = 0;
 export const SLOT_NEXT_SEND: usize = 4;
 export const SLOT_MOST_RECENT_RECEIVED: usize = 8;
+/** u32: the CRC state after this connection's prefix (protocol prefix + connection key), before
+ *  the final xor: DATA and KEEPALIVE of the slot are sealed and checked from it (PROTOCOL §1). */
+export const SLOT_CRC_STATE: usize = 12;
 /** u32[256], index seq % 256: 0 = empty, else 0x10000 | seq (seed 002's sequence buffer). */
 export const SLOT_RX_WINDOW: usize = 16;
 /** u32[256]: 0x10000 | seq while in flight, 0 once acked or never sent. */
 export const SLOT_TX_WINDOW: usize = 16 + 256 * 4;
-export const SLOT_CHANNELS: usize = 16 + 256 * 8;
+/** u32[256], index seq % 256: the CRC of the newest packet sealed with that index (the
+ *  NO_CONNECTION echo is checked against it, PROTOCOL §4). */
+export const SLOT_TX_CRCS: usize = 16 + 256 * 8;
+export const SLOT_CHANNELS: usize = 16 + 256 * 12;
 export const SLOT_FLAG_RECEIVED: u32 = 1;
 export const ENTRY_PRESENT: u32 = 0x10000;
 

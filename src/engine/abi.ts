@@ -47,7 +47,11 @@ export const FRAGMENT_EXTRA_BYTES = 4;
 export const LATEST_STATE_EXTRA_BYTES = 4;
 export const CONNECT_REQUEST_BYTES = 256;
 export const PROTOCOL_MAGIC = 0x776b6361; // "ackw" little-endian
-export const WIRE_VERSION = 1;
+export const WIRE_VERSION = 2;
+/** Bytes of a connection key (PROTOCOL §1): clientSalt (u32), sessionId (u32). */
+export const CONNECTION_KEY_BYTES = 8;
+/** Longest key keySlot takes. */
+export const MAX_KEY_BYTES = 64;
 /** Packets remembered per direction for dedup and ack scan. Power of two. */
 export const PACKET_WINDOW = 256;
 /** Per-channel message window (reorder / dedup). Power of two, < 32768. */
@@ -75,8 +79,8 @@ export const enum RecordType {
   Release = 7,
   /** A frame in an accepted datagram was dropped. a = DropReason, b = channel, c = messageSeq. */
   FrameDropped = 8,
-  /** DATA/KEEPALIVE with a valid CRC from an address with no slot: answer NO_CONNECTION.
-   *  b = datagram index. */
+  /** DATA/KEEPALIVE (CRC not checked: there is no key to check it with) from an address with
+   *  no slot: answer NO_CONNECTION. b = datagram index, c = its sequence, d = its CRC field. */
   UnknownPeer = 9,
 }
 
@@ -178,8 +182,14 @@ export interface Engine {
   sealData(slot: number, offset: number, framesLength: number, type: PacketType): number;
   /** Append a CRC to the `length` bytes at `offset` (type byte + body). Returns the new length. */
   sealControl(offset: number, length: number): number;
-  /** Clear all state of a slot; its first outgoing packet sequence is `initialSequence`. */
+  /** Clear all state of a slot; its first outgoing packet sequence is `initialSequence`. Its
+   *  DATA/KEEPALIVE CRCs use the protocol prefix alone until keySlot. */
   resetSlot(slot: number, initialSequence: number): void;
+  /** The slot's connection key (CONNECTION_KEY_BYTES or fewer bytes, at most 64): appended to
+   *  the CRC prefix of its DATA and KEEPALIVE packets, sent and received (PROTOCOL §1). */
+  keySlot(slot: number, key: Uint8Array): void;
+  /** CRC of the newest packet the slot sealed whose sequence is `sequence` mod 256 (0 if none). */
+  sentCrc(slot: number, sequence: number): number;
   /** Datagram-level + frame-level drop counters since creation, indexed by DropReason. */
   dropCount(reason: DropReason): number;
   /** CRC32C of `length` bytes at `offset` (no prefix). For tests and tools. */

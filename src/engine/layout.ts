@@ -61,9 +61,11 @@ export const enum SlotField {
   Flags = 0, // bit 0: has received a packet
   NextSendSequence = 4,
   MostRecentReceived = 8,
+  CrcState = 12, // u32: CRC state after the connection's prefix (PROTOCOL §1), before the final xor
   ReceivedWindow = 16, // u32[PACKET_WINDOW]
   SentWindow = 16 + PACKET_WINDOW * 4, // u32[PACKET_WINDOW]
-  Channels = 16 + PACKET_WINDOW * 8,
+  SentCrcs = 16 + PACKET_WINDOW * 8, // u32[PACKET_WINDOW]: CRC of the newest packet sealed per index
+  Channels = 16 + PACKET_WINDOW * 12,
 }
 export const SLOT_FLAG_RECEIVED = 1;
 export const WINDOW_ENTRY_PRESENT = 0x10000;

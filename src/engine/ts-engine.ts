@@ -14,6 +14,7 @@ import {
   DropReason,
   FRAME_FLAG_FRAGMENT,
   MAX_DATAGRAM_BYTES,
+  MAX_KEY_BYTES,
   MESSAGE_WINDOW,
   PACKET_WINDOW,
   PacketType,
@@ -111,12 +112,24 @@ export class TsEngine implements Engine {
     const base = this.slotBase(slot);
     this.bytes.fill(0, base, base + this.layout.slotStride);
     this.view.setUint32(base + SlotField.NextSendSequence, initialSequence & 0xffff, true);
+    this.view.setUint32(base + SlotField.CrcState, this.prefixCrc, true);
     for (let ch = 0; ch < this.channelCount; ch++) {
       const kind = this.kinds[ch];
       // Dedup windows start "just before 0" so messageSeq 0 is the first new one.
       if (kind === DeliveryKind.ReliableUnordered || kind === DeliveryKind.LatestState)
         this.view.setUint32(base + SlotField.Channels + ch * CHANNEL_STRIDE + ChannelField.Base, 0xffff, true);
     }
+  }
+
+  keySlot(slot: number, key: Uint8Array): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots) || key.length > MAX_KEY_BYTES)
+      throw new EngineUsageError(`keySlot(${slot}, ${key.length} bytes): slot must be in 0..${this.maxSlots - 1}, the key at most ${MAX_KEY_BYTES} bytes`);
+    this.view.setUint32(this.slotBase(slot) + SlotField.CrcState, crcUpdate(this.prefixCrc, key, 0, key.length), true);
+  }
+
+  sentCrc(slot: number, sequence: number): number {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots)) return 0;
+    return this.view.getUint32(this.slotBase(slot) + SlotField.SentCrcs + (sequence & WINDOW_MASK) * 4, true);
   }
 
   sealControl(offset: number, length: number): number {
@@ -158,7 +171,10 @@ export class TsEngine implements Engine {
     v.setUint16(offset + 1, seq, true);
     v.setUint16(offset + 3, ack, true);
     v.setUint32(offset + 5, bits >>> 0, true);
-    this.sealControl(offset, DATA_HEADER_BYTES + framesLength);
+    const length = DATA_HEADER_BYTES + framesLength;
+    const crc = (crcUpdate(v.getUint32(base + SlotField.CrcState, true), this.bytes, offset, length) ^ 0xffffffff) >>> 0;
+    v.setUint32(offset + length, crc, true);
+    v.setUint32(base + SlotField.SentCrcs + (seq & WINDOW_MASK) * 4, crc, true);
     return seq;
   }
 
@@ -210,8 +226,8 @@ export class TsEngine implements Engine {
     const L = this.layout;
     if (off < L.rxArenaOffset || off + len > L.rxArenaOffset + L.rxArenaBytes) return this.drop(index, slot, DropReason.BadLength);
     const bodyEnd = off + len - CRC_BYTES;
-    const crc = (crcUpdate(this.prefixCrc, b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
-    if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
+    // The type picks the CRC prefix: handshake packets are checked with the protocol prefix,
+    // DATA and KEEPALIVE with their connection's (PROTOCOL §1).
     const typeByte = b[off];
     const type = typeByte & 0x0f;
     const acksValid = (typeByte & ACKS_VALID) !== 0;
@@ -219,17 +235,25 @@ export class TsEngine implements Engine {
     if ((typeByte & 0xe0) !== 0 || type > PacketType.Keepalive || (acksValid && !sequenced))
       return this.drop(index, slot, DropReason.UnknownType);
     const bodyLength = len - 1 - CRC_BYTES;
-    if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
     if (!sequenced) {
+      const crc = (crcUpdate(this.prefixCrc, b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
+      if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
+      if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
       this.emit(RecordType.Control, slot, type, index, 0, 0, off + 1, bodyLength);
       return;
     }
     if (slot < 0 || slot >= this.maxSlots) {
+      // No connection, so no key to check it with: answered NO_CONNECTION, which echoes its
+      // sequence and CRC so that only the real sender can act on the answer.
+      if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
       this.counters[DropReason.UnknownPeer]++;
-      this.emit(RecordType.UnknownPeer, slot, 0, index, 0, 0, 0, 0);
+      this.emit(RecordType.UnknownPeer, slot, 0, index, v.getUint16(off + 1, true), v.getInt32(bodyEnd, true), 0, 0);
       return;
     }
     const base = this.slotBase(slot);
+    const crc = (crcUpdate(v.getUint32(base + SlotField.CrcState, true), b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
+    if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
+    if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
     const seq = v.getUint16(off + 1, true);
     const hasReceived = (v.getUint32(base + SlotField.Flags, true) & SLOT_FLAG_RECEIVED) !== 0;
     const mostRecent = v.getUint32(base + SlotField.MostRecentReceived, true);
@@ -455,7 +479,7 @@ export function bodyLengthValid(v: DataView, type: number, off: number, body: nu
     case PacketType.DisconnectAck:
       return body === 4;
     case PacketType.NoConnection:
-      return body === 0;
+      return body === 6; // the echoed sequence and CRC (PROTOCOL §4)
     default:
       return false;
   }

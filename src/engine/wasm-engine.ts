@@ -11,6 +11,7 @@ import { EngineUsageError } from "./layout.js";
 import {
   DATA_OVERHEAD_BYTES,
   MAX_DATAGRAM_BYTES,
+  MAX_KEY_BYTES,
   PacketType,
   RECORD_INTS,
   type DropReason,
@@ -53,6 +54,8 @@ interface EngineExports {
   dataEnd(): number;
   init(configOffset: number): number;
   resetSlot(slot: number, initialSequence: number): void;
+  keySlot(slot: number, length: number): number;
+  sentCrc(slot: number, sequence: number): number;
   processBatch(count: number): number;
   consumed(): number;
   sealData(slot: number, offset: number, framesLength: number, type: number): number;
@@ -181,6 +184,17 @@ export class WasmEngine implements Engine {
     if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots))
       throw new EngineUsageError(`resetSlot(${slot}): slot must be an integer in 0..${this.maxSlots - 1}`);
     this.wasm.resetSlot(slot, initialSequence & 0xffff);
+  }
+
+  keySlot(slot: number, key: Uint8Array): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots) || key.length > MAX_KEY_BYTES)
+      throw new EngineUsageError(`keySlot(${slot}, ${key.length} bytes): slot must be in 0..${this.maxSlots - 1}, the key at most ${MAX_KEY_BYTES} bytes`);
+    this.bytes.set(key, scratchOffsetOf(this.layout));
+    this.wasm.keySlot(slot, key.length);
+  }
+
+  sentCrc(slot: number, sequence: number): number {
+    return this.wasm.sentCrc(slot, sequence & 0xffff) >>> 0;
   }
 
   dropCount(reason: DropReason): number {

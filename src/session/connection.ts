@@ -35,6 +35,7 @@ import type { ResolvedConfig } from "./config.js";
 import {
   AttemptPhase,
   ClientAttempt,
+  connectionKey,
   encodeAccept,
   encodeDisconnect,
   readU16,
@@ -339,6 +340,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.state !== ConnectionState.Connecting || this.attempt === undefined || fields.salt !== this.salt) return false;
     if (this.attempt.phase !== AttemptPhase.Response) return false;
     this.sessionId = fields.sessionId;
+    this.host.engine.keySlot(this.slot, connectionKey(this.salt, this.sessionId));
     this.attempt = undefined;
     this.setRare(RareTimer.Handshake, Infinity);
     this.setRare(RareTimer.ConnectTimeout, Infinity);

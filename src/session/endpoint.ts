@@ -45,6 +45,7 @@ import {
   MAX_DISCONNECT_USER_DATA,
   MAX_RESPONSE_USER_DATA,
   denyReasonName,
+  connectionKey,
   encodeChallenge,
   encodeDeny,
   encodeDisconnectAck,
@@ -54,6 +55,7 @@ import {
   parseDeny,
   parseDisconnect,
   parseDisconnectAck,
+  parseNoConnection,
   parseRequest,
   parseResponse,
 } from "./handshake.js";
@@ -65,10 +67,11 @@ import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, E
 interface ControlReply {
   to: Address;
   type: PacketType;
+  /** The client's salt; NO_CONNECTION: the echoed CRC. */
   salt: number;
   /** CHALLENGE: the cookie (copied); DENY: user data. */
   bytes: Uint8Array | undefined;
-  /** DENY reason, or DISCONNECT_ACK session id. */
+  /** DENY reason, DISCONNECT_ACK session id, or NO_CONNECTION's echoed sequence. */
   value: number;
 }
 
@@ -87,6 +90,8 @@ export interface EndpointCounters {
   deniesSent: number;
   noConnectionSent: number;
   noConnectionRateLimited: number;
+  /** NO_CONNECTION that did not echo a packet of the connection (forged or stale): ignored. */
+  unverifiedNoConnection: number;
   controlQueueOverflow: number;
   /** Handshake/control packets that made no sense in the current state (ignored). */
   unexpectedControl: number;
@@ -201,6 +206,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       challengesSent: 0,
       deniesSent: 0,
       noConnectionSent: 0,
+      unverifiedNoConnection: 0,
       noConnectionRateLimited: 0,
       controlQueueOverflow: 0,
       unexpectedControl: 0,
@@ -552,7 +558,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         length = encodeDisconnectAck(b, offset, reply.value);
         break;
       default:
-        length = encodeNoConnection(b, offset);
+        length = encodeNoConnection(b, offset, reply.value, reply.salt);
     }
     return this.engine.sealControl(offset, length);
   }
@@ -672,7 +678,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           break;
         case RecordType.UnknownPeer:
           this.counters.drops[DropReason.UnknownPeer]++;
-          this.replyNoConnection(now, this.batchFrom[base + r[p + 3]]);
+          this.replyNoConnection(now, this.batchFrom[base + r[p + 3]], r[p + 4], r[p + 5]);
           break;
         default:
           break;
@@ -680,7 +686,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
   }
 
-  private replyNoConnection(now: number, to: Address): void {
+  /** NO_CONNECTION to `to`, echoing the `sequence` and `crc` of the packet it answers. */
+  private replyNoConnection(now: number, to: Address, sequence: number, crc: number): void {
     // A client still handshaking with this address ignores its early DATA silently.
     const conn = this.byAddress.get(to);
     if (conn !== undefined) return;
@@ -689,7 +696,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       return;
     }
     this.counters.noConnectionSent++;
-    this.queueControl({ to, type: PacketType.NoConnection, salt: 0, bytes: undefined, value: 0 });
+    this.queueControl({ to, type: PacketType.NoConnection, salt: crc, bytes: undefined, value: sequence });
   }
 
   // ---- the handshake, server and client side (PROTOCOL §4; see handshake.ts) -----------------
@@ -760,6 +767,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         }
         const created = this.allocate(now, from, Role.Server, res.salt);
         created.sessionId = this.random() || 1;
+        this.engine.keySlot(created.slot, connectionKey(created.salt, created.sessionId));
         created.acceptDue = true;
         created.acceptUserData = acceptData;
         this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
@@ -815,6 +823,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       case PacketType.NoConnection: {
         if (conn === undefined || conn.state !== ConnectionState.Connected) return this.unexpected();
+        // Genuine only if it echoes a packet we sent (its sequence and CRC, which carry the
+        // connection key): anyone can send NO_CONNECTION from our peer's address.
+        const echo = parseNoConnection(b, offset, length);
+        if (echo === undefined || this.engine.sentCrc(conn.slot, echo.sequence) !== echo.crc) {
+          this.counters.unverifiedNoConnection++;
+          return;
+        }
         conn.finish("no-connection");
         this.remove(conn);
         return;

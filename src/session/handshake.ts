@@ -20,7 +20,7 @@
  * type byte, before the CRC) whose length the engine already checked against §1's table; they
  * still bounds-check everything they read and return undefined on anything malformed.
  */
-import { PacketType, WIRE_VERSION } from "../engine/abi.js";
+import { CONNECTION_KEY_BYTES, PacketType, WIRE_VERSION } from "../engine/abi.js";
 import { addressBytes } from "./address.js";
 import { cookiesEqual, sipHash128, type SipKey } from "./cookie.js";
 import type { Address, DenyReason } from "./types.js";
@@ -149,9 +149,12 @@ export function encodeDisconnectAck(b: Uint8Array, at: number, sessionId: number
   return 5;
 }
 
-export function encodeNoConnection(b: Uint8Array, at: number): number {
+/** NO_CONNECTION echoing the sequence and CRC field of the DATA/KEEPALIVE it answers (§4). */
+export function encodeNoConnection(b: Uint8Array, at: number, sequence: number, crc: number): number {
   b[at] = PacketType.NoConnection;
-  return 1;
+  writeU16(b, at + 1, sequence);
+  writeU32(b, at + 3, crc);
+  return 7;
 }
 
 // ---- parsers (body = bytes after the type byte, before the CRC) --------------------------------
@@ -247,6 +250,30 @@ export function parseDisconnect(b: Uint8Array, at: number, length: number): Disc
 
 export function parseDisconnectAck(b: Uint8Array, at: number, length: number): number | undefined {
   return length === 4 ? readU32(b, at) : undefined;
+}
+
+export interface NoConnectionFields {
+  /** Sequence and CRC field of the packet it answers: ours, if the NO_CONNECTION is genuine. */
+  sequence: number;
+  crc: number;
+}
+
+export function parseNoConnection(b: Uint8Array, at: number, length: number): NoConnectionFields | undefined {
+  return length === 6 ? { sequence: readU16(b, at), crc: readU32(b, at + 2) } : undefined;
+}
+
+/**
+ * A connection's key (PROTOCOL §1): the client's salt (random, in its requests) and the session
+ * id (random, in the server's ACCEPT), which only the two ends have seen. Joined to the CRC
+ * prefix of the connection's DATA and KEEPALIVE packets, so that a sender that saw neither
+ * cannot make a packet the connection accepts. (Not the cookie: a client may switch cookies
+ * when a late CHALLENGE from a new window arrives after the server accepted the old one.)
+ */
+export function connectionKey(salt: number, sessionId: number): Uint8Array {
+  const key = new Uint8Array(CONNECTION_KEY_BYTES);
+  writeU32(key, 0, salt);
+  writeU32(key, 4, sessionId);
+  return key;
 }
 
 // ---- the server's stateless cookie ------------------------------------------------------------

@@ -1,7 +1,7 @@
 // CRC-32C known answers (RFC 3720 §B.4) and the protocol-id prefix, on both engines.
 import { describe, expect, it } from "vitest";
-import { DropReason, RecordType, type Engine } from "../../src/engine/abi.js";
-import { config, deliver, sealPacket, tsEngine, wasmEngine, PROTOCOL_ID } from "./helpers.js";
+import { DropReason, PacketType, RecordType, type Engine } from "../../src/engine/abi.js";
+import { config, deliver, sealControlPacket, sealPacket, tsEngine, wasmEngine, PROTOCOL_ID } from "./helpers.js";
 
 const rfc3720ReadPdu = [
   0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -47,6 +47,8 @@ describe.each([
     const other = tsEngine(config({ protocolId: PROTOCOL_ID ^ 1 }));
     const same = tsEngine();
     sender.resetSlot(0, 100);
+    other.resetSlot(0, 0);
+    same.resetSlot(0, 0);
     const { bytes } = sealPacket(sender, 0, []);
     // Prefix = "ackw" || protocolId, never sent: CRC over prefix + datagram.
     const prefixed = [0x61, 0x63, 0x6b, 0x77, PROTOCOL_ID & 0xff, (PROTOCOL_ID >>> 8) & 0xff, (PROTOCOL_ID >>> 16) & 0xff, PROTOCOL_ID >>> 24];
@@ -56,6 +58,54 @@ describe.each([
     expect(deliver(other, [{ bytes, slot: 0 }])[0].slice(0, 3)).toEqual([RecordType.DatagramDropped, 0, DropReason.BadCrc]);
     expect(other.dropCount(DropReason.BadCrc)).toBe(1);
     expect(deliver(same, [{ bytes, slot: 0 }])[0][0]).toBe(RecordType.PacketReceived);
+  });
+});
+
+describe.each([
+  ["wasm (debug)", () => wasmEngine()],
+  ["wasm (release)", () => wasmEngine(config(), "release")],
+  ["ts", async () => tsEngine()],
+])("connection keys on the %s engine", (_name, make) => {
+  const key = Uint8Array.from({ length: 24 }, (_, i) => (i * 29 + 5) & 0xff);
+  const prefix = [0x61, 0x63, 0x6b, 0x77, PROTOCOL_ID & 0xff, (PROTOCOL_ID >>> 8) & 0xff, (PROTOCOL_ID >>> 16) & 0xff, PROTOCOL_ID >>> 24];
+
+  it("a keyed slot's DATA carries CRC(prefix || key || datagram), remembered per sequence", async () => {
+    const sender = await make();
+    sender.resetSlot(3, 65534);
+    sender.keySlot(3, key);
+    for (let i = 0; i < 300; i++) {
+      const { seq, bytes } = sealPacket(sender, 3, [{ channel: 0, kind: 0, seq: i, payload: Uint8Array.of(i & 0xff, 7) }]);
+      const crc = new DataView(bytes.buffer).getUint32(bytes.length - 4, true);
+      if (i < 3 || i > 296) expect(crc).toBe(bitwiseCrc32c([...prefix, ...key, ...bytes.subarray(0, bytes.length - 4)]));
+      expect(sender.sentCrc(3, seq)).toBe(crc);
+    }
+    // Another slot, unkeyed: the protocol prefix alone.
+    sender.resetSlot(2, 9);
+    const plain = sealPacket(sender, 2, []);
+    expect(new DataView(plain.bytes.buffer).getUint32(plain.bytes.length - 4, true)).toBe(bitwiseCrc32c([...prefix, ...plain.bytes.subarray(0, plain.bytes.length - 4)]));
+  });
+
+  it("only a slot with the same key accepts it; without a slot it is UnknownPeer with its sequence and CRC", async () => {
+    const sender = await make();
+    sender.resetSlot(0, 500);
+    sender.keySlot(0, key);
+    const { seq, bytes } = sealPacket(sender, 0, [{ channel: 0, kind: 0, seq: 0, payload: Uint8Array.of(1, 2, 3) }]);
+    const crc = new DataView(bytes.buffer).getInt32(bytes.length - 4, true);
+    const receiver = await make();
+    receiver.resetSlot(0, 0);
+    receiver.resetSlot(1, 0);
+    receiver.keySlot(1, key.map((b, i) => (i === 23 ? b ^ 1 : b)));
+    receiver.resetSlot(2, 0);
+    receiver.keySlot(2, key);
+    expect(deliver(receiver, [{ bytes, slot: 0 }])[0].slice(0, 3)).toEqual([RecordType.DatagramDropped, 0, DropReason.BadCrc]);
+    expect(deliver(receiver, [{ bytes, slot: 1 }])[0].slice(0, 3)).toEqual([RecordType.DatagramDropped, 1, DropReason.BadCrc]);
+    expect(deliver(receiver, [{ bytes, slot: 2 }])[0].slice(0, 3)).toEqual([RecordType.PacketReceived, 2, seq]);
+    expect(receiver.dropCount(DropReason.BadCrc)).toBe(2);
+    const unknown = deliver(receiver, [{ bytes, slot: -1 }])[0];
+    expect([unknown[0], unknown[1], unknown[4], unknown[5]]).toEqual([RecordType.UnknownPeer, -1, seq, crc]);
+    // Control packets keep the protocol prefix whatever the slot's key.
+    const control = sealControlPacket(sender, Uint8Array.of(PacketType.NoConnection, 1, 2, 3, 4, 5, 6));
+    expect(deliver(receiver, [{ bytes: control, slot: 2 }])[0].slice(0, 3)).toEqual([RecordType.Control, 2, PacketType.NoConnection]);
   });
 });
 

@@ -92,7 +92,7 @@ describe("packet type and length rules (PROTOCOL §1)", () => {
     [PacketType.Deny, 7, 6],
     [PacketType.Disconnect, 7, 6],
     [PacketType.DisconnectAck, 4],
-    [PacketType.NoConnection, 0],
+    [PacketType.NoConnection, 6],
   ];
   it.each(legal)("type %i: legal length gives Control, +-1 gives BadLength", async (type, fixed, udlAt) => {
     const e = await wasmEngine();

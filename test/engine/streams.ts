@@ -11,7 +11,7 @@ const CONTROL_RULES: Record<number, { fixed: number; udlAt?: number; max?: numbe
   [PacketType.Deny]: { fixed: 7, udlAt: 6, max: 200 },
   [PacketType.Disconnect]: { fixed: 7, udlAt: 6, max: 512 },
   [PacketType.DisconnectAck]: { fixed: 4 },
-  [PacketType.NoConnection]: { fixed: 0 },
+  [PacketType.NoConnection]: { fixed: 6 },
 };
 
 export interface Datagram {

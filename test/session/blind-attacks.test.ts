@@ -1,0 +1,105 @@
+/**
+ * Off-path ("blind") attacks: an attacker who knows the protocol id (it is in every copy of the
+ * game) and the two addresses, but sees none of the connection's packets. It can spoof the
+ * peer's source address. It must not be able to inject messages, forge acknowledgements (which
+ * would make the sender drop reliable data it believes delivered), or tear the connection down
+ * with a forged NO_CONNECTION (docs/PROTOCOL.md §1 and §4: the connection key and the echo).
+ */
+import { describe, expect, it } from "vitest";
+import { DropReason, PROTOCOL_MAGIC, PacketType } from "../../src/engine/abi.js";
+import { crcUpdate } from "../../src/engine/ts-engine.js";
+import { Rng } from "../../src/sim/rng.js";
+import { PROTOCOL_ID, connectPair, makePair, pollEvents } from "./helpers.js";
+
+/** The CRC every datagram would carry if only the protocol id were mixed in. */
+function sealWithProtocolId(body: Uint8Array): Uint8Array {
+  const prefix = new Uint8Array(8);
+  const v = new DataView(prefix.buffer);
+  v.setUint32(0, PROTOCOL_MAGIC, true);
+  v.setUint32(4, PROTOCOL_ID, true);
+  let crc = crcUpdate(0xffffffff, prefix, 0, 8);
+  crc = (crcUpdate(crc, body, 0, body.length) ^ 0xffffffff) >>> 0;
+  const out = new Uint8Array(body.length + 4);
+  out.set(body);
+  new DataView(out.buffer).setUint32(body.length, crc, true);
+  return out;
+}
+
+/** A DATA packet with sequence `seq` acknowledging everything up to `ack`, carrying one
+ *  reliable-ordered message "EVIL" on channel 0 (messageSeq `messageSeq`). */
+function forgedData(seq: number, ack: number, messageSeq: number): Uint8Array {
+  const body = new Uint8Array(9 + 6 + 4);
+  const v = new DataView(body.buffer);
+  body[0] = PacketType.Data | 0x10; // ACKS_VALID
+  v.setUint16(1, seq, true);
+  v.setUint16(3, ack, true);
+  v.setUint32(5, 0xffffffff, true);
+  body[9] = 0; // channel 0 (reliable-ordered in DEFAULT_CHANNELS)
+  body[10] = 3; // kind ReliableOrdered
+  v.setUint16(11, messageSeq, true);
+  v.setUint16(13, 4, true);
+  body.set([69, 86, 73, 76], 15);
+  return sealWithProtocolId(body);
+}
+
+describe("blind attacks", () => {
+  it("forged DATA from the server's address, every sequence and ack: nothing delivered, nothing acknowledged", () => {
+    const seed = 811;
+    const pair = makePair(seed);
+    const [c] = connectPair(pair);
+    // A reliable message whose datagram the attacker wants the client to believe delivered.
+    pair.client.send(c, new Uint8Array([1, 2, 3]), { channel: 0 });
+    pair.network.flush();
+    let withheld = 0;
+    for (let d = pair.toServer.pollDelivery(Infinity); d !== undefined; d = pair.toServer.pollDelivery(Infinity)) withheld++;
+    expect(withheld, `seed ${seed}`).toBeGreaterThan(0);
+    const crcDropsBefore = pair.client.counters.drops[DropReason.BadCrc];
+    // 65,536 datagrams: every packet sequence once, each acknowledging the 33 sequences up to
+    // a different ack (so some ack covers the withheld packet whatever its sequence).
+    for (let s = 0; s < 65536; s++) {
+      pair.client.handleDatagram(pair.now, pair.serverAddress, forgedData(s, (s * 7919) & 0xffff, s & 0x3ff));
+      if ((s & 63) === 63) pair.client.handleTimeout(pair.now);
+    }
+    pair.client.handleTimeout(pair.now);
+    const injected = pollEvents(pair.client).filter((e) => e.type === "message" || e.type === "disconnect");
+    expect(injected, `seed ${seed}`).toEqual([]);
+    expect(pair.client.counters.drops[DropReason.BadCrc] - crcDropsBefore, `seed ${seed}: forged datagrams dropped as BadCrc`).toBe(65536);
+    // The withheld message was never acknowledged by anyone: it is resent and arrives.
+    pair.drive({ maxTimeMs: 3000 });
+    const got = pair.serverEvents().flatMap((e) => (e.type === "message" ? [Array.from(e.data)] : []));
+    expect(got, `seed ${seed}`).toEqual([[1, 2, 3]]);
+    expect(pair.client.stats(c).packets.delivered, `seed ${seed}`).toBeGreaterThan(0);
+  });
+
+  it("forged NO_CONNECTION from the server's address does not close the connection", () => {
+    const seed = 812;
+    const pair = makePair(seed);
+    const [c, s] = connectPair(pair);
+    pair.client.send(c, new Uint8Array([5]), { channel: 0 });
+    pair.drive({ maxTimeMs: 200 });
+    pair.serverEvents();
+    const rng = new Rng(seed);
+    // The old empty form, then guesses at the echoed sequence and CRC.
+    pair.client.handleDatagram(pair.now, pair.serverAddress, sealWithProtocolId(new Uint8Array([PacketType.NoConnection])));
+    for (let i = 0; i < 2000; i++) {
+      const body = new Uint8Array(7);
+      const v = new DataView(body.buffer);
+      body[0] = PacketType.NoConnection;
+      v.setUint16(1, rng.nextU32() & 0xffff, true);
+      v.setUint32(3, rng.nextU32(), true);
+      pair.client.handleDatagram(pair.now, pair.serverAddress, sealWithProtocolId(body));
+    }
+    pair.client.handleTimeout(pair.now);
+    expect(pollEvents(pair.client).filter((e) => e.type === "disconnect"), `seed ${seed}`).toEqual([]);
+    // The empty form is no longer a legal NO_CONNECTION (BadLength); the guesses are read and
+    // found not to echo any packet of ours.
+    expect(pair.client.counters.drops[DropReason.BadLength], `seed ${seed}`).toBe(1);
+    expect(pair.client.counters.unverifiedNoConnection, `seed ${seed}`).toBe(2000);
+    // Still connected both ways.
+    pair.client.send(c, new Uint8Array([6]), { channel: 0 });
+    pair.server.send(s, new Uint8Array([7]), { channel: 0 });
+    pair.drive({ maxTimeMs: 500 });
+    expect(pair.serverEvents().filter((e) => e.type === "message").length, `seed ${seed}`).toBe(1);
+    expect(pair.clientEvents().filter((e) => e.type === "message").length, `seed ${seed}`).toBe(1);
+  });
+});
