@@ -131,6 +131,11 @@ export class DeliveryNotificationManager<T, R = unknown> {
     this.refs = refs;
   }
 
+  /** The sequence of the newest dispatch, or -1 before the first. */
+  get newestDispatched(): number {
+    return this.next === -1 ? -1 : (this.next - 1) & 0xffff;
+  }
+
   /** The newest acknowledged sequence, or -1 before any ack. */
   get largestAckedSequence(): number {
     return this.largestAcked;

@@ -11,6 +11,8 @@ export interface ResolvedConfig {
   kinds: DeliveryKind[];
   channelHash: number;
   mtu: number;
+  /** Path MTU discovery's upper bound (= mtu: discovery off). */
+  maxMtu: number;
   server: boolean;
   maxConnections: number;
   maxPendingHandshakes: number;
@@ -69,6 +71,12 @@ export function channelConfigHash(kinds: readonly number[]): number {
   return h >>> 0;
 }
 
+/**
+ * Default upper bound of path MTU discovery: the UDP payload of a 1500-byte Ethernet frame over
+ * IPv6 (1500 - 40 - 8), which IPv4 paths of the same links carry too (quinn's default bound).
+ */
+const DEFAULT_MAX_MTU = 1452;
+
 function positive(name: string, value: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
     throw new SessionConfigError(`${name} must be a number in ${min}..${max}, got ${String(value)}`);
@@ -92,13 +100,17 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     return kind;
   });
   const timeoutMs = positive("timeoutMs", config.timeoutMs ?? 10_000, 100);
+  const mtu = positive("mtu", config.mtu ?? 1200, 300, 1500);
+  const maxMtu = positive("maxMtu", config.maxMtu ?? Math.max(mtu, DEFAULT_MAX_MTU), mtu, 1500);
+  if (!Number.isInteger(maxMtu)) throw new SessionConfigError(`maxMtu must be an integer, got ${maxMtu}`);
   return {
     protocolId: config.protocolId >>> 0,
     appVersion: positive("appVersion", config.appVersion ?? 0, 0, 0xffffffff) >>> 0,
     channels,
     kinds,
     channelHash: channelConfigHash(kinds),
-    mtu: positive("mtu", config.mtu ?? 1200, 300, 1500),
+    mtu,
+    maxMtu,
     server: config.server ?? false,
     maxConnections: positive("maxConnections", config.maxConnections ?? 64, 0, 65536),
     maxPendingHandshakes: positive("maxPendingHandshakes", config.maxPendingHandshakes ?? 256, 1, 65536),

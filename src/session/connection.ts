@@ -32,6 +32,7 @@ import { PingTracker, pingTrackerOnAck } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
+import { PathMtu } from "./path-mtu.js";
 import {
   AttemptPhase,
   ClientAttempt,
@@ -163,6 +164,8 @@ export function reasonName(code: number): DisconnectReason {
 const SYSTEM_CLOCK_REQUEST = 1;
 const SYSTEM_CLOCK_REPLY = 2;
 const SYSTEM_ACK_DELAY = 3;
+/** Padding of a path MTU probe (PROTOCOL §3): any length, ignored by the receiver. */
+const SYSTEM_PADDING = 4;
 /** Frame header (6) + type (1) + u32: a CLOCK_REQUEST frame. */
 const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 /** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
@@ -253,6 +256,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
   readonly channels: ChannelSet;
   private readonly cc: CongestionController;
+  /** Path MTU discovery (undefined when maxMtu = mtu). */
+  private readonly pathMtu: PathMtu | undefined;
+  /** Size of a path MTU probe to send after the datagram just written (0 = none). */
+  private probeQueued = 0;
   private readonly rtt = new RttEstimator(undefined, this.num);
   /** Its numbers are in `num`; a sample goes in through pingTrackerOnAck(this.num, ...). */
   private readonly ping = new PingTracker(undefined, this.num);
@@ -309,6 +316,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.salt = salt;
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
+    if (config.maxMtu > config.mtu) this.pathMtu = new PathMtu(config.mtu, config.maxMtu);
     // The connection is its own delivery handler (no closure pair per connection).
     this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
     this.cc = createController(controllerConfig(config, ccSeed), this.num);
@@ -466,6 +474,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onSystemMessage(now: number, arena: Uint8Array, offset: number, length: number): void {
     if (length < 1) return this.onDropCounted("invalid");
     const type = arena[offset];
+    if (type === SYSTEM_PADDING) return; // a path MTU probe: its arrival (and ack) is the point
     if (type === SYSTEM_CLOCK_REQUEST && length === 5) {
       if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
       this.clockEchoDue = true;
@@ -569,8 +578,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
+    if (contents === PROBE) return (this.pathMtu as PathMtu).onProbeAcked(sequence, now);
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
+      if (this.pathMtu !== undefined) this.pathMtu.onAcked(record.bytes);
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
       // its first-transmission contents are what the link ping measures; the transmission ping
       // counts resends too.
@@ -616,8 +627,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number, record: SentPacket | undefined): void {
+    if (contents === PROBE) return (this.pathMtu as PathMtu).onProbeLost(sequence, now);
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
+      if (this.pathMtu !== undefined) this.pathMtu.onLost(record.bytes, now);
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
@@ -814,7 +827,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const room = c.mtu - DATA_OVERHEAD_BYTES;
+    const pathMtu = this.pathMtu;
+    const mtu = pathMtu === undefined ? c.mtu : pathMtu.current;
+    const room = mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
     const systemDue = this.clockRequestDue || this.clockEchoDue;
     const dataDue = systemDue || this.channels.hasPending(now);
@@ -823,12 +838,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // that size): more packets in flight could not be acknowledged, so they cap the window
     // whatever the congestion controller allows.
     const windowRoom = this.delivery.inFlight < RING - RING_HEADROOM;
+    // A path MTU probe queued behind the previous datagram (see below) goes now.
+    if (this.probeQueued > 0) {
+      const size = this.probeQueued;
+      this.probeQueued = 0;
+      if (windowRoom) return this.writeProbe(now, offset, size);
+    }
     if (!dataDue) {
       // Nothing queued although the window may allow more: delivery-rate samples from here on
       // are application-limited (the controller must not read them as the path's capacity).
-      if (windowRoom && this.cc.canSend(this.ccInFlightBytes, c.mtu)) this.cc.onAppLimited(now, this.ccInFlightBytes);
+      if (windowRoom && this.cc.canSend(this.ccInFlightBytes, mtu)) this.cc.onAppLimited(now, this.ccInFlightBytes);
     } else if (windowRoom) {
-      allowed = this.cc.canSend(this.ccInFlightBytes, c.mtu);
+      allowed = this.cc.canSend(this.ccInFlightBytes, mtu);
       if (allowed) {
         const at = this.cc.nextSendTime(now);
         if (at > now) {
@@ -854,6 +875,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         this.cc.onAppLimited(now, this.ccInFlightBytes);
       }
     }
+    // Path MTU probes (rare: a few per search) never go ahead of data: one due now follows
+    // this datagram, or takes the place of a pure ack or keepalive (it carries the acks too).
+    const probe = pathMtu !== undefined && windowRoom && this.rtt.sampleCount > 0 ? pathMtu.probeDue(now) : 0;
     let type: PacketType = PacketType.Data;
     if (framesLength === 0) {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
@@ -862,6 +886,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.ackOwed && this.num[Num.AckDelayAt] <= now) type = PacketType.Data;
       else if (now - this.num[Num.LastSentAt] >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
+      if (probe > 0) return this.writeProbe(now, offset, probe);
+    } else if (probe > 0) {
+      this.probeQueued = probe;
     }
     return this.seal(now, offset, framesLength, type, contents);
   }
@@ -883,11 +910,28 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     return this.receivedSinceAck;
   }
 
+  /**
+   * A path MTU probe of `size` bytes: one padding frame (PROTOCOL §3), ack-eliciting, carrying
+   * no data. Its outcome goes to the PathMtu, never to the congestion controller: a probe too
+   * big for the path is not congestion (RFC 8899 §4.4).
+   */
+  private writeProbe(now: number, offset: number, size: number): number {
+    const bytes = this.host.engine.bytes;
+    const at = offset + DATA_HEADER_BYTES;
+    const framesLength = size - DATA_OVERHEAD_BYTES;
+    writeFrameHeader(bytes, at, framesLength - 6);
+    bytes[at + 6] = SYSTEM_PADDING;
+    bytes.fill(0, at + 7, at + framesLength);
+    const length = this.seal(now, offset, framesLength, PacketType.Data, PROBE);
+    (this.pathMtu as PathMtu).onProbeSent(this.delivery.newestDispatched, size);
+    return length;
+  }
+
   private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {
     const engine = this.host.engine;
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
-    const eliciting = framesLength > 0;
+    const eliciting = framesLength > 0 && contents !== PROBE;
     // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
     const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
@@ -960,6 +1004,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.clockRequestDue ||
           this.clockEchoDue ||
           (this.ackOwed && this.num[Num.AckDelayAt] <= now) ||
+          this.probeQueued > 0 ||
           this.num[Num.LastSentAt] + this.host.config.keepaliveMs <= now ||
           this.channels.hasPending(now)
         );
@@ -1038,6 +1083,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       linkPingMs: this.ping.linkPingMs(),
       transmissionPingMs: this.ping.transmissionPingMs(),
       bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),
+      pathMtu: this.pathMtu === undefined ? this.host.config.mtu : this.pathMtu.current,
       packets: {
         dispatched: d.dispatched,
         delivered: d.delivered,
@@ -1073,6 +1119,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  * written, so such a packet takes no record from the pool nor hands one back when it settles.
  */
 const NO_FRAMES = new PacketContents();
+/** The contents of every path MTU probe (padding only): shared, like NO_FRAMES. */
+const PROBE = new PacketContents();
 
 if ((Num.AckDelayAt as number) !== OWNER_BASE || (Num.Count as number) > OWNER_BASE + OWNER_SLOTS) {
   throw new Error("congestion/state-layout.ts: the owner region does not match Num");

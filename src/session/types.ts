@@ -57,8 +57,18 @@ export interface EndpointConfig {
   /** The application's own version; a mismatch is denied with VersionMismatch. Default 0. */
   appVersion?: number;
   channels?: readonly ChannelConfig[];
-  /** Path MTU: largest UDP payload sent. Default 1200. */
+  /**
+   * The MTU every path is assumed to carry: the largest UDP payload sent until path MTU
+   * discovery finds more, and the size fragments are cut for. Default 1200.
+   */
   mtu?: number;
+  /**
+   * Path MTU discovery (RFC 8899 style, padding-only probes) raises the datagram size up to
+   * this many bytes where the path carries them, and falls back to `mtu` if large packets stop
+   * getting through. Default 1452 (or `mtu` if larger); set it to `mtu` to turn discovery off.
+   * At most 1500 (what a receiver accepts).
+   */
+  maxMtu?: number;
   /** Server side: accept incoming connections. */
   server?: boolean;
   maxConnections?: number; // default 64
@@ -174,6 +184,8 @@ export interface ConnectionStats {
   linkPingMs: number;
   transmissionPingMs: number;
   bandwidthEstimateBps: number;
+  /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more. */
+  pathMtu: number;
   /** Estimated server clock minus local clock (client side), and its error bound. */
   clockOffsetMs?: number;
   clockErrorMs?: number;

@@ -1,0 +1,134 @@
+/**
+ * Path MTU discovery for one connection, after RFC 8899 (DPLPMTUD): the connection starts at
+ * the configured `mtu` (the base, which every path is assumed to carry: 1200 by default, as in
+ * QUIC) and probes upward with padding-only packets, one at a time, up to `maxMtu`.
+ *
+ * - A probe that is acknowledged raises the datagram size at once. A size whose probe is lost
+ *   PROBE_ATTEMPTS times in a row is taken as too big; the search then halves the interval
+ *   between the largest size that worked and the smallest that failed, down to SEARCH_STEP.
+ * - Probes carry no data, so losing one loses nothing, and the session never counts them as
+ *   congestion (RFC 8899 §4.4); they do count as packets dispatched and dropped.
+ * - Black hole: when the path shrinks under the size in use, large packets vanish while small
+ *   ones get through. BLACK_HOLE_LOSSES ack-eliciting packets larger than the base lost in a
+ *   row, with no larger-than-base packet acknowledged in between, drop the size back to the
+ *   base (the data in them is resent: every frame is cut to fit the base). The search then
+ *   resumes below the size that failed.
+ * - A finished search is tried again after RAISE_INTERVAL_MS (RFC 8899's PMTU_RAISE_TIMER:
+ *   the path may have grown).
+ *
+ * Only the datagram size changes: fragments stay cut for the base, so a message's fragments
+ * never depend on when it was sent.
+ */
+
+/** Probe losses in a row at one size before it counts as too big (RFC 8899 MAX_PROBES). */
+export const PROBE_ATTEMPTS = 3;
+/** The search stops when the sizes that worked and failed are this close. */
+export const SEARCH_STEP = 16;
+/** Larger-than-base packets lost in a row (none acknowledged between) that show a black hole. */
+export const BLACK_HOLE_LOSSES = 4;
+/** A finished search starts again after this long. */
+export const RAISE_INTERVAL_MS = 600_000;
+
+export class PathMtu {
+  /** The largest datagram in use now. */
+  current: number;
+  /** Smallest size known too big (maxMtu + 1 while none is). */
+  private tooBig: number;
+  /** Size of the probe in flight (0 = none) and its sequence. */
+  private probeSize = 0;
+  private probeSequence = -1;
+  private lossesAtSize = 0;
+  private lastProbedSize = 0;
+  private largeLossStreak = 0;
+  /** Earliest time of the next probe. */
+  private nextProbeAt = 0;
+  /** Probes sent, acknowledged and lost; black holes seen (for stats and tests). */
+  probesSent = 0;
+  probesAcked = 0;
+  probesLost = 0;
+  blackHoles = 0;
+
+  constructor(
+    readonly base: number,
+    readonly max: number,
+  ) {
+    this.current = base;
+    this.tooBig = max + 1;
+  }
+
+  /** The size to probe now (0 if none is due). */
+  probeDue(now: number): number {
+    if (this.probeSize !== 0 || now < this.nextProbeAt) return 0;
+    const size = this.candidate();
+    if (size === 0) {
+      // Search done: look again later, from the top.
+      this.nextProbeAt = now + RAISE_INTERVAL_MS;
+      this.tooBig = this.max + 1;
+      return 0;
+    }
+    return size;
+  }
+
+  /** The next size to try: the maximum first (most paths carry it), then bisection. */
+  private candidate(): number {
+    if (this.current >= this.max) return 0;
+    if (this.tooBig > this.max) return this.max;
+    if (this.tooBig - this.current <= SEARCH_STEP) return 0;
+    return this.current + Math.floor((this.tooBig - this.current) / 2);
+  }
+
+  onProbeSent(sequence: number, size: number): void {
+    this.probeSize = size;
+    this.probeSequence = sequence;
+    this.probesSent++;
+  }
+
+  /** The probe `sequence` was acknowledged: its size works. */
+  onProbeAcked(sequence: number, now: number): void {
+    if (sequence !== this.probeSequence) return;
+    this.probesAcked++;
+    if (this.probeSize > this.current) this.current = this.probeSize;
+    this.lossesAtSize = 0;
+    this.largeLossStreak = 0;
+    this.clearProbe(now);
+  }
+
+  /** The probe `sequence` was declared lost. */
+  onProbeLost(sequence: number, now: number): void {
+    if (sequence !== this.probeSequence) return;
+    this.probesLost++;
+    const size = this.probeSize;
+    this.lossesAtSize = size === this.lastProbedSize ? this.lossesAtSize + 1 : 1;
+    this.lastProbedSize = size;
+    if (this.lossesAtSize >= PROBE_ATTEMPTS) {
+      this.tooBig = size;
+      this.lossesAtSize = 0;
+    }
+    this.clearProbe(now);
+  }
+
+  private clearProbe(now: number): void {
+    this.probeSize = 0;
+    this.probeSequence = -1;
+    this.nextProbeAt = now;
+  }
+
+  /** An ack-eliciting packet of `bytes` was acknowledged. */
+  onAcked(bytes: number): void {
+    if (bytes > this.base) this.largeLossStreak = 0;
+  }
+
+  /** An ack-eliciting packet of `bytes` was declared lost. Returns true on a black hole (the
+   *  size just dropped back to the base). */
+  onLost(bytes: number, now: number): boolean {
+    if (bytes <= this.base || this.current <= this.base) return false;
+    if (++this.largeLossStreak < BLACK_HOLE_LOSSES) return false;
+    this.blackHoles++;
+    this.tooBig = this.current;
+    this.current = this.base;
+    this.largeLossStreak = 0;
+    this.lossesAtSize = 0;
+    this.nextProbeAt = now;
+    return true;
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Path MTU discovery (src/session/path-mtu.ts): the search on its own, then over the simulated
+ * network against a link that drops datagrams above its MTU, and a path that shrinks mid-run.
+ */
+import { describe, expect, it } from "vitest";
+import { BLACK_HOLE_LOSSES, PROBE_ATTEMPTS, PathMtu, RAISE_INTERVAL_MS, SEARCH_STEP } from "../../src/session/path-mtu.js";
+import { checkPayload, connectPair, makePair, payload } from "./helpers.js";
+
+/** Run the search against a path that carries `limit` bytes; returns the sizes probed. */
+function search(m: PathMtu, limit: number, now = 0): number[] {
+  const probed: number[] = [];
+  for (let seq = 0; seq < 100; seq++) {
+    const size = m.probeDue(now);
+    if (size === 0) break;
+    probed.push(size);
+    m.onProbeSent(seq, size);
+    if (size <= limit) m.onProbeAcked(seq, now);
+    else m.onProbeLost(seq, now);
+  }
+  return probed;
+}
+
+describe("PathMtu search", () => {
+  it("takes the maximum at once when the path carries it", () => {
+    const m = new PathMtu(1200, 1452);
+    expect(search(m, 1500)).toEqual([1452]);
+    expect(m.current).toBe(1452);
+    expect(m.probeDue(0)).toBe(0);
+  });
+
+  it("bisects below a size lost PROBE_ATTEMPTS times, to within SEARCH_STEP of the path's MTU", () => {
+    for (const limit of [1200, 1240, 1300, 1399, 1451]) {
+      const m = new PathMtu(1200, 1452);
+      const probed = search(m, limit);
+      expect(m.current, `limit ${limit}`).toBeLessThanOrEqual(limit);
+      expect(limit - m.current, `limit ${limit}: probed ${probed}`).toBeLessThanOrEqual(SEARCH_STEP);
+      // The maximum was tried PROBE_ATTEMPTS times before any smaller size.
+      expect(probed.slice(0, PROBE_ATTEMPTS)).toEqual(Array(PROBE_ATTEMPTS).fill(1452));
+      expect(probed.length, `limit ${limit}`).toBeLessThan(40);
+    }
+  });
+
+  it("a single lost probe (random loss) does not end the search at that size", () => {
+    const m = new PathMtu(1200, 1452);
+    expect(m.probeDue(0)).toBe(1452);
+    m.onProbeSent(1, 1452);
+    m.onProbeLost(1, 0);
+    expect(m.probeDue(0)).toBe(1452);
+    m.onProbeSent(2, 1452);
+    m.onProbeAcked(2, 0);
+    expect(m.current).toBe(1452);
+  });
+
+  it("a black hole drops back to the base, and the search resumes below the size that failed", () => {
+    const m = new PathMtu(1200, 1452);
+    search(m, 1500);
+    expect(m.current).toBe(1452);
+    // Small packets lost do not count; a large one acknowledged resets the streak.
+    for (let i = 0; i < 10; i++) expect(m.onLost(1000, 0)).toBe(false);
+    for (let i = 0; i < BLACK_HOLE_LOSSES - 1; i++) expect(m.onLost(1400, 0)).toBe(false);
+    m.onAcked(1400);
+    for (let i = 0; i < BLACK_HOLE_LOSSES - 1; i++) expect(m.onLost(1400, 0)).toBe(false);
+    expect(m.onLost(1400, 5)).toBe(true);
+    expect(m.current).toBe(1200);
+    expect(m.blackHoles).toBe(1);
+    const probed = search(m, 1300, 5);
+    expect(Math.max(...probed)).toBeLessThan(1452);
+    expect(1300 - m.current).toBeLessThanOrEqual(SEARCH_STEP);
+  });
+
+  it("a finished search looks again after RAISE_INTERVAL_MS", () => {
+    const m = new PathMtu(1200, 1452);
+    search(m, 1300);
+    const found = m.current;
+    expect(m.probeDue(1)).toBe(0);
+    expect(m.probeDue(RAISE_INTERVAL_MS - 1)).toBe(0);
+    expect(m.probeDue(RAISE_INTERVAL_MS + 1)).toBe(1452); // the path may have grown
+    expect(m.current).toBe(found);
+  });
+
+  it("is off when maxMtu is the base", () => {
+    const m = new PathMtu(1200, 1200);
+    expect(m.probeDue(0)).toBe(0);
+  });
+});
+
+/** A reliable-ordered stream of `count` messages of `size` bytes, one per 10 ms. */
+function stream(pair: ReturnType<typeof makePair>, c: number, count: number, size: number, from = 0): void {
+  for (let i = from; i < from + count; i++) {
+    pair.client.send(c, payload(i, size), { channel: 0 });
+    pair.drive({ maxTimeMs: 10 });
+  }
+}
+
+describe("path MTU discovery over the simulated network", () => {
+  for (const [limit, seed] of [[undefined, 901], [1300, 902], [1400, 903]] as const) {
+    it(`finds the path's MTU (link mtu ${limit ?? "none"}, seed ${seed}), and small messages fill the larger datagrams`, () => {
+      const pair = makePair(seed, { pair: { link: limit === undefined ? {} : { mtu: limit } } });
+      const [c] = connectPair(pair);
+      stream(pair, c, 60, 100);
+      const mtu = pair.client.stats(c).pathMtu;
+      const expected = Math.min(limit ?? 1452, 1452);
+      expect(mtu, `seed ${seed}`).toBeLessThanOrEqual(expected);
+      expect(expected - mtu, `seed ${seed}`).toBeLessThanOrEqual(SEARCH_STEP);
+      // A burst of 100 B messages now goes in datagrams up to the discovered size.
+      for (let i = 60; i < 460; i++) pair.client.send(c, payload(i, 100), { channel: 0 });
+      let largest = 0;
+      for (let t = pair.client.pollTransmit(pair.now); t !== undefined; t = pair.client.pollTransmit(pair.now)) {
+        largest = Math.max(largest, t.bytes.length);
+        pair.server.handleDatagram(pair.now, pair.clientAddress, t.bytes.slice());
+      }
+      expect(largest, `seed ${seed}`).toBeGreaterThan(mtu - 110);
+      expect(largest, `seed ${seed}`).toBeLessThanOrEqual(mtu);
+      pair.drive({ maxTimeMs: 2000 });
+      const got = pair.serverEvents().flatMap((e) => (e.type === "message" ? [checkPayload(e.data)] : []));
+      expect(got, `seed ${seed}`).toEqual(Array.from({ length: 460 }, (_, i) => i));
+      const packets = pair.client.stats(c).packets;
+      expect(packets.dispatched, `seed ${seed}`).toBe(packets.delivered + packets.dropped + packets.inFlight);
+    });
+  }
+
+  it("a path that shrinks mid-run (a black hole) falls back to the base MTU and loses nothing (seed 904)", () => {
+    const seed = 904;
+    const pair = makePair(seed);
+    const [c] = connectPair(pair);
+    stream(pair, c, 40, 100);
+    expect(pair.client.stats(c).pathMtu, `seed ${seed}`).toBe(1452);
+    // The route changes: datagrams over 1250 bytes vanish from here on.
+    pair.network.link(pair.clientAddress, pair.serverAddress, { mtu: 1250 });
+    stream(pair, c, 300, 100, 40);
+    for (let i = 340; i < 740; i++) pair.client.send(c, payload(i, 100), { channel: 0 });
+    pair.drive({ maxTimeMs: 5000 });
+    const st = pair.client.stats(c);
+    expect(st.pathMtu, `seed ${seed}`).toBeLessThanOrEqual(1250);
+    const got = pair.serverEvents().flatMap((e) => (e.type === "message" ? [checkPayload(e.data)] : []));
+    expect(got, `seed ${seed}`).toEqual(Array.from({ length: 740 }, (_, i) => i));
+  });
+
+  it("maxMtu equal to mtu turns discovery off: no datagram over the base (seed 905)", () => {
+    const seed = 905;
+    const pair = makePair(seed, { client: { maxMtu: 1200 }, server: { maxMtu: 1200 } });
+    const [c] = connectPair(pair);
+    stream(pair, c, 30, 100);
+    for (let i = 30; i < 330; i++) pair.client.send(c, payload(i, 100), { channel: 0 });
+    let largest = 0;
+    for (let t = pair.client.pollTransmit(pair.now); t !== undefined; t = pair.client.pollTransmit(pair.now)) largest = Math.max(largest, t.bytes.length);
+    expect(largest, `seed ${seed}`).toBeLessThanOrEqual(1200);
+    expect(largest, `seed ${seed}`).toBeGreaterThan(1100);
+    expect(pair.client.stats(c).pathMtu, `seed ${seed}`).toBe(1200);
+  });
+});
