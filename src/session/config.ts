@@ -102,7 +102,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
   const timeoutMs = positive("timeoutMs", config.timeoutMs ?? 10_000, 100);
   const mtu = positive("mtu", config.mtu ?? 1200, 300, 1500);
   const maxMtu = positive("maxMtu", config.maxMtu ?? Math.max(mtu, DEFAULT_MAX_MTU), mtu, 1500);
-  if (!Number.isInteger(maxMtu)) throw new SessionConfigError(`maxMtu must be an integer, got ${maxMtu}`);
+  if (config.maxMtu !== undefined && !Number.isInteger(config.maxMtu)) throw new SessionConfigError(`maxMtu must be an integer, got ${config.maxMtu}`);
   return {
     protocolId: config.protocolId >>> 0,
     appVersion: positive("appVersion", config.appVersion ?? 0, 0, 0xffffffff) >>> 0,

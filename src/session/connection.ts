@@ -581,7 +581,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (contents === PROBE) return (this.pathMtu as PathMtu).onProbeAcked(sequence, now);
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (this.pathMtu !== undefined) this.pathMtu.onAcked(record.bytes);
+      if (this.pathMtu !== undefined) this.pathMtu.onAcked(record.bytes, sequence);
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
       // its first-transmission contents are what the link ping measures; the transmission ping
       // counts resends too.
@@ -630,7 +630,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (contents === PROBE) return (this.pathMtu as PathMtu).onProbeLost(sequence, now);
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (this.pathMtu !== undefined) this.pathMtu.onLost(record.bytes, now);
+      if (this.pathMtu !== undefined) this.pathMtu.onLost(record.bytes, sequence, now);
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
@@ -875,9 +875,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         this.cc.onAppLimited(now, this.ccInFlightBytes);
       }
     }
-    // Path MTU probes (rare: a few per search) never go ahead of data: one due now follows
-    // this datagram, or takes the place of a pure ack or keepalive (it carries the acks too).
-    const probe = pathMtu !== undefined && windowRoom && this.rtt.sampleCount > 0 ? pathMtu.probeDue(now) : 0;
     let type: PacketType = PacketType.Data;
     if (framesLength === 0) {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
@@ -886,10 +883,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.ackOwed && this.num[Num.AckDelayAt] <= now) type = PacketType.Data;
       else if (now - this.num[Num.LastSentAt] >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
-      if (probe > 0) return this.writeProbe(now, offset, probe);
-    } else if (probe > 0) {
-      this.probeQueued = probe;
     }
+    // Path MTU probes (rare: a few per search) never go ahead of what is due: one due now
+    // follows this datagram. Not in its place either: a probe may be too big to arrive, and
+    // an ack or keepalive riding on it would be lost with it.
+    if (pathMtu !== undefined && windowRoom && this.rtt.sampleCount > 0) this.probeQueued = pathMtu.probeDue(now);
     return this.seal(now, offset, framesLength, type, contents);
   }
 

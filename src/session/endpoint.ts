@@ -824,9 +824,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       case PacketType.NoConnection: {
         if (conn === undefined || conn.state !== ConnectionState.Connected) return this.unexpected();
         // Genuine only if it echoes a packet we sent (its sequence and CRC, which carry the
-        // connection key): anyone can send NO_CONNECTION from our peer's address.
+        // connection key): anyone can send NO_CONNECTION from our peer's address. A CRC of 0
+        // never counts: it is what the ring holds where no packet was sealed yet.
         const echo = parseNoConnection(b, offset, length);
-        if (echo === undefined || this.engine.sentCrc(conn.slot, echo.sequence) !== echo.crc) {
+        if (echo === undefined || echo.crc === 0 || this.engine.sentCrc(conn.slot, echo.sequence) !== echo.crc) {
           this.counters.unverifiedNoConnection++;
           return;
         }

@@ -9,10 +9,15 @@
  * - Probes carry no data, so losing one loses nothing, and the session never counts them as
  *   congestion (RFC 8899 §4.4); they do count as packets dispatched and dropped.
  * - Black hole: when the path shrinks under the size in use, large packets vanish while small
- *   ones get through. BLACK_HOLE_LOSSES ack-eliciting packets larger than the base lost in a
- *   row, with no larger-than-base packet acknowledged in between, drop the size back to the
- *   base (the data in them is resent: every frame is cut to fit the base). The search then
- *   resumes below the size that failed.
+ *   ones get through. BLACK_HOLE_BURSTS losses of packets larger than the base, each found at
+ *   a different time (one retransmission timeout or one receive batch is one burst, however
+ *   many packets it declares lost), with no large packet acknowledged in between and none sent
+ *   after them acknowledged, drop the size back to the base at once (the data in them is resent:
+ *   every frame is cut to fit the base). Heavy random loss can look the same (three large
+ *   packets lost in a row happen 0.8 % of the time at 20 % loss), so the next probe re-checks
+ *   the size that failed: acknowledged, it is taken back (a false alarm cost a few datagrams at
+ *   the base size); lost PROBE_ATTEMPTS times, the path did shrink and the search bisects below
+ *   it.
  * - A finished search is tried again after RAISE_INTERVAL_MS (RFC 8899's PMTU_RAISE_TIMER:
  *   the path may have grown).
  *
@@ -20,12 +25,14 @@
  * never depend on when it was sent.
  */
 
+import { sequenceGreaterThan } from "../engine/sequence.js";
+
 /** Probe losses in a row at one size before it counts as too big (RFC 8899 MAX_PROBES). */
 export const PROBE_ATTEMPTS = 3;
 /** The search stops when the sizes that worked and failed are this close. */
 export const SEARCH_STEP = 16;
-/** Larger-than-base packets lost in a row (none acknowledged between) that show a black hole. */
-export const BLACK_HOLE_LOSSES = 4;
+/** Bursts of large-packet loss with no large packet acknowledged between that show a black hole. */
+export const BLACK_HOLE_BURSTS = 3;
 /** A finished search starts again after this long. */
 export const RAISE_INTERVAL_MS = 600_000;
 
@@ -39,7 +46,13 @@ export class PathMtu {
   private probeSequence = -1;
   private lossesAtSize = 0;
   private lastProbedSize = 0;
-  private largeLossStreak = 0;
+  private lossBursts = 0;
+  /** Time of the last burst counted (losses found at one time are one burst). */
+  private lastBurstAt = -Infinity;
+  /** After a black hole: the size that failed, probed again before any other (0 = none). */
+  private recheck = 0;
+  /** Sequence of the newest acknowledged packet larger than the base (-1: none yet). */
+  private newestLargeAcked = -1;
   /** Earliest time of the next probe. */
   private nextProbeAt = 0;
   /** Probes sent, acknowledged and lost; black holes seen (for stats and tests). */
@@ -71,6 +84,7 @@ export class PathMtu {
 
   /** The next size to try: the maximum first (most paths carry it), then bisection. */
   private candidate(): number {
+    if (this.recheck > 0) return this.recheck;
     if (this.current >= this.max) return 0;
     if (this.tooBig > this.max) return this.max;
     if (this.tooBig - this.current <= SEARCH_STEP) return 0;
@@ -87,9 +101,15 @@ export class PathMtu {
   onProbeAcked(sequence: number, now: number): void {
     if (sequence !== this.probeSequence) return;
     this.probesAcked++;
-    if (this.probeSize > this.current) this.current = this.probeSize;
+    // (A probe sent before a black hole may be acknowledged after it: not above what failed.)
+    if (this.probeSize > this.current && this.probeSize < this.tooBig) this.current = this.probeSize;
+    if (this.probeSize === this.recheck) {
+      this.current = this.recheck; // the black hole was random loss after all
+      this.tooBig = Math.max(this.tooBig, this.recheck + 1);
+      this.recheck = 0;
+    }
     this.lossesAtSize = 0;
-    this.largeLossStreak = 0;
+    this.lossBursts = 0;
     this.clearProbe(now);
   }
 
@@ -103,6 +123,7 @@ export class PathMtu {
     if (this.lossesAtSize >= PROBE_ATTEMPTS) {
       this.tooBig = size;
       this.lossesAtSize = 0;
+      if (size === this.recheck) this.recheck = 0; // the path did shrink: search below it
     }
     this.clearProbe(now);
   }
@@ -113,20 +134,33 @@ export class PathMtu {
     this.nextProbeAt = now;
   }
 
-  /** An ack-eliciting packet of `bytes` was acknowledged. */
-  onAcked(bytes: number): void {
-    if (bytes > this.base) this.largeLossStreak = 0;
+  /** An ack-eliciting packet `sequence` of `bytes` was acknowledged. */
+  onAcked(bytes: number, sequence: number): void {
+    if (bytes <= this.base) return;
+    this.lossBursts = 0;
+    if (this.newestLargeAcked < 0 || sequenceGreaterThan(sequence, this.newestLargeAcked)) this.newestLargeAcked = sequence;
   }
 
-  /** An ack-eliciting packet of `bytes` was declared lost. Returns true on a black hole (the
-   *  size just dropped back to the base). */
-  onLost(bytes: number, now: number): boolean {
+  /**
+   * An ack-eliciting packet `sequence` of `bytes` was declared lost at `now`. Returns true on a
+   * black hole (the size just dropped back to the base). A large packet lost while a later large
+   * one was acknowledged is random loss, not a black hole (losses are declared after the acks
+   * of the same batch).
+   */
+  onLost(bytes: number, sequence: number, now: number): boolean {
     if (bytes <= this.base || this.current <= this.base) return false;
-    if (++this.largeLossStreak < BLACK_HOLE_LOSSES) return false;
+    if (this.newestLargeAcked >= 0 && sequenceGreaterThan(this.newestLargeAcked, sequence)) return false;
+    if (now === this.lastBurstAt) return false;
+    this.lastBurstAt = now;
+    if (++this.lossBursts < BLACK_HOLE_BURSTS) return false;
     this.blackHoles++;
     this.tooBig = this.current;
+    this.recheck = this.current;
     this.current = this.base;
-    this.largeLossStreak = 0;
+    // A probe still in flight was sent before the black hole: its outcome says nothing now.
+    this.probeSize = 0;
+    this.probeSequence = -1;
+    this.lossBursts = 0;
     this.lossesAtSize = 0;
     this.nextProbeAt = now;
     return true;

@@ -15,7 +15,7 @@ function stateBytes(e: Engine): Uint8Array {
   return e.bytes.subarray(e.layout.slotOffset, e.layout.totalBytes);
 }
 
-async function runStream(seed: number, datagrams: number): Promise<{ recordTypes: Set<number>; wasm: Engine }> {
+async function runStream(seed: number, datagrams: number, keyed = false): Promise<{ recordTypes: Set<number>; wasm: Engine }> {
   const recordTypes = new Set<number>();
   const rand = rng(seed);
   const cfg = config();
@@ -29,6 +29,12 @@ async function runStream(seed: number, datagrams: number): Promise<{ recordTypes
     e.resetSlot(1, start ^ 0x5555);
   }
   peer.resetSlot(0, peerStart);
+  if (keyed) {
+    // Slot 0 shares the peer's connection key; slot 1 has another (PROTOCOL §1).
+    const key = Uint8Array.from({ length: 8 }, () => Math.floor(rand() * 256));
+    for (const e of [wasm, ts, peer]) e.keySlot(0, key);
+    for (const e of [wasm, ts]) e.keySlot(1, key.map((b) => b ^ 0xa5));
+  }
   const stream = new HostileStream(peer, cfg.channels, rand);
   let sent = 0;
   while (sent < datagrams) {
@@ -46,6 +52,7 @@ async function runStream(seed: number, datagrams: number): Promise<{ recordTypes
       const replyA = sealPacket(wasm, 0, []);
       const replyB = sealPacket(ts, 0, []);
       expect(replyA.bytes, `sealed bytes differ (seed ${seed})`).toEqual(replyB.bytes);
+      expect(wasm.sentCrc(0, replyA.seq), `sent CRCs differ (seed ${seed})`).toBe(ts.sentCrc(0, replyB.seq));
       if (rand() < 0.8) deliver(peer, [{ bytes: replyB.bytes, slot: 0 }]);
     }
   }
@@ -60,6 +67,15 @@ describe("WASM engine == TS reference engine", () => {
         await runStream(seed, 400);
       }),
       { numRuns: 40, seed: 20261121 },
+    );
+  });
+
+  it("on random hostile streams with keyed slots (fast-check seeds)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 0x7fffffff }), async (seed) => {
+        await runStream(seed, 400, true);
+      }),
+      { numRuns: 20, seed: 20261122 },
     );
   });
 

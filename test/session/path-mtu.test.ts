@@ -3,7 +3,7 @@
  * network against a link that drops datagrams above its MTU, and a path that shrinks mid-run.
  */
 import { describe, expect, it } from "vitest";
-import { BLACK_HOLE_LOSSES, PROBE_ATTEMPTS, PathMtu, RAISE_INTERVAL_MS, SEARCH_STEP } from "../../src/session/path-mtu.js";
+import { BLACK_HOLE_BURSTS, PROBE_ATTEMPTS, PathMtu, RAISE_INTERVAL_MS, SEARCH_STEP } from "../../src/session/path-mtu.js";
 import { checkPayload, connectPair, makePair, payload } from "./helpers.js";
 
 /** Run the search against a path that carries `limit` bytes; returns the sizes probed. */
@@ -55,17 +55,38 @@ describe("PathMtu search", () => {
     const m = new PathMtu(1200, 1452);
     search(m, 1500);
     expect(m.current).toBe(1452);
-    // Small packets lost do not count; a large one acknowledged resets the streak.
-    for (let i = 0; i < 10; i++) expect(m.onLost(1000, 0)).toBe(false);
-    for (let i = 0; i < BLACK_HOLE_LOSSES - 1; i++) expect(m.onLost(1400, 0)).toBe(false);
-    m.onAcked(1400);
-    for (let i = 0; i < BLACK_HOLE_LOSSES - 1; i++) expect(m.onLost(1400, 0)).toBe(false);
-    expect(m.onLost(1400, 5)).toBe(true);
+    // Small packets lost do not count, nor large ones found lost at the same time (one burst).
+    for (let i = 0; i < 10; i++) expect(m.onLost(1000, 100 + i, i)).toBe(false);
+    for (let i = 0; i < 20; i++) expect(m.onLost(1400, 200 + i, 50)).toBe(false);
+    expect(m.onLost(1400, 230, 60)).toBe(false); // a second burst
+    m.onAcked(1400, 240); // a large packet got through: the count starts over
+    // Large packets sent before the one acknowledged: random loss, however many bursts.
+    for (let i = 0; i < 2 * BLACK_HOLE_BURSTS; i++) expect(m.onLost(1400, 231 + i, 70 + i)).toBe(false);
+    // Sent after it, lost in BLACK_HOLE_BURSTS bursts with no large ack between: a black hole.
+    for (let i = 0; i < BLACK_HOLE_BURSTS - 1; i++) expect(m.onLost(1400, 241 + i, 90 + i)).toBe(false);
+    m.onProbeSent(300, 1452); // in flight when the black hole is found
+    expect(m.onLost(1400, 250, 100)).toBe(true);
     expect(m.current).toBe(1200);
     expect(m.blackHoles).toBe(1);
-    const probed = search(m, 1300, 5);
-    expect(Math.max(...probed)).toBeLessThan(1452);
+    // A probe sent before the black hole and acknowledged after it does not undo it.
+    m.onProbeAcked(300, 101);
+    expect(m.current).toBe(1200);
+    // The size that failed is probed again first (random loss can look like a black hole);
+    // lost PROBE_ATTEMPTS times, the search bisects below it.
+    const probed = search(m, 1300, 101);
+    expect(probed.slice(0, PROBE_ATTEMPTS)).toEqual(Array(PROBE_ATTEMPTS).fill(1452));
+    expect(Math.max(...probed.slice(PROBE_ATTEMPTS))).toBeLessThan(1452);
     expect(1300 - m.current).toBeLessThanOrEqual(SEARCH_STEP);
+  });
+
+  it("a black hole that was random loss: the re-check probe gets through and the size comes back", () => {
+    const m = new PathMtu(1200, 1452);
+    search(m, 1500);
+    for (let i = 0; i < BLACK_HOLE_BURSTS; i++) m.onLost(1452, 10 + i, i);
+    expect(m.current).toBe(1200);
+    expect(search(m, 1500, 5)).toEqual([1452]);
+    expect(m.current).toBe(1452);
+    expect(m.probeDue(6)).toBe(0);
   });
 
   it("a finished search looks again after RAISE_INTERVAL_MS", () => {
@@ -116,6 +137,26 @@ describe("path MTU discovery over the simulated network", () => {
       expect(got, `seed ${seed}`).toEqual(Array.from({ length: 460 }, (_, i) => i));
       const packets = pair.client.stats(c).packets;
       expect(packets.dispatched, `seed ${seed}`).toBe(packets.delivered + packets.dropped + packets.inFlight);
+    });
+  }
+
+  for (const [loss, seed] of [[0.2, 906], [0.3, 907]] as const) {
+    it(`random loss (${loss * 100}% each way) is not a black hole (seed ${seed})`, () => {
+      const pair = makePair(seed, { pair: { link: { lossRate: loss } } });
+      const [c] = connectPair(pair);
+      for (let round = 0; round < 30; round++) {
+        // Bursts that fill large datagrams, so many large packets are lost at random.
+        for (let i = 0; i < 40; i++) pair.client.send(c, payload(round * 40 + i, 100), { channel: 0 });
+        pair.drive({ maxTimeMs: 200 });
+      }
+      pair.drive({ maxTimeMs: 3000 });
+      const m = (pair.client as unknown as { byId: Map<number, { pathMtu: { blackHoles: number; current: number } }> }).byId.get(c)!.pathMtu;
+      expect(m.blackHoles, `seed ${seed}`).toBeLessThan(10);
+      // Heavy random loss may look like a black hole now and then; the re-check probe then
+      // takes the size back, so it does not ratchet down.
+      expect(m.current, `seed ${seed}: ${m.blackHoles} false black holes`).toBeGreaterThanOrEqual(1452 - SEARCH_STEP);
+      const got = pair.serverEvents().flatMap((e) => (e.type === "message" ? [checkPayload(e.data)] : []));
+      expect(got, `seed ${seed}`).toEqual(Array.from({ length: 1200 }, (_, i) => i));
     });
   }
 
