@@ -260,6 +260,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly pathMtu: PathMtu | undefined;
   /** Size of a path MTU probe to send after the datagram just written (0 = none). */
   private probeQueued = 0;
+  /** The largest datagram now (pathMtu.current, or mtu without discovery), read per datagram. */
+  private datagramMtu: number;
+  /** When to ask pathMtu for a probe (Infinity: no discovery, or a probe in flight): one compare
+   *  per datagram instead of a call. */
+  private probeCheckAt = Infinity;
+  /** Packets above this size feed the black-hole detector (Infinity without discovery). */
+  private largeFrom = Infinity;
   private readonly rtt = new RttEstimator(undefined, this.num);
   /** Its numbers are in `num`; a sample goes in through pingTrackerOnAck(this.num, ...). */
   private readonly ping = new PingTracker(undefined, this.num);
@@ -316,7 +323,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.salt = salt;
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
-    if (config.maxMtu > config.mtu) this.pathMtu = new PathMtu(config.mtu, config.maxMtu);
+    this.datagramMtu = config.mtu;
+    if (config.maxMtu > config.mtu) {
+      this.pathMtu = new PathMtu(config.mtu, config.maxMtu);
+      this.probeCheckAt = 0;
+      this.largeFrom = config.mtu;
+    }
     // The connection is its own delivery handler (no closure pair per connection).
     this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
     this.cc = createController(controllerConfig(config, ccSeed), this.num);
@@ -578,10 +590,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
-    if (contents === PROBE) return (this.pathMtu as PathMtu).onProbeAcked(sequence, now);
+    if (contents === PROBE) {
+      (this.pathMtu as PathMtu).onProbeAcked(sequence, now);
+      return this.pathMtuChanged();
+    }
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (this.pathMtu !== undefined) this.pathMtu.onAcked(record.bytes, sequence);
+      if (record.bytes > this.largeFrom) (this.pathMtu as PathMtu).onAcked(record.bytes, sequence);
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
       // its first-transmission contents are what the link ping measures; the transmission ping
       // counts resends too.
@@ -627,10 +642,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number, record: SentPacket | undefined): void {
-    if (contents === PROBE) return (this.pathMtu as PathMtu).onProbeLost(sequence, now);
+    if (contents === PROBE) {
+      (this.pathMtu as PathMtu).onProbeLost(sequence, now);
+      return this.pathMtuChanged();
+    }
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (this.pathMtu !== undefined) this.pathMtu.onLost(record.bytes, sequence, now);
+      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sequence, now)) this.pathMtuChanged();
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
@@ -827,8 +845,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const pathMtu = this.pathMtu;
-    const mtu = pathMtu === undefined ? c.mtu : pathMtu.current;
+    const mtu = this.datagramMtu;
     const room = mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
     const systemDue = this.clockRequestDue || this.clockEchoDue;
@@ -887,7 +904,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // Path MTU probes (rare: a few per search) never go ahead of what is due: one due now
     // follows this datagram. Not in its place either: a probe may be too big to arrive, and
     // an ack or keepalive riding on it would be lost with it.
-    if (pathMtu !== undefined && windowRoom && this.rtt.sampleCount > 0) this.probeQueued = pathMtu.probeDue(now);
+    if (now >= this.probeCheckAt && windowRoom && this.rtt.sampleCount > 0) {
+      const pathMtu = this.pathMtu as PathMtu;
+      this.probeQueued = pathMtu.probeDue(now);
+      if (this.probeQueued === 0) this.probeCheckAt = pathMtu.nextCheckAt();
+    }
     return this.seal(now, offset, framesLength, type, contents);
   }
 
@@ -922,7 +943,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     bytes.fill(0, at + 7, at + framesLength);
     const length = this.seal(now, offset, framesLength, PacketType.Data, PROBE);
     (this.pathMtu as PathMtu).onProbeSent(this.delivery.newestDispatched, size);
+    this.probeCheckAt = Infinity; // until the probe is acknowledged or lost
     return length;
+  }
+
+  /** After PathMtu changed its size or its next probe time. */
+  private pathMtuChanged(): void {
+    const pathMtu = this.pathMtu as PathMtu;
+    this.datagramMtu = pathMtu.current;
+    this.probeCheckAt = pathMtu.nextCheckAt();
   }
 
   private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {
@@ -1081,7 +1110,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       linkPingMs: this.ping.linkPingMs(),
       transmissionPingMs: this.ping.transmissionPingMs(),
       bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),
-      pathMtu: this.pathMtu === undefined ? this.host.config.mtu : this.pathMtu.current,
+      pathMtu: this.datagramMtu,
       packets: {
         dispatched: d.dispatched,
         delivered: d.delivered,

@@ -69,6 +69,11 @@ export class PathMtu {
     this.tooBig = max + 1;
   }
 
+  /** When probeDue may next return a size (Infinity while a probe is in flight). */
+  nextCheckAt(): number {
+    return this.probeSize !== 0 ? Infinity : this.nextProbeAt;
+  }
+
   /** The size to probe now (0 if none is due). */
   probeDue(now: number): number {
     if (this.probeSize !== 0 || now < this.nextProbeAt) return 0;
