@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { BLACK_HOLE_BURSTS, PROBE_ATTEMPTS, PathMtu, RAISE_INTERVAL_MS, SEARCH_STEP } from "../../src/session/path-mtu.js";
-import { checkPayload, connectPair, makePair, payload } from "./helpers.js";
+import { Endpoint } from "../../src/session/endpoint.js";
+import { PROTOCOL_ID, checkPayload, connectPair, makePair, payload } from "./helpers.js";
 
 /** Run the search against a path that carries `limit` bytes; returns the sizes probed. */
 function search(m: PathMtu, limit: number, now = 0): number[] {
@@ -97,6 +98,17 @@ describe("PathMtu search", () => {
     expect(m.probeDue(RAISE_INTERVAL_MS - 1)).toBe(0);
     expect(m.probeDue(RAISE_INTERVAL_MS + 1)).toBe(1452); // the path may have grown
     expect(m.current).toBe(found);
+  });
+
+  it("maxMtu is checked at the API: an integer in mtu..1500, with a typed error", () => {
+    const make = (o: { mtu?: number; maxMtu?: number }) => () => new Endpoint({ protocolId: PROTOCOL_ID, engine: "ts", ...o });
+    const configError = expect.objectContaining({ code: "ERR_SESSION_CONFIG" });
+    expect(make({ maxMtu: 1199 })).toThrow(configError); // below the default mtu
+    expect(make({ mtu: 1300, maxMtu: 1250 })).toThrow(configError);
+    expect(make({ maxMtu: 1501 })).toThrow(configError); // a receiver accepts at most 1500
+    expect(make({ maxMtu: 1400.5 })).toThrow(configError);
+    expect(make({ maxMtu: 1500 })).not.toThrow();
+    expect(make({ mtu: 1480 })).not.toThrow(); // the default maxMtu follows a larger mtu
   });
 
   it("is off when maxMtu is the base", () => {
