@@ -267,6 +267,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private probeCheckAt = Infinity;
   /** Packets above this size feed the black-hole detector (Infinity without discovery). */
   private largeFrom = Infinity;
+  /** After a black hole: the next acknowledgement tells pathMtu the path works again. */
+  private mtuAwaitsAck = false;
   private readonly rtt = new RttEstimator(undefined, this.num);
   /** Its numbers are in `num`; a sample goes in through pingTrackerOnAck(this.num, ...). */
   private readonly ping = new PingTracker(undefined, this.num);
@@ -596,7 +598,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (record.bytes > this.largeFrom) (this.pathMtu as PathMtu).onAcked(record.bytes, sequence);
+      if (record.bytes > this.largeFrom) (this.pathMtu as PathMtu).onAcked(record.bytes, sentTime);
+      if (this.mtuAwaitsAck) {
+        (this.pathMtu as PathMtu).onPathAlive(now);
+        this.pathMtuChanged();
+      }
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
       // its first-transmission contents are what the link ping measures; the transmission ping
       // counts resends too.
@@ -641,14 +647,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   /** DeliveryHandler: called by the notification manager only. */
-  onDropped(sequence: number, contents: PacketContents, _sentTime: number, now: number, record: SentPacket | undefined): void {
+  onDropped(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeLost(sequence, now);
       return this.pathMtuChanged();
     }
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sequence, now)) this.pathMtuChanged();
+      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now)) this.pathMtuChanged();
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
@@ -952,6 +958,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const pathMtu = this.pathMtu as PathMtu;
     this.datagramMtu = pathMtu.current;
     this.probeCheckAt = pathMtu.nextCheckAt();
+    this.mtuAwaitsAck = pathMtu.awaitingAck;
+    this.probeQueued = 0; // chosen before this change: choose again
   }
 
   private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {

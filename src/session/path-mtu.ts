@@ -25,8 +25,6 @@
  * never depend on when it was sent.
  */
 
-import { sequenceGreaterThan } from "../engine/sequence.js";
-
 /** Probe losses in a row at one size before it counts as too big (RFC 8899 MAX_PROBES). */
 export const PROBE_ATTEMPTS = 3;
 /** The search stops when the sizes that worked and failed are this close. */
@@ -51,8 +49,14 @@ export class PathMtu {
   private lastBurstAt = -Infinity;
   /** After a black hole: the size that failed, probed again before any other (0 = none). */
   private recheck = 0;
-  /** Sequence of the newest acknowledged packet larger than the base (-1: none yet). */
-  private newestLargeAcked = -1;
+  /** Send time of the newest acknowledged packet larger than the base (by send time, not
+   *  sequence: a 16-bit sequence from minutes ago would look newer after a wrap). */
+  private newestLargeAckedSentAt = -Infinity;
+  /** After a black hole: tooBig as it was, restored if the re-check shows a false alarm. */
+  private tooBigBeforeHole = 0;
+  /** After a black hole: no probe until something is acknowledged (an outage looks like a
+   *  black hole too, and probes into it would all be lost). */
+  awaitingAck = false;
   /** Earliest time of the next probe. */
   private nextProbeAt = 0;
   /** Probes sent, acknowledged and lost; black holes seen (for stats and tests). */
@@ -109,8 +113,9 @@ export class PathMtu {
     // (A probe sent before a black hole may be acknowledged after it: not above what failed.)
     if (this.probeSize > this.current && this.probeSize < this.tooBig) this.current = this.probeSize;
     if (this.probeSize === this.recheck) {
-      this.current = this.recheck; // the black hole was random loss after all
-      this.tooBig = Math.max(this.tooBig, this.recheck + 1);
+      // The black hole was random loss (or an outage) after all: back to where the search was.
+      this.current = this.recheck;
+      this.tooBig = Math.max(this.tooBigBeforeHole, this.recheck + 1);
       this.recheck = 0;
     }
     this.lossesAtSize = 0;
@@ -139,35 +144,43 @@ export class PathMtu {
     this.nextProbeAt = now;
   }
 
-  /** An ack-eliciting packet `sequence` of `bytes` was acknowledged. */
-  onAcked(bytes: number, sequence: number): void {
+  /** An ack-eliciting packet of `bytes` sent at `sentAt` was acknowledged. */
+  onAcked(bytes: number, sentAt: number): void {
     if (bytes <= this.base) return;
     this.lossBursts = 0;
-    if (this.newestLargeAcked < 0 || sequenceGreaterThan(sequence, this.newestLargeAcked)) this.newestLargeAcked = sequence;
+    if (sentAt > this.newestLargeAckedSentAt) this.newestLargeAckedSentAt = sentAt;
+  }
+
+  /** Something was acknowledged at `now` while awaitingAck: the path works, re-check now. */
+  onPathAlive(now: number): void {
+    this.awaitingAck = false;
+    this.nextProbeAt = now;
   }
 
   /**
-   * An ack-eliciting packet `sequence` of `bytes` was declared lost at `now`. Returns true on a
-   * black hole (the size just dropped back to the base). A large packet lost while a later large
-   * one was acknowledged is random loss, not a black hole (losses are declared after the acks
-   * of the same batch).
+   * An ack-eliciting packet of `bytes` sent at `sentAt` was declared lost at `now`. Returns true
+   * on a black hole (the size just dropped back to the base). A large packet lost while one sent
+   * as late or later was acknowledged is random loss, not a black hole (losses are declared
+   * after the acks of the same batch).
    */
-  onLost(bytes: number, sequence: number, now: number): boolean {
+  onLost(bytes: number, sentAt: number, now: number): boolean {
     if (bytes <= this.base || this.current <= this.base) return false;
-    if (this.newestLargeAcked >= 0 && sequenceGreaterThan(this.newestLargeAcked, sequence)) return false;
+    if (this.newestLargeAckedSentAt >= sentAt) return false;
     if (now === this.lastBurstAt) return false;
     this.lastBurstAt = now;
     if (++this.lossBursts < BLACK_HOLE_BURSTS) return false;
     this.blackHoles++;
+    this.tooBigBeforeHole = this.tooBig;
     this.tooBig = this.current;
     this.recheck = this.current;
     this.current = this.base;
     // A probe still in flight was sent before the black hole: its outcome says nothing now.
     this.probeSize = 0;
     this.probeSequence = -1;
+    this.nextProbeAt = Infinity; // until onPathAlive
+    this.awaitingAck = true;
     this.lossBursts = 0;
     this.lossesAtSize = 0;
-    this.nextProbeAt = now;
     return true;
   }
 }

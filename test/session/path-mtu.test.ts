@@ -56,7 +56,8 @@ describe("PathMtu search", () => {
     const m = new PathMtu(1200, 1452);
     search(m, 1500);
     expect(m.current).toBe(1452);
-    // Small packets lost do not count, nor large ones found lost at the same time (one burst).
+    // (Second arguments are send times.) Small packets lost do not count, nor large ones found
+    // lost at the same time (one burst).
     for (let i = 0; i < 10; i++) expect(m.onLost(1000, 100 + i, i)).toBe(false);
     for (let i = 0; i < 20; i++) expect(m.onLost(1400, 200 + i, 50)).toBe(false);
     expect(m.onLost(1400, 230, 60)).toBe(false); // a second burst
@@ -72,9 +73,12 @@ describe("PathMtu search", () => {
     // A probe sent before the black hole and acknowledged after it does not undo it.
     m.onProbeAcked(300, 101);
     expect(m.current).toBe(1200);
+    // No probe until something is acknowledged (an outage looks like a black hole too).
+    expect(m.probeDue(500)).toBe(0);
+    m.onPathAlive(501);
     // The size that failed is probed again first (random loss can look like a black hole);
     // lost PROBE_ATTEMPTS times, the search bisects below it.
-    const probed = search(m, 1300, 101);
+    const probed = search(m, 1300, 501);
     expect(probed.slice(0, PROBE_ATTEMPTS)).toEqual(Array(PROBE_ATTEMPTS).fill(1452));
     expect(Math.max(...probed.slice(PROBE_ATTEMPTS))).toBeLessThan(1452);
     expect(1300 - m.current).toBeLessThanOrEqual(SEARCH_STEP);
@@ -83,11 +87,39 @@ describe("PathMtu search", () => {
   it("a black hole that was random loss: the re-check probe gets through and the size comes back", () => {
     const m = new PathMtu(1200, 1452);
     search(m, 1500);
-    for (let i = 0; i < BLACK_HOLE_BURSTS; i++) m.onLost(1452, 10 + i, i);
+    for (let i = 0; i < BLACK_HOLE_BURSTS; i++) m.onLost(1452, 10 + i, 20 + i);
     expect(m.current).toBe(1200);
-    expect(search(m, 1500, 5)).toEqual([1452]);
+    m.onPathAlive(30);
+    expect(search(m, 1500, 30)).toEqual([1452]);
     expect(m.current).toBe(1452);
-    expect(m.probeDue(6)).toBe(0);
+    expect(m.probeDue(31)).toBe(0);
+  });
+
+  it("a false alarm in the middle of a search: the re-check restores the search, which goes on", () => {
+    const m = new PathMtu(1200, 1452);
+    for (let seq = 0; seq < PROBE_ATTEMPTS; seq++) {
+      m.onProbeSent(seq, m.probeDue(0));
+      m.onProbeLost(seq, 0);
+    }
+    expect(m.probeDue(0)).toBe(1326);
+    m.onProbeSent(10, 1326);
+    m.onProbeAcked(10, 0);
+    for (let i = 0; i < BLACK_HOLE_BURSTS; i++) m.onLost(1300, 1 + i, 10 + i);
+    expect(m.current).toBe(1200);
+    m.onPathAlive(20);
+    expect(m.probeDue(20)).toBe(1326);
+    m.onProbeSent(11, 1326);
+    m.onProbeAcked(11, 20);
+    expect(m.current).toBe(1326);
+    expect(m.probeDue(20)).toBe(1389); // not "search done"
+  });
+
+  it("a large packet acknowledged long ago does not hide a black hole (send times, not 16-bit sequences)", () => {
+    const m = new PathMtu(1200, 1452);
+    search(m, 1500);
+    m.onAcked(1452, 20);
+    for (let i = 0; i < BLACK_HOLE_BURSTS - 1; i++) expect(m.onLost(1452, 600_000 + i, 600_100 + i)).toBe(false);
+    expect(m.onLost(1452, 600_010, 600_200)).toBe(true);
   });
 
   it("a finished search looks again after RAISE_INTERVAL_MS", () => {
@@ -165,8 +197,9 @@ describe("path MTU discovery over the simulated network", () => {
       const m = (pair.client as unknown as { byId: Map<number, { pathMtu: { blackHoles: number; current: number } }> }).byId.get(c)!.pathMtu;
       expect(m.blackHoles, `seed ${seed}`).toBeLessThan(10);
       // Heavy random loss may look like a black hole now and then; the re-check probe then
-      // takes the size back, so it does not ratchet down.
-      expect(m.current, `seed ${seed}: ${m.blackHoles} false black holes`).toBeGreaterThanOrEqual(1452 - SEARCH_STEP);
+      // takes the size back, so it does not ratchet down (the first version ended at 1234 on
+      // seed 907). A re-check probe lost three times in a row at 30 % loss costs a few steps.
+      expect(m.current, `seed ${seed}: ${m.blackHoles} false black holes`).toBeGreaterThan(1400);
       const got = pair.serverEvents().flatMap((e) => (e.type === "message" ? [checkPayload(e.data)] : []));
       expect(got, `seed ${seed}`).toEqual(Array.from({ length: 1200 }, (_, i) => i));
     });
