@@ -138,6 +138,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private lastSentConnection: Connection | undefined = undefined;
   private readonly slots: (Connection | undefined)[];
   private readonly freeSlots: number[] = [];
+  /**
+   * Slots freed while a batch's records are dispatched, returned to freeSlots after it: the
+   * engine has already produced the batch's records under the old connection's slot and key,
+   * and a new connection reusing that slot in the same batch (an address that restarted and
+   * handshook again) would be handed the old one's messages.
+   */
+  private readonly slotsFreedInBatch: number[] = [];
+  private dispatching = false;
   private nextId = 1;
   private serverConnections = 0;
   private pendingAttempts = 0;
@@ -527,7 +535,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
     this.lastFrom = undefined;
     this.slots[conn.slot] = undefined;
-    this.freeSlots.push(conn.slot);
+    if (this.dispatching) this.slotsFreedInBatch.push(conn.slot);
+    else this.freeSlots.push(conn.slot);
     if (conn.role === Role.Server) this.serverConnections--;
     const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal" };
     if (conn.closeDeny !== undefined) ev.deny = conn.closeDeny;
@@ -586,7 +595,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         engine.descriptors.copyWithin(0, base * DESCRIPTOR_INTS, total * DESCRIPTOR_INTS);
       }
       const n = engine.processBatch(count);
-      this.dispatchRecords(now, n, base);
+      this.dispatching = true;
+      try {
+        this.dispatchRecords(now, n, base);
+      } finally {
+        this.dispatching = false;
+        while (this.slotsFreedInBatch.length > 0) this.freeSlots.push(this.slotsFreedInBatch.pop() as number);
+      }
       // consumed 0 cannot happen (one always fits), and would advance by `count` anyway: so a
       // one-datagram batch (a ping, a light flow) advances by 1 without the call into the engine.
       const consumed = count === 1 ? 1 : engine.consumed();

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { DropReason, PROTOCOL_MAGIC, PacketType } from "../../src/engine/abi.js";
 import { crcUpdate } from "../../src/engine/ts-engine.js";
 import { Rng } from "../../src/sim/rng.js";
-import { PROTOCOL_ID, connectPair, makePair, pollEvents } from "./helpers.js";
+import { Endpoint } from "../../src/session/endpoint.js";
+import { PROTOCOL_ID, connectPair, makePair, pollEvents, transmitsOf } from "./helpers.js";
 
 /** The CRC every datagram would carry if only the protocol id were mixed in. */
 function sealWithProtocolId(body: Uint8Array): Uint8Array {
@@ -102,5 +103,36 @@ describe("blind attacks", () => {
     pair.drive({ maxTimeMs: 500 });
     expect(pair.serverEvents().filter((e) => e.type === "message").length, `seed ${seed}`).toBe(1);
     expect(pair.clientEvents().filter((e) => e.type === "message").length, `seed ${seed}`).toBe(1);
+  });
+});
+
+describe("a connection replaced inside one receive batch", () => {
+  it("DATA of the old connection after the new one's CONNECT_RESPONSE in the same batch is not delivered to the new one", () => {
+    const seed = 813;
+    const pair = makePair(seed);
+    const [c] = connectPair(pair);
+    // The same address restarts: a second client endpoint at it completes a challenge.
+    const restarted = new Endpoint({ protocolId: PROTOCOL_ID, seed: seed * 7 + 3, engine: "ts" });
+    restarted.connect(pair.now, pair.serverAddress);
+    const request = [...transmitsOf(restarted, pair.now)].map((t) => t.bytes.slice());
+    for (const r of request) pair.server.handleDatagram(pair.now, pair.clientAddress, r);
+    const challenge = [...transmitsOf(pair.server, pair.now)].filter((t) => t.to === pair.clientAddress).map((t) => t.bytes.slice());
+    expect(challenge.length, `seed ${seed}`).toBe(1);
+    restarted.handleDatagram(pair.now, pair.serverAddress, challenge[0]);
+    const response = [...transmitsOf(restarted, pair.now)].map((t) => t.bytes.slice());
+    expect(response.length, `seed ${seed}`).toBe(1);
+    // The old connection's last message, sealed before the restart, arrives after the response.
+    pair.client.send(c, new Uint8Array([9, 9, 9]), { channel: 0 });
+    const old = [...transmitsOf(pair.client, pair.now)].map((t) => t.bytes.slice());
+    expect(old.length, `seed ${seed}`).toBeGreaterThan(0);
+    pair.server.handleDatagram(pair.now, pair.clientAddress, response[0]);
+    for (const d of old) pair.server.handleDatagram(pair.now, pair.clientAddress, d);
+    pair.server.handleTimeout(pair.now);
+    const events = pollEvents(pair.server);
+    const connected = events.filter((e) => e.type === "connect").map((e) => e.connection);
+    expect(connected.length, `seed ${seed}`).toBe(1);
+    const onNew = events.filter((e) => e.type === "message" && e.connection === connected[0]);
+    expect(onNew, `seed ${seed}`).toEqual([]);
+    expect(events.some((e) => e.type === "disconnect"), `seed ${seed}`).toBe(true);
   });
 });
