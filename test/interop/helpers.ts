@@ -129,4 +129,6 @@ export interface PlanResult {
   disconnect?: string;
   channels: Record<string, { kind: string; sent: number; received: number; duplicates: number; outOfOrder: number; converged?: boolean }>;
   ms: number;
+  /** The client connection's stats().pathMtu at the end of the plan. */
+  pathMtu?: number;
 }
