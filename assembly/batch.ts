@@ -8,7 +8,7 @@ import {
   txEnd, txStart, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, MAX_PARITY_BLOCKS,
   PACKET_WINDOW, SLOT_CRC_STATE, SLOT_NEXT_SEND, SLOT_TX_CRCS,
 } from "./layout";
-import { crc32c as crc32cPlain, crcInit, crcUpdate, crcWithPrefix, prefixStateWith, protocolPrefixState } from "./crc32c";
+import { crc32c as crc32cPlain, crcFrom, crcInit, crcWithPrefix, prefixStateWith, protocolPrefixState } from "./crc32c";
 import {
   lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader, ACKS_VALID,
   CRC_BYTES, DATA_HEADER_BYTES, MAX_DATAGRAM_BYTES, MIN_DATAGRAM_BYTES, TYPE_DATA, TYPE_KEEPALIVE,
@@ -150,9 +150,7 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
     return;
   }
   const base = slotBase(slot);
-  if (load<u32>(bodyEnd) != (crcUpdate(load<u32>(base, SLOT_CRC_STATE), ptr, bodyEnd - ptr) ^ 0xffffffff)) {
-    return drop(index, slot, BAD_CRC);
-  }
+  if (load<u32>(bodyEnd) != crcFrom(load<u32>(base, SLOT_CRC_STATE), ptr, bodyEnd - ptr)) return drop(index, slot, BAD_CRC);
   if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
   const sequence = readSequence(ptr);
   const window = receiveCheck(base, sequence);
@@ -201,7 +199,7 @@ export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): 
     writeDataHeader(ptr, <u32>type, sequence, 0, 0);
   }
   const crcAt = ptr + DATA_HEADER_BYTES + <usize>framesLength;
-  const crc = crcUpdate(load<u32>(base, SLOT_CRC_STATE), ptr, crcAt - ptr) ^ 0xffffffff;
+  const crc = crcFrom(load<u32>(base, SLOT_CRC_STATE), ptr, crcAt - ptr);
   store<u32>(crcAt, crc);
   store<u32>(base + SLOT_TX_CRCS + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2), crc);
   return <i32>sequence;

@@ -88,9 +88,15 @@ export function crc32c(ptr: usize, len: usize): u32 {
   return crcUpdate(0xffffffff, ptr, len) ^ 0xffffffff;
 }
 
+/** CRC-32C of the prefix that left raw state `state`, then `len` bytes at `ptr`. */
+@inline
+export function crcFrom(state: u32, ptr: usize, len: usize): u32 {
+  return crcUpdate(state, ptr, len) ^ 0xffffffff;
+}
+
 /** CRC-32C of prefix || bytes: what a handshake datagram's trailing 4 bytes must hold. */
 export function crcWithPrefix(ptr: usize, len: usize): u32 {
-  return crcUpdate(prefixState, ptr, len) ^ 0xffffffff;
+  return crcFrom(prefixState, ptr, len);
 }
 
 /** The raw state after the protocol prefix followed by `len` more prefix bytes at `ptr` (a

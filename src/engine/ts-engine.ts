@@ -99,7 +99,7 @@ export class TsEngine implements Engine {
   }
 
   crc32c(offset: number, length: number): number {
-    return (crcUpdate(0xffffffff, this.bytes, offset, length) ^ 0xffffffff) >>> 0;
+    return crcFrom(0xffffffff, this.bytes, offset, length);
   }
 
   parity(dest: number, offsets: readonly number[], length: number): void {
@@ -136,7 +136,7 @@ export class TsEngine implements Engine {
     const L = this.layout;
     if (!Number.isInteger(length) || length < 1 || offset < L.txArenaOffset || offset + length + CRC_BYTES > L.txArenaOffset + L.txArenaBytes)
       throw new EngineUsageError(`sealControl(offset ${offset}, length ${length}): outside the send arena`);
-    const crc = (crcUpdate(this.prefixCrc, this.bytes, offset, length) ^ 0xffffffff) >>> 0;
+    const crc = crcFrom(this.prefixCrc, this.bytes, offset, length);
     this.view.setUint32(offset + length, crc, true);
     return length + CRC_BYTES;
   }
@@ -172,7 +172,7 @@ export class TsEngine implements Engine {
     v.setUint16(offset + 3, ack, true);
     v.setUint32(offset + 5, bits >>> 0, true);
     const length = DATA_HEADER_BYTES + framesLength;
-    const crc = (crcUpdate(v.getUint32(base + SlotField.CrcState, true), this.bytes, offset, length) ^ 0xffffffff) >>> 0;
+    const crc = crcFrom(v.getUint32(base + SlotField.CrcState, true), this.bytes, offset, length);
     v.setUint32(offset + length, crc, true);
     v.setUint32(base + SlotField.SentCrcs + (seq & WINDOW_MASK) * 4, crc, true);
     return seq;
@@ -236,7 +236,7 @@ export class TsEngine implements Engine {
       return this.drop(index, slot, DropReason.UnknownType);
     const bodyLength = len - 1 - CRC_BYTES;
     if (!sequenced) {
-      const crc = (crcUpdate(this.prefixCrc, b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
+      const crc = crcFrom(this.prefixCrc, b, off, len - CRC_BYTES);
       if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
       if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
       this.emit(RecordType.Control, slot, type, index, 0, 0, off + 1, bodyLength);
@@ -251,7 +251,7 @@ export class TsEngine implements Engine {
       return;
     }
     const base = this.slotBase(slot);
-    const crc = (crcUpdate(v.getUint32(base + SlotField.CrcState, true), b, off, len - CRC_BYTES) ^ 0xffffffff) >>> 0;
+    const crc = crcFrom(v.getUint32(base + SlotField.CrcState, true), b, off, len - CRC_BYTES);
     if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
     if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
     const seq = v.getUint16(off + 1, true);
@@ -505,6 +505,11 @@ function writeConfigArea(v: DataView, L: Layout, config: EngineConfig, ordered: 
 }
 
 export { writeConfigArea };
+
+/** The final CRC32C of the prefix that left raw state `state`, then b[off .. off + len). */
+function crcFrom(state: number, b: Uint8Array, off: number, len: number): number {
+  return (crcUpdate(state, b, off, len) ^ 0xffffffff) >>> 0;
+}
 
 /** CRC32C, slicing-by-8 (reflected, poly 0x82F63B78). `crc` is the running (non-final) state. */
 export function crcUpdate(crc: number, b: Uint8Array, off: number, len: number): number {

@@ -361,14 +361,22 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onAccept(now: number, fields: AcceptFields): boolean {
     if (this.state !== ConnectionState.Connecting || this.attempt === undefined || fields.salt !== this.salt) return false;
     if (this.attempt.phase !== AttemptPhase.Response) return false;
-    this.sessionId = fields.sessionId;
-    this.host.engine.keySlot(this.slot, connectionKey(this.salt, this.sessionId));
+    this.startSession(fields.sessionId);
     this.attempt = undefined;
     this.setRare(RareTimer.Handshake, Infinity);
     this.setRare(RareTimer.ConnectTimeout, Infinity);
     this.startConnected(now);
     this.host.emit({ type: "connect", connection: this.id, address: this.address, userData: fields.userData });
     return true;
+  }
+
+  /**
+   * The session id is known (chosen by the server, or read from its ACCEPT): from here on the
+   * slot's DATA and KEEPALIVE carry the connection key in their CRC (PROTOCOL §1).
+   */
+  startSession(sessionId: number): void {
+    this.sessionId = sessionId;
+    this.host.engine.keySlot(this.slot, connectionKey(this.salt, sessionId));
   }
 
   private startConnected(now: number): void {

@@ -45,7 +45,6 @@ import {
   MAX_DISCONNECT_USER_DATA,
   MAX_RESPONSE_USER_DATA,
   denyReasonName,
-  connectionKey,
   encodeChallenge,
   encodeDeny,
   encodeDisconnectAck,
@@ -781,8 +780,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           acceptData = data.subarray(0, MAX_ACCEPT_USER_DATA).slice();
         }
         const created = this.allocate(now, from, Role.Server, res.salt);
-        created.sessionId = this.random() || 1;
-        this.engine.keySlot(created.slot, connectionKey(created.salt, created.sessionId));
+        created.startSession(this.random() || 1);
         created.acceptDue = true;
         created.acceptUserData = acceptData;
         this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });

@@ -6,25 +6,16 @@
  * with a forged NO_CONNECTION (docs/PROTOCOL.md §1 and §4: the connection key and the echo).
  */
 import { describe, expect, it } from "vitest";
-import { DropReason, PROTOCOL_MAGIC, PacketType } from "../../src/engine/abi.js";
-import { crcUpdate } from "../../src/engine/ts-engine.js";
+import { DropReason, PacketType } from "../../src/engine/abi.js";
+import { config, sealControlPacket, tsEngine } from "../engine/helpers.js";
 import { Rng } from "../../src/sim/rng.js";
 import { Endpoint } from "../../src/session/endpoint.js";
 import { PROTOCOL_ID, connectPair, makePair, pollEvents, transmitsOf } from "./helpers.js";
 
-/** The CRC every datagram would carry if only the protocol id were mixed in. */
-function sealWithProtocolId(body: Uint8Array): Uint8Array {
-  const prefix = new Uint8Array(8);
-  const v = new DataView(prefix.buffer);
-  v.setUint32(0, PROTOCOL_MAGIC, true);
-  v.setUint32(4, PROTOCOL_ID, true);
-  let crc = crcUpdate(0xffffffff, prefix, 0, 8);
-  crc = (crcUpdate(crc, body, 0, body.length) ^ 0xffffffff) >>> 0;
-  const out = new Uint8Array(body.length + 4);
-  out.set(body);
-  new DataView(out.buffer).setUint32(body.length, crc, true);
-  return out;
-}
+/** The CRC every datagram would carry if only the protocol id were mixed in (an engine's
+ *  handshake sealing, which is all an off-path attacker can compute). */
+const attackerEngine = tsEngine(config({ protocolId: PROTOCOL_ID }));
+const sealWithProtocolId = (body: Uint8Array): Uint8Array => sealControlPacket(attackerEngine, body);
 
 /** A DATA packet with sequence `seq` acknowledging everything up to `ack`, carrying one
  *  reliable-ordered message "EVIL" on channel 0 (messageSeq `messageSeq`). */
