@@ -3,19 +3,20 @@
  * a reused slab (what the kernel refuses waits for "drain" and keeps its copy). Receive: the
  * first datagram of an event-loop turn goes to the driver at once (a ping-pong never waits a
  * turn); the rest of the burst is only recorded and delivered as one batch on setImmediate.
- * Bun has no buffer-size option, so the kernel buffers are raised through setsockopt on the
- * socket's fd (socket-buffers.ts). A client's socket is connected to its server
+ * Bun has no buffer-size or fragmentation option, so the kernel buffers are raised and IP
+ * fragmentation is turned off (for path MTU discovery) through setsockopt on the socket's fd
+ * (socket-options.ts). A client's socket is connected to its server
  * (`OpenSocketOptions.peer`): its sends carry no address, which the kernel and Bun serve with
  * less work per datagram (bench/adapters/bun-connected-send.js: ~0.7 us less CPU per 1000 B
  * datagram in a loopback sendMany). `import { listen, connect } from "ackwire/bun"`.
  */
-import { AddressCache, formatAddress, SenderNames } from "../../src/api/address.js";
+import { AddressCache, formatAddress, isIpv6Literal, SenderNames } from "../../src/api/address.js";
 import { TurnReceiver } from "../../src/api/turn-receiver.js";
 import { createRuntime } from "../../src/api/runtime.js";
 import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
 import { bindError, resolveWithNodeDns } from "../node/socket.js";
-import { setSocketBuffers } from "./socket-buffers.js";
+import { setNoFragment, setSocketBuffers } from "./socket-options.js";
 
 // The slice of Bun's API used here, declared locally (no bun-types in the build).
 interface BunUdpSocket {
@@ -134,8 +135,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
     throw bindError(error as Error, options.host, options.port);
   }
   // Bun has no buffer-size option: without this the kernel default (~92 datagrams of 1000 B)
-  // overflows under a reliable window's burst (see socket-buffers.ts).
+  // overflows under a reliable window's burst (see socket-options.ts).
   await setSocketBuffers(udp.fd, options.receiveBufferBytes, options.sendBufferBytes);
+  // Datagrams leave unfragmented (DF), so a path MTU probe that is too big is lost rather than
+  // carried in fragments (see socket-options.ts).
+  await setNoFragment(udp.fd, isIpv6Literal(options.host));
   const addresses = new AddressCache();
   return {
     localAddress: { host: udp.hostname, port: udp.port },
