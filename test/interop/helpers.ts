@@ -34,9 +34,11 @@ export class Peer {
   #waiters: (() => void)[] = [];
   #killTimer: NodeJS.Timeout;
 
-  constructor(runtime: RuntimeName, script: string, args: string[], limitMs = 90_000) {
+  /** With `netns`, the process runs inside that network namespace (`ip netns exec`). */
+  constructor(runtime: RuntimeName, script: string, args: string[], limitMs = 90_000, netns?: string) {
     const [cmd, pre] = commandFor(runtime, script);
-    this.child = spawn(cmd, [...pre, ...args], { cwd: FIXTURES, stdio: ["ignore", "pipe", "pipe"] });
+    const [bin, argv] = netns === undefined ? [cmd, [...pre, ...args]] : ["ip", ["netns", "exec", netns, cmd, ...pre, ...args]];
+    this.child = spawn(bin, argv, { cwd: FIXTURES, stdio: ["ignore", "pipe", "pipe"] });
     let buffer = "";
     this.child.stdout!.on("data", (chunk: Buffer) => {
       buffer += chunk.toString("utf8");
@@ -110,8 +112,8 @@ export async function runtimeOf(peer: Peer): Promise<unknown> {
 }
 
 /** Starts a peer, asserts the runtime it reports, and returns it. */
-export async function startPeer(runtime: RuntimeName, role: string, options: Record<string, unknown>, limitMs?: number): Promise<Peer> {
-  const peer = new Peer(runtime, "peer.mjs", [role, JSON.stringify(options)], limitMs);
+export async function startPeer(runtime: RuntimeName, role: string, options: Record<string, unknown>, limitMs?: number, netns?: string): Promise<Peer> {
+  const peer = new Peer(runtime, "peer.mjs", [role, JSON.stringify(options)], limitMs, netns);
   const reported = await runtimeOf(peer);
   if (reported !== runtime) {
     peer.stop();

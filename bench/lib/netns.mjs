@@ -1,0 +1,147 @@
+// Real networks for the interop tests and bench/netns: two Linux network namespaces (a client host and a server
+// host) joined by a veth pair, with the kernel's own token bucket filter (`tc qdisc ... tbf`) as
+// the bottleneck in each direction (a rate, a bucket and a queue that tail-drops) and a real
+// link MTU. Needs root and iproute2 (`ip`, `tc`); `netnsUnsupported()` says why not otherwise.
+// Nothing leaves the namespaces: the only link is the veth pair between them.
+// Plain JavaScript (with JSDoc types) so that test/ and the bench's .mjs runner share it.
+import { execFileSync } from "node:child_process";
+
+/** @type {string | null | undefined} */
+let unsupported;
+/**
+ * Why real-network tests cannot run here, or undefined if they can. Probed once.
+ * @returns {string | undefined}
+ */
+export function netnsUnsupported() {
+  if (unsupported === undefined) {
+    const name = `awprobe-${process.pid}`;
+    try {
+      ip(["netns", "add", name]);
+      try {
+        ip(["-n", name, "link", "add", "p0", "type", "veth", "peer", "name", "p1"]);
+        execFileSync("ip", ["netns", "exec", name, "tc", "qdisc", "add", "dev", "p0", "root", "tbf", "rate", "10mbit", "burst", "16kb", "limit", "32kb"], { stdio: "pipe" });
+      } finally {
+        ip(["netns", "del", name]);
+      }
+      unsupported = null;
+    } catch (error) {
+      unsupported = `network namespaces with veth and tc tbf are not available (root and iproute2 needed): ${String(error.message).split("\n")[0]}`;
+    }
+  }
+  return unsupported ?? undefined;
+}
+
+/** @param {string[]} args */
+function ip(args) {
+  return execFileSync("ip", args, { stdio: ["ignore", "pipe", "pipe"] }).toString();
+}
+
+/**
+ * Runs a command inside namespace `ns`; returns its stdout.
+ * @param {string} ns
+ * @param {string[]} command
+ */
+export function inNs(ns, command) {
+  return execFileSync("ip", ["netns", "exec", ns, ...command], { stdio: ["ignore", "pipe", "pipe"] }).toString();
+}
+
+/**
+ * A bottleneck: `rateMbit` each direction; `queueBytes` of queue in front of the link (tbf
+ * `limit`: beyond it, arriving packets are dropped); `burstBytes` the token bucket (default 20 KiB).
+ * @typedef {{ rateMbit: number, queueBytes: number, burstBytes?: number }} Shape
+ */
+
+export class TwoHosts {
+  /** The veth end in each namespace has this name. */
+  static DEV = "aw0";
+
+  /**
+   * Creates the namespaces `aw-<tag>-<pid>-c` / `-s` and the link between them, up, unshaped.
+   * @param {string} tag
+   * @param {number} subnet the link is 10.<subnet>.0.0/24: client .1, server .2
+   */
+  constructor(tag, subnet) {
+    removeStale();
+    this.client = `aw-${tag}-${process.pid}-c`;
+    this.server = `aw-${tag}-${process.pid}-s`;
+    this.clientIp = `10.${subnet}.0.1`;
+    this.serverIp = `10.${subnet}.0.2`;
+    ip(["netns", "add", this.client]);
+    ip(["netns", "add", this.server]);
+    ip(["link", "add", TwoHosts.DEV, "netns", this.client, "type", "veth", "peer", "name", TwoHosts.DEV, "netns", this.server]);
+    for (const [ns, addr] of [[this.client, this.clientIp], [this.server, this.serverIp]]) {
+      ip(["-n", ns, "addr", "add", `${addr}/24`, "dev", TwoHosts.DEV]);
+      ip(["-n", ns, "link", "set", "lo", "up"]);
+      ip(["-n", ns, "link", "set", TwoHosts.DEV, "up"]);
+    }
+  }
+
+  /**
+   * Puts (or changes) the same bottleneck on both directions.
+   * @param {Shape} s
+   */
+  shape(s) {
+    for (const ns of [this.client, this.server]) {
+      inNs(ns, ["tc", "qdisc", "replace", "dev", TwoHosts.DEV, "root", "tbf", "rate", `${s.rateMbit}mbit`, "burst", String(s.burstBytes ?? 20 * 1024), "limit", String(s.queueBytes)]);
+    }
+  }
+
+  /**
+   * Sets the link MTU (IP bytes) on both ends.
+   * @param {number} bytes
+   */
+  mtu(bytes) {
+    for (const ns of [this.client, this.server]) ip(["-n", ns, "link", "set", TwoHosts.DEV, "mtu", String(bytes)]);
+  }
+
+  /**
+   * Packets the bottleneck queue of `ns`'s direction has sent and dropped so far.
+   * @param {string} ns
+   * @returns {{ sent: number, dropped: number }}
+   */
+  queueStats(ns) {
+    const text = inNs(ns, ["tc", "-s", "qdisc", "show", "dev", TwoHosts.DEV]);
+    const m = /Sent \d+ bytes (\d+) pkt \(dropped (\d+)/.exec(text);
+    if (m === null) throw new Error(`unexpected tc output: ${text}`);
+    return { sent: Number(m[1]), dropped: Number(m[2]) };
+  }
+
+  /**
+   * The `Ip:` counters of /proc/net/snmp in `ns` (e.g. FragCreates: fragments the kernel made).
+   * @param {string} ns
+   * @returns {Record<string, number>}
+   */
+  ipCounters(ns) {
+    const lines = inNs(ns, ["cat", "/proc/net/snmp"]).split("\n").filter((l) => l.startsWith("Ip:"));
+    const names = lines[0].split(/\s+/).slice(1);
+    const values = lines[1].split(/\s+/).slice(1).map(Number);
+    return Object.fromEntries(names.map((n, i) => [n, values[i]]));
+  }
+
+  close() {
+    for (const ns of [this.client, this.server]) {
+      try {
+        ip(["netns", "del", ns]);
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/** Deletes namespaces left by test processes that no longer exist (a run killed mid-test). */
+function removeStale() {
+  for (const line of ip(["netns", "list"]).split("\n")) {
+    const m = /^(aw-[a-z0-9]+-(\d+)-[cs])\b/.exec(line);
+    if (m === null) continue;
+    try {
+      process.kill(Number(m[2]), 0);
+    } catch {
+      try {
+        ip(["netns", "del", m[1]]);
+      } catch {
+        // raced with another cleaner
+      }
+    }
+  }
+}
