@@ -14,7 +14,7 @@ let unsupported;
  */
 export function netnsUnsupported() {
   if (unsupported === undefined) {
-    const name = `awprobe-${process.pid}`;
+    const name = `aw-probe-${process.pid}-p`;
     try {
       ip(["netns", "add", name]);
       try {
@@ -66,13 +66,18 @@ export class TwoHosts {
     this.server = `aw-${tag}-${process.pid}-s`;
     this.clientIp = `10.${subnet}.0.1`;
     this.serverIp = `10.${subnet}.0.2`;
-    ip(["netns", "add", this.client]);
-    ip(["netns", "add", this.server]);
-    ip(["link", "add", TwoHosts.DEV, "netns", this.client, "type", "veth", "peer", "name", TwoHosts.DEV, "netns", this.server]);
-    for (const [ns, addr] of [[this.client, this.clientIp], [this.server, this.serverIp]]) {
-      ip(["-n", ns, "addr", "add", `${addr}/24`, "dev", TwoHosts.DEV]);
-      ip(["-n", ns, "link", "set", "lo", "up"]);
-      ip(["-n", ns, "link", "set", TwoHosts.DEV, "up"]);
+    try {
+      ip(["netns", "add", this.client]);
+      ip(["netns", "add", this.server]);
+      ip(["link", "add", TwoHosts.DEV, "netns", this.client, "type", "veth", "peer", "name", TwoHosts.DEV, "netns", this.server]);
+      for (const [ns, addr] of [[this.client, this.clientIp], [this.server, this.serverIp]]) {
+        ip(["-n", ns, "addr", "add", `${addr}/24`, "dev", TwoHosts.DEV]);
+        ip(["-n", ns, "link", "set", "lo", "up"]);
+        ip(["-n", ns, "link", "set", TwoHosts.DEV, "up"]);
+      }
+    } catch (error) {
+      this.close(); // what was created so far: the caller never gets the object to close
+      throw error;
     }
   }
 
@@ -129,14 +134,15 @@ export class TwoHosts {
   }
 }
 
-/** Deletes namespaces left by test processes that no longer exist (a run killed mid-test). */
+/** Deletes namespaces (`aw-<tag>-<pid>-<c|s|p>`) left by processes that no longer exist (a run killed mid-test). */
 function removeStale() {
   for (const line of ip(["netns", "list"]).split("\n")) {
-    const m = /^(aw-[a-z0-9]+-(\d+)-[cs])\b/.exec(line);
+    const m = /^(aw-[a-z0-9]+-(\d+)-[csp])\b/.exec(line);
     if (m === null) continue;
     try {
       process.kill(Number(m[2]), 0);
-    } catch {
+    } catch (error) {
+      if (error.code !== "ESRCH") continue; // EPERM: the process exists
       try {
         ip(["netns", "del", m[1]]);
       } catch {

@@ -48,7 +48,9 @@ function startIn(ns, argv, key, limitMs) {
   const line = new Promise((resolve, reject) => {
     child.stdout.on("data", (d) => {
       buffer += d;
-      for (const l of buffer.split("\n")) {
+      const lines = buffer.split("\n");
+      buffer = lines.pop(); // an unfinished last line waits for the rest
+      for (const l of lines) {
         if (!l.startsWith("{")) continue;
         const parsed = JSON.parse(l);
         if (key in parsed) resolve(parsed);
@@ -66,10 +68,12 @@ if (skip !== undefined) {
 }
 const hosts = new TwoHosts("bench", 96);
 const results = { queueBytes: QUEUE_BYTES, durationMs, rates: {} };
+const servers = [];
 try {
   const limit = durationMs + 60_000;
   const ackwireServer = startIn(hosts.server, [...commands.node("peer.mjs"), "server", JSON.stringify({ host: hosts.serverIp, sinkChannel: 6, deadlineMs: 30 * 60_000 })], "listening", 30 * 60_000);
   const tcpServer = startIn(hosts.server, [...commands.node("tcp-mixed.mjs"), "server", JSON.stringify({ host: hosts.serverIp, deadlineMs: 30 * 60_000 })], "listening", 30 * 60_000);
+  servers.push(ackwireServer.child, tcpServer.child);
   const ackwirePort = (await ackwireServer.line).listening;
   const tcpPort = (await tcpServer.line).listening;
   const plan = { bulkWindow: 4096, warmupMs: 1000, durationMs };
@@ -90,9 +94,8 @@ try {
       console.log(`${name.padEnd(15)} ${String(r.ok).padEnd(5)} ${String(r.bulk?.mbitPerSec).padStart(13)}   ${`${s.rttP50Ms} / ${s.rttP99Ms} / ${s.rttMaxMs}`.padStart(29)}   ${r.stats?.resends ?? "-"}`);
     }
   }
-  ackwireServer.child.kill("SIGKILL");
-  tcpServer.child.kill("SIGKILL");
 } finally {
+  for (const child of servers) child.kill("SIGKILL");
   hosts.close();
 }
 mkdirSync(join(root, "bench", "results"), { recursive: true });

@@ -43,7 +43,8 @@ interface BunUdpOptions {
   socket: {
     data(socket: BunUdpSocket, data: Uint8Array, port: number, address: string): void;
     drain(socket: BunUdpSocket): void;
-    error?(socket: BunUdpSocket, error: Error): void;
+    /** Bun passes the error alone (measured on Bun 1.4: one argument). */
+    error?(error: Error): void;
   };
 }
 
@@ -113,7 +114,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       drain() {
         flush();
       },
-      error() {
+      error(error) {
+        // A datagram larger than the link (a path MTU probe: sockets never fragment, see
+        // socket-options.ts) is reported here as well as thrown by the send that flush()
+        // counts as a send failure; it is not a receive error.
+        if (isMessageTooBig(error)) return;
         counters.receiveErrors++;
       },
     },
@@ -173,6 +178,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       return Promise.resolve();
     },
   };
+}
+
+function isMessageTooBig(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | undefined;
+  return e?.code === "EMSGSIZE" || (typeof e?.message === "string" && e.message.includes("EMSGSIZE"));
 }
 
 export const bunAdapter: RuntimeAdapter = {

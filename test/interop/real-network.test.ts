@@ -17,8 +17,8 @@ interface MixedResult {
   bad: number;
   timedOut: boolean;
   error?: { message: string };
-  bulk: { sent: number; acked: number; outOfOrder: number; mbitPerSec: number };
-  stream: { sent: number; echoed: number; outOfOrder: number; samples: number; rttP50Ms: number; rttP99Ms: number; rttMaxMs: number; series?: [number, number][] };
+  bulk: { sent: number; acked: number; outOfOrder: number; mbitPerSec: number; mbitPerQuarter?: number[] };
+  stream: { sent: number; echoed: number; outOfOrder: number; samples: number; rttP50Ms: number; rttP90Ms: number; rttP99Ms: number; rttMaxMs: number; series?: [number, number][] };
   stats: { rttMs: number; lossRate: number; resends: number; pathMtu: number };
 }
 
@@ -26,16 +26,27 @@ const RATE_MBIT = 20;
 /** 250 KB: ~100 ms of queue at 20 Mbit/s per direction, a typical home router's buffer. */
 const QUEUE_BYTES = 250_000;
 
-async function mixed(runtime: RuntimeName, hosts: TwoHosts, port: number, extra: Record<string, unknown>): Promise<MixedResult> {
+/**
+ * Runs the "mixed" client in the client namespace and returns its report. `onConnected` runs
+ * once the client has connected (its own clock's start of the transfer).
+ */
+async function mixed(runtime: RuntimeName, hosts: TwoHosts, port: number, extra: Record<string, unknown>, onConnected?: () => void): Promise<MixedResult> {
   const client = await startPeer(runtime, "mixed", { target: `${hosts.serverIp}:${port}`, bulkWindow: 4096, warmupMs: 1000, ...extra }, 60_000, hosts.client);
-  const result = (await client.waitFor("ok", 45_000)) as unknown as MixedResult;
-  await client.exited();
-  return result;
+  try {
+    await client.waitFor("connected", 15_000);
+    onConnected?.();
+    const result = (await client.waitFor("ok", 40_000)) as unknown as MixedResult;
+    await client.exited();
+    return result;
+  } finally {
+    // A failed run must not leave its upload on the shared link for the next test.
+    client.stop();
+  }
 }
 
-function p99(values: number[]): number {
+function p90(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor(0.9 * sorted.length))]!;
 }
 
 describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way, a 250 KB tail-drop queue (netns + tc tbf)", () => {
@@ -58,7 +69,7 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
 
   for (const runtime of RUNTIMES) {
     it(`${runtime} client: a bulk transfer fills the link while a 30 Hz stream on the same connection stays fast`, async () => {
-      const r = await mixed(runtime, hosts, port, { durationMs: 3000 });
+      const r = await mixed(runtime, hosts, port, { durationMs: 4000 });
       const why = `${runtime}: ${JSON.stringify(r)}`;
       expect(r.ok, why).toBe(true);
       expect(r.bulk.acked, why).toBe(r.bulk.sent);
@@ -66,44 +77,59 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
       // Goodput of 1000 B messages: at least 80 % of the link rate (headers take ~5 %).
       expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.8 * RATE_MBIT);
       // The queue could hold ~100 ms each way, ~200 ms on the stream's round trip (both
-      // directions' queues). The congestion controller keeps it short: p99 is typically 8-25 ms
-      // (bench/netns); the bound leaves room for a busy host's scheduling pauses.
-      expect(r.stream.samples, why).toBeGreaterThanOrEqual(50);
-      expect(r.stream.rttP99Ms, why).toBeLessThanOrEqual(60);
-    });
+      // directions' queues). The congestion controller keeps it short: p99 is typically 8-27 ms
+      // (bench/netns). With ~90 samples p99 is nearly the maximum, so the bounds are on p90 and
+      // the maximum, with room for a busy host's scheduling pauses.
+      expect(r.stream.samples, why).toBeGreaterThanOrEqual(70);
+      expect(r.stream.rttP90Ms, why).toBeLessThanOrEqual(30);
+      expect(r.stream.rttMaxMs, why).toBeLessThanOrEqual(100);
+    }, 90_000);
   }
 
   it("node client: the capacity drops from 20 to 5 Mbit/s mid-transfer; the queue does not stay full", async () => {
     const changeAfterMs = 2000;
-    const changed = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        hosts.shape({ rateMbit: 5, queueBytes: QUEUE_BYTES });
-        resolve();
-      }, changeAfterMs),
-    );
+    let timer: NodeJS.Timeout | undefined;
+    let changeError: unknown;
     let r: MixedResult;
     try {
-      // A smaller application window than the other cases: what is still queued in the sender when
-      // the run ends drains at 5 Mbit/s (512 x 1000 B: under a second).
-      r = await mixed("node", hosts, port, { durationMs: 7000, bulkWindow: 512, series: true });
-      await changed;
+      // A smaller application window than the other cases: what is still queued in the sender
+      // when the run ends drains at 5 Mbit/s (512 x 1000 B: under a second).
+      r = await mixed("node", hosts, port, { durationMs: 7000, bulkWindow: 512, series: true }, () => {
+        timer = setTimeout(() => {
+          try {
+            hosts.shape({ rateMbit: 5, queueBytes: QUEUE_BYTES });
+          } catch (error) {
+            changeError = error;
+          }
+        }, changeAfterMs);
+      });
     } finally {
-      await changed;
+      clearTimeout(timer);
       hosts.shape({ rateMbit: RATE_MBIT, queueBytes: QUEUE_BYTES });
     }
+    expect(changeError).toBeUndefined();
     const series = r.stream.series ?? [];
+    const quarters = r.bulk.mbitPerQuarter ?? [];
     const why = `node: ${JSON.stringify({ ...r, stream: { ...r.stream, series: series.length } })}`;
     expect(r.ok, why).toBe(true);
     expect(r.bulk.acked, why).toBe(r.bulk.sent);
-    // The drop took effect: the average over the run is well below 20 Mbit/s, and the transfer
-    // kept using the smaller link.
-    expect(r.bulk.mbitPerSec, why).toBeLessThan(12);
-    expect(r.bulk.mbitPerSec, why).toBeGreaterThan(3);
-    // The last 3 s (well after the change): at 5 Mbit/s the queue could hold ~400 ms each way.
+    // The transfer ran at the full rate before the change (1-2 s after the start) and kept
+    // using the smaller link after it (the last 3 s).
+    expect(Math.max(...quarters.slice(4, 8)), why).toBeGreaterThanOrEqual(15);
+    // (Per quarter the figure is quantized by the application's acks, 64 messages each, so the
+    // mean of the quarters is checked.)
+    const lateQuarters = quarters.slice(16, 28);
+    expect(lateQuarters.length, why).toBe(12);
+    const lateMean = lateQuarters.reduce((a, b) => a + b, 0) / lateQuarters.length;
+    expect(lateMean, why).toBeLessThanOrEqual(5.2);
+    expect(lateMean, why).toBeGreaterThanOrEqual(3.5);
+    // The stream over the last 3 s (well after the change): at 5 Mbit/s the queue could hold
+    // ~400 ms each way.
     const late = series.filter(([sentAt]) => sentAt >= 4000).map(([, rtt]) => rtt);
     expect(late.length, why).toBeGreaterThanOrEqual(60);
-    expect(p99(late), why).toBeLessThanOrEqual(60);
-  });
+    expect(p90(late), why).toBeLessThanOrEqual(40);
+    expect(Math.max(...late), why).toBeLessThanOrEqual(120);
+  }, 90_000);
 
   it("node client: a 12 KB queue tail-drops at start-up; every message still arrives once, in order", async () => {
     hosts.shape({ rateMbit: RATE_MBIT, queueBytes: 12_000 });
@@ -122,7 +148,7 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
     expect(r.stream.echoed, why).toBe(r.stream.sent);
     expect(r.stats.resends, why).toBeGreaterThan(0);
     expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.6 * RATE_MBIT);
-  });
+  }, 90_000);
 });
 
 describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte link (netns)", () => {
@@ -151,8 +177,13 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
   async function run(client: RuntimeName, server: RuntimeName) {
     const before = { client: hosts.ipCounters(hosts.client).FragCreates!, server: hosts.ipCounters(hosts.server).FragCreates! };
     const peer = await startPeer(client, "client", { target: `${hosts.serverIp}:${servers.get(server)!.port}`, plan: PLAN, burst: 100, waitMs: 30_000 }, 60_000, hosts.client);
-    const result = (await peer.waitFor("ok", 60_000)) as unknown as PlanResult;
-    await peer.exited();
+    let result: PlanResult;
+    try {
+      result = (await peer.waitFor("ok", 45_000)) as unknown as PlanResult;
+      await peer.exited();
+    } finally {
+      peer.stop();
+    }
     const fragments = { client: hosts.ipCounters(hosts.client).FragCreates! - before.client, server: hosts.ipCounters(hosts.server).FragCreates! - before.server };
     const why = `${client} -> ${server} server: ${JSON.stringify({ ...result, channels: undefined, fragments })}`;
     expect(result.ok, why).toBe(true);
