@@ -47,7 +47,10 @@ export function inNs(ns, command) {
 
 /**
  * A bottleneck: `rateMbit` each direction; `queueBytes` of queue in front of the link (tbf
- * `limit`: beyond it, arriving packets are dropped); `burstBytes` the token bucket (default 20 KiB).
+ * `limit`: beyond it, arriving packets are dropped); `burstBytes` the token bucket. A router
+ * sends at its link's rate, but tbf lets a full bucket through at the veth's speed, which a
+ * sender measures as a burst of far more bandwidth than the link has; so the bucket defaults to
+ * 2 ms of the rate (at least 3000 bytes, two packets), the least that still reaches the rate.
  * @typedef {{ rateMbit: number, queueBytes: number, burstBytes?: number }} Shape
  */
 
@@ -87,7 +90,7 @@ export class TwoHosts {
    */
   shape(s) {
     for (const ns of [this.client, this.server]) {
-      inNs(ns, ["tc", "qdisc", "replace", "dev", TwoHosts.DEV, "root", "tbf", "rate", `${s.rateMbit}mbit`, "burst", String(s.burstBytes ?? 20 * 1024), "limit", String(s.queueBytes)]);
+      inNs(ns, ["tc", "qdisc", "replace", "dev", TwoHosts.DEV, "root", "tbf", "rate", `${s.rateMbit}mbit`, "burst", String(s.burstBytes ?? Math.max(3000, Math.ceil((s.rateMbit * 1e6 * 0.002) / 8))), "limit", String(s.queueBytes)]);
     }
   }
 

@@ -3,9 +3,9 @@
 //
 // Two network namespaces joined by a veth pair, the kernel's token bucket filter as the link
 // in each direction (bench/lib/netns.mjs): `rate` Mbit/s with a 250 KB tail-drop queue in front
-// (~100 ms at 20 Mbit/s, ~400 ms at 5). On one side a client runs an upload of 1000 B messages
-// (at most 4096 not yet acknowledged by the server's application, which answers every 64 with
-// their count) and a 30 Hz stream of 64 B messages at once, which the server echoes. The
+// (~100 ms at 20 Mbit/s, ~2 s at 1). On one side a client runs an upload of 1000 B messages
+// (at most 2 s of the link, 256..4096 messages, not yet acknowledged by the server's
+// application, which answers every 64 with their count) and a 30 Hz stream of 64 B messages at once, which the server echoes. The
 // stream's round trip is what a player feels while a transfer shares the link.
 // - ackwire: one connection, the upload on channel 6 and the stream on channel 0 (both
 //   reliable-ordered): test/interop/fixtures/peer.mjs "mixed", client on each runtime asked for;
@@ -14,7 +14,7 @@
 //   (test/interop/fixtures/tcp-mixed.mjs), Node.
 // Needs root and iproute2. Writes bench/results/netns.json.
 //
-//   node bench/netns/run.mjs [--quick] [--runtimes=node,bun,deno] [--rates=20,5]
+//   node bench/netns/run.mjs [--quick] [--runtimes=node,bun,deno] [--rates=20,5,2,1]
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -26,9 +26,13 @@ const fixtures = join(root, "test", "interop", "fixtures");
 const quick = process.argv.includes("--quick");
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3).split(",") ?? fallback;
 const runtimes = arg("runtimes", ["node", "bun", "deno"]);
-const rates = arg("rates", ["20", "5"]).map(Number);
+const rates = arg("rates", ["20", "5", "2", "1"]).map(Number);
 const durationMs = quick ? 3000 : 6000;
 const QUEUE_BYTES = 250_000;
+/** The upload's application window: 2 s of the link (256..4096 messages of 1000 B). */
+const windowFor = (rateMbit) => Math.min(4096, Math.max(256, Math.round((rateMbit * 1e6 * 2) / 8 / 1000)));
+/** What is still queued when a run ends (up to the window) drains at the link rate: ms. */
+const drainMs = (rateMbit) => ((windowFor(rateMbit) * 1000 * 8) / (rateMbit * 1e6)) * 1000;
 
 const bin = (name) => join(root, "node_modules", ".bin", name);
 const commands = {
@@ -70,15 +74,15 @@ const hosts = new TwoHosts("bench", 96);
 const results = { queueBytes: QUEUE_BYTES, durationMs, rates: {} };
 const servers = [];
 try {
-  const limit = durationMs + 60_000;
+  const limit = durationMs + 60_000 + 1.5 * Math.max(...rates.map(drainMs));
   const ackwireServer = startIn(hosts.server, [...commands.node("peer.mjs"), "server", JSON.stringify({ host: hosts.serverIp, sinkChannel: 6, deadlineMs: 30 * 60_000 })], "listening", 30 * 60_000);
   const tcpServer = startIn(hosts.server, [...commands.node("tcp-mixed.mjs"), "server", JSON.stringify({ host: hosts.serverIp, deadlineMs: 30 * 60_000 })], "listening", 30 * 60_000);
   servers.push(ackwireServer.child, tcpServer.child);
   const ackwirePort = (await ackwireServer.line).listening;
   const tcpPort = (await tcpServer.line).listening;
-  const plan = { bulkWindow: 4096, warmupMs: 1000, durationMs };
   for (const rate of rates) {
     hosts.shape({ rateMbit: rate, queueBytes: QUEUE_BYTES });
+    const plan = { bulkWindow: windowFor(rate), warmupMs: 1000, durationMs, waitMs: Math.max(15_000, 1.5 * drainMs(rate)) };
     const row = {};
     for (const runtime of runtimes) {
       const run = startIn(hosts.client, [...commands[runtime]("peer.mjs"), "mixed", JSON.stringify({ target: `${hosts.serverIp}:${ackwirePort}`, ...plan })], "ok", limit);

@@ -3,8 +3,10 @@
  *
  * Senders with unlimited bulk data each drive a CongestionController. Packets cross one FIFO
  * bottleneck (service rate `rateBps`, tail-drop queue of `queuePackets` waiting packets), then a
- * fixed propagation delay; every packet is acked at once and the ack returns after the return
- * propagation delay (the ack path is uncongested). Loss detection at the sender follows RFC 9002
+ * fixed propagation delay; every packet is acked at once (or, with `receiverAck`, the way an
+ * ackwire receiver does: at once after `threshold` packets, else `delayMs` after the first one
+ * not yet acked) and the ack returns after the return propagation delay (the ack path is
+ * uncongested). Loss detection at the sender follows RFC 9002
  * 6.1: a packet is lost when a packet sent 3 or more later was acked, or when it is older than
  * 9/8 x max(smoothed RTT, latest RTT) while a later one was acked, or 3 x smoothed RTT with no
  * later ack (a crude PTO stand-in).
@@ -19,6 +21,8 @@ export interface LinkSpec {
   /** Round-trip propagation delay (half each way). */
   rttMs: number;
   queuePackets: number;
+  /** A delaying receiver: ack at once after `threshold` packets, else `delayMs` after the first. */
+  receiverAck?: { threshold: number; delayMs: number };
 }
 
 export interface FlowSpec {
@@ -53,12 +57,17 @@ interface FlowState {
   queueDelays: Array<[number, number]>;
   drops: number;
   lossesDeclared: number;
+  /** Delaying receiver: packets received and not yet acked, and when its timer fires. */
+  unacked: number[];
+  ackTimerAt: number;
 }
 
 type Event =
   | { time: number; kind: "wake"; flow: number }
   | { time: number; kind: "ack"; flow: number; seq: number }
-  | { time: number; kind: "check"; flow: number };
+  | { time: number; kind: "check"; flow: number }
+  | { time: number; kind: "recv"; flow: number; seq: number }
+  | { time: number; kind: "ackTimer"; flow: number };
 
 class MinHeap {
   private a: Event[] = [];
@@ -147,6 +156,8 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
     queueDelays: [],
     drops: 0,
     lossesDeclared: 0,
+    unacked: [],
+    ackTimerAt: Infinity,
   }));
   flows.forEach((f, i) => heap.push({ time: f.spec.startMs, kind: "wake", flow: i }));
 
@@ -176,7 +187,8 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
       }
       f.deliveries.push([departure, f.bytes]);
       f.queueDelays.push([arrival, start - arrival]);
-      heap.push({ time: departure + oneWay, kind: "ack", flow: fi, seq });
+      if (link.receiverAck === undefined) heap.push({ time: departure + oneWay, kind: "ack", flow: fi, seq });
+      else heap.push({ time: departure, kind: "recv", flow: fi, seq });
     }
     // Loss check for tail losses: 3 x srtt (or 1 s before any sample).
     const wait = Number.isNaN(f.srtt) ? 1000 : 3 * f.srtt;
@@ -242,6 +254,22 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
       declareLosses(e.flow, now);
     } else if (e.kind === "check") {
       declareLosses(e.flow, now);
+    } else if (e.kind === "recv" || e.kind === "ackTimer") {
+      const policy = link.receiverAck!;
+      if (e.kind === "recv") {
+        f.unacked.push(e.seq);
+        if (f.unacked.length === 1) {
+          f.ackTimerAt = now + policy.delayMs;
+          heap.push({ time: f.ackTimerAt, kind: "ackTimer", flow: e.flow });
+        }
+      }
+      const due = e.kind === "recv" ? f.unacked.length >= policy.threshold : now >= f.ackTimerAt;
+      if (due) {
+        for (const seq of f.unacked) heap.push({ time: now + oneWay, kind: "ack", flow: e.flow, seq });
+        f.unacked = [];
+        f.ackTimerAt = Infinity;
+      }
+      continue;
     } else if (now >= f.pendingWake || e.time === f.spec.startMs) {
       f.pendingWake = Infinity;
     }
