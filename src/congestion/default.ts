@@ -97,15 +97,6 @@ export interface DefaultConfig {
    * Default 8; 0 = no such floor.
    */
   peerAckThresholdPackets?: number;
-  /**
-   * The longest the peer waits before acking fewer than its threshold of packets (ackwire's
-   * session: up to ackPiggybackMs + 0.25 = 15.25 ms when its own data is due soon, else its
-   * ackDelayMs, 5). On a slow link the ack-clock floor above is only needed up to what the link
-   * delivers in a min RTT plus this wait (x1.25, so a window at the floor still grows): a floor
-   * of 10 full packets would otherwise stand in the bottleneck queue, ~90 ms at 1 Mbit/s.
-   * Default 16.
-   */
-  peerMaxAckDelayMs?: number;
   /** Seed choosing the first ProbeBW phase (flows sharing a link should differ). */
   seed?: number;
 }
@@ -120,8 +111,6 @@ const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
 const LOSS_BETA = 0.7;
 const INFLIGHT_CAP_GROWTH = 1.25;
-/** The ack-clock floor covers this many times what the link delivers while the peer waits to ack. */
-const ACK_CLOCK_GAIN = 1.25;
 /** RTT samples whose minimum is the "recent RTT" of the queue test. */
 const RECENT_RTT_SAMPLES = 4;
 /** Delivery-rate samples kept per round for the round's quantile (a ring; later ones win). */
@@ -231,9 +220,8 @@ export class DefaultController implements CongestionController {
    */
   private pacingInputsChanged = true;
   private readonly minRttWindowMs: number;
-  /** Window floor outside ProbeRTT (bytes): the peer's ack threshold + 2 packets, at most (ackClockFloor). */
+  /** Window floor outside ProbeRTT (bytes): the peer's ack threshold + 2 packets. */
   private readonly ackClockWindow: number;
-  private readonly peerMaxAckDelayMs: number;
   private readonly minWindow: number;
   readonly mtu: number;
   private readonly sendQuantumMs: number;
@@ -279,7 +267,6 @@ export class DefaultController implements CongestionController {
     // Threshold + 2: the ack for the threshold-th packet comes back while 2 more are in flight,
     // and the next threshold packets can leave at once (= the initial window, 10, by default).
     this.ackClockWindow = ackThreshold > 0 ? Math.max(this.minWindow, (Math.ceil(ackThreshold) + 2) * this.mtu) : this.minWindow;
-    this.peerMaxAckDelayMs = requireInRange("peerMaxAckDelayMs", config.peerMaxAckDelayMs ?? 16, 0, 60_000);
     this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
     const s = this.s;
     s[S.MinRtt] = NaN;
@@ -524,32 +511,11 @@ export class DefaultController implements CongestionController {
   /** windowBytes() from cwnd, the in-flight cap and the state; after every change of those. */
   private refreshWindow(): void {
     const s = this.s;
-    const floor = this.ackClockFloor();
-    let w = Math.max(s[S.Cwnd], floor);
+    let w = Math.max(s[S.Cwnd], this.ackClockWindow);
     const cap = s[S.InflightCap];
-    if (Number.isFinite(cap)) w = Math.min(w, Math.max(cap, floor));
+    if (Number.isFinite(cap)) w = Math.min(w, Math.max(cap, this.ackClockWindow));
     if (this.state === "probe-rtt") w = Math.min(w, this.minWindow);
     s[S.Window] = w;
-  }
-
-  /**
-   * The window's floor outside ProbeRTT: what keeps the peer's ack clock running (its threshold
-   * + 2 packets), but no more than 1.25 x what the link delivers in min RTT + the peer's longest
-   * ack wait, and never below minWindow. Only slow links see the difference (below ~5 Mbit/s
-   * with the defaults): there the whole floor stands in the bottleneck's queue whenever btlBw
-   * reads a little high (measured over a real 1 Mbit/s link: ~11 packets in flight, a 93 ms
-   * round trip for every message behind an upload). Stuck at this floor with acks coming by the
-   * peer's timer, the delivery rate is what the floor sent per wait, so x1.25 makes the next
-   * floor larger: it climbs back, unlike a fixed small window (the stall measured on loopback,
-   * see peerAckThresholdPackets).
-   */
-  private ackClockFloor(): number {
-    const s = this.s;
-    const bw = s[S.BtlBw];
-    const minRtt = s[S.MinRtt];
-    if (!(bw > 0) || !(minRtt >= 0)) return this.ackClockWindow;
-    const needed = ACK_CLOCK_GAIN * bw * (minRtt + this.peerMaxAckDelayMs);
-    return Math.max(this.minWindow, Math.min(this.ackClockWindow, needed));
   }
 
   /** One non-app-limited delivery-rate sample of this round (ring of ROUND_SAMPLES). */
@@ -761,15 +727,10 @@ export class DefaultController implements CongestionController {
     } else {
       rate = previous;
     }
-    // Floor: what the minimum window would allow per min RTT anyway. Not once the pipe is known
-    // to be filled: then btlBw is a measured capacity, and on a path whose BDP is under the
-    // minimum window (1 Mbit/s, 25 ms: 4 packets per min RTT is 1.5x the link) the floor would
-    // pace above the link, Drain would never drain and the window alone would hold the queue.
-    if (!this.filledPipe || !(bw > 0)) {
-      const minRtt = s[S.MinRtt];
-      const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
-      rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
-    }
+    // Floor: what the minimum window would allow per min RTT anyway.
+    const minRtt = s[S.MinRtt];
+    const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
+    rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
     s[PACER + PACER_RATE] = rate;
     // Quantum: debt the pacer allows before a send waits (pacer.ts). Capacity: burst after idle,
     // at least 1 ms of the rate and two quanta, so a wake-up that oversleeps the ~1 quantum it

@@ -1187,8 +1187,7 @@ function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfi
   const o = config.congestionOptions;
   return {
     algorithm: config.congestion as CongestionAlgorithm,
-    // The peer is assumed to ack as this end does: at most ackPiggybackMs (+ grace) late.
-    default: { mtu: config.mtu, seed, peerMaxAckDelayMs: Math.max(config.ackDelayMs, config.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS), ...o.default },
+    default: { mtu: config.mtu, seed, ...o.default },
     binary: o.binary,
     fixed: o.fixed,
   };

@@ -23,6 +23,8 @@ export interface LinkSpec {
   queuePackets: number;
   /** A delaying receiver: ack at once after `threshold` packets, else `delayMs` after the first. */
   receiverAck?: { threshold: number; delayMs: number };
+  /** The link's rate changes to `rateBps` for packets whose service starts at or after `atMs`. */
+  rateChange?: { atMs: number; rateBps: number };
 }
 
 export interface FlowSpec {
@@ -135,6 +137,9 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
   const heap = new MinHeap();
   const bytesPerMs = link.rateBps / 8 / 1000;
   const oneWay = link.rttMs / 2;
+  // A PTO allows for the receiver's ack delay (RFC 9002's max_ack_delay; ackwire's RTO adds the
+  // peer's), or packets waiting for a delayed ack are declared lost.
+  const ackDelayAllowance = link.receiverAck?.delayMs ?? 0;
   // Bottleneck: departure times of packets in the system (in service + waiting), FIFO.
   const inSystem: number[] = [];
   let inSystemHead = 0;
@@ -176,8 +181,9 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
       s.dropped = true;
       f.drops++;
     } else {
-      const service = f.bytes / bytesPerMs;
       const start = Math.max(arrival, lastDeparture);
+      const rate = link.rateChange !== undefined && start >= link.rateChange.atMs ? link.rateChange.rateBps / 8 / 1000 : bytesPerMs;
+      const service = f.bytes / rate;
       const departure = start + service;
       lastDeparture = departure;
       inSystem.push(departure);
@@ -190,8 +196,8 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
       if (link.receiverAck === undefined) heap.push({ time: departure + oneWay, kind: "ack", flow: fi, seq });
       else heap.push({ time: departure, kind: "recv", flow: fi, seq });
     }
-    // Loss check for tail losses: 3 x srtt (or 1 s before any sample).
-    const wait = Number.isNaN(f.srtt) ? 1000 : 3 * f.srtt;
+    // Loss check for tail losses: 3 x srtt + the receiver's ack delay (or 1 s before any sample).
+    const wait = Number.isNaN(f.srtt) ? 1000 : 3 * f.srtt + ackDelayAllowance;
     heap.push({ time: now + wait, kind: "check", flow: fi });
   };
 
@@ -214,7 +220,7 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
   const declareLosses = (fi: number, now: number): void => {
     const f = flows[fi]!;
     const timeThreshold = Number.isNaN(f.srtt) ? Infinity : (9 / 8) * Math.max(f.srtt, f.latestRtt);
-    const pto = Number.isNaN(f.srtt) ? 1000 : 3 * f.srtt;
+    const pto = Number.isNaN(f.srtt) ? 1000 : 3 * f.srtt + ackDelayAllowance;
     while (f.head < f.sent.length) {
       const s = f.sent[f.head]!;
       if (s.acked || s.lost) {
@@ -242,6 +248,11 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
     const f = flows[e.flow]!;
     if (e.kind === "ack") {
       const s = f.sent[e.seq]!;
+      // A packet declared lost whose ack comes after all: a spurious loss, as the session reports it.
+      if (s.lost && !s.acked) {
+        s.acked = true;
+        f.cc.onSpuriousLoss?.(now, s.record);
+      }
       if (!s.lost && !s.acked) {
         s.acked = true;
         f.inFlight -= f.bytes;

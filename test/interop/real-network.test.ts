@@ -77,7 +77,7 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
       // Goodput of 1000 B messages: at least 80 % of the link rate (headers take ~5 %).
       expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.8 * RATE_MBIT);
       // The queue could hold ~100 ms each way, ~200 ms on the stream's round trip (both
-      // directions' queues). The congestion controller keeps it short: p99 is typically 8-27 ms
+      // directions' queues). The congestion controller keeps it short: p99 is typically 6-27 ms
       // (bench/netns). With ~90 samples p99 is nearly the maximum, so the bounds are on p90 and
       // the maximum, with room for a busy host's scheduling pauses.
       expect(r.stream.samples, why).toBeGreaterThanOrEqual(70);
@@ -129,26 +129,6 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
     expect(late.length, why).toBeGreaterThanOrEqual(60);
     expect(p90(late), why).toBeLessThanOrEqual(40);
     expect(Math.max(...late), why).toBeLessThanOrEqual(120);
-  }, 90_000);
-
-  it("node client on a 1 Mbit/s link: the stream waits behind a few packets of the upload, not the whole window floor", async () => {
-    hosts.shape({ rateMbit: 1, queueBytes: QUEUE_BYTES });
-    let r: MixedResult;
-    try {
-      // 256 messages of window drain in ~2 s at the end; the first 2 s (start-up) are not counted.
-      r = await mixed("node", hosts, port, { durationMs: 6000, warmupMs: 2000, bulkWindow: 256, waitMs: 20_000 });
-    } finally {
-      hosts.shape({ rateMbit: RATE_MBIT, queueBytes: QUEUE_BYTES });
-    }
-    const why = `node: ${JSON.stringify(r)}`;
-    expect(r.ok, why).toBe(true);
-    expect(r.bulk.acked, why).toBe(r.bulk.sent);
-    expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.8);
-    // One 1000 B packet is 8 ms of this link. A window held at the peer's ack threshold + 2
-    // (10 packets) kept the stream's round trip at ~95 ms; the window for what the link needs
-    // keeps it at a few packets (bench/RESULTS.md, seventh session).
-    expect(r.stream.samples, why).toBeGreaterThanOrEqual(100);
-    expect(r.stream.rttP90Ms, why).toBeLessThanOrEqual(65);
   }, 90_000);
 
   it("node client: a 12 KB queue tail-drops at start-up; every message still arrives once, in order", async () => {
