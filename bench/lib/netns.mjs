@@ -61,7 +61,8 @@ export class TwoHosts {
   /**
    * Creates the namespaces `aw-<tag>-<pid>-c` / `-s` and the link between them, up, unshaped.
    * @param {string} tag
-   * @param {number} subnet the link is 10.<subnet>.0.0/24: client .1, server .2
+   * @param {number} subnet the link is 10.<subnet>.0.0/24 (client .1, server .2) and
+   *   fd00:<subnet>::/64 (client ::1, server ::2)
    */
   constructor(tag, subnet) {
     removeStale();
@@ -69,12 +70,16 @@ export class TwoHosts {
     this.server = `aw-${tag}-${process.pid}-s`;
     this.clientIp = `10.${subnet}.0.1`;
     this.serverIp = `10.${subnet}.0.2`;
+    this.clientIp6 = `fd00:${subnet}::1`;
+    this.serverIp6 = `fd00:${subnet}::2`;
     try {
       ip(["netns", "add", this.client]);
       ip(["netns", "add", this.server]);
       ip(["link", "add", TwoHosts.DEV, "netns", this.client, "type", "veth", "peer", "name", TwoHosts.DEV, "netns", this.server]);
-      for (const [ns, addr] of [[this.client, this.clientIp], [this.server, this.serverIp]]) {
+      for (const [ns, addr, addr6] of [[this.client, this.clientIp, this.clientIp6], [this.server, this.serverIp, this.serverIp6]]) {
         ip(["-n", ns, "addr", "add", `${addr}/24`, "dev", TwoHosts.DEV]);
+        // nodad: usable at once, without IPv6 duplicate address detection's wait.
+        ip(["-n", ns, "addr", "add", `${addr6}/64`, "dev", TwoHosts.DEV, "nodad"]);
         ip(["-n", ns, "link", "set", "lo", "up"]);
         ip(["-n", ns, "link", "set", TwoHosts.DEV, "up"]);
       }
@@ -124,6 +129,20 @@ export class TwoHosts {
     const names = lines[0].split(/\s+/).slice(1);
     const values = lines[1].split(/\s+/).slice(1).map(Number);
     return Object.fromEntries(names.map((n, i) => [n, values[i]]));
+  }
+
+  /**
+   * The IPv6 counters of /proc/net/snmp6 in `ns` (e.g. Ip6FragCreates).
+   * @param {string} ns
+   * @returns {Record<string, number>}
+   */
+  ip6Counters(ns) {
+    const out = {};
+    for (const line of inNs(ns, ["cat", "/proc/net/snmp6"]).split("\n")) {
+      const [name, value] = line.trim().split(/\s+/);
+      if (name) out[name] = Number(value);
+    }
+    return out;
   }
 
   close() {

@@ -155,6 +155,8 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
   const LINK_MTU = 1280;
   /** The largest UDP payload the link carries unfragmented: IPv4 20 + UDP 8 bytes of headers. */
   const LARGEST = LINK_MTU - 28;
+  /** The same over IPv6: 40 + 8 bytes of headers. */
+  const LARGEST6 = LINK_MTU - 48;
   const PLAN = [{ channel: 0, kind: "reliable", count: 1500, size: 100 }];
   let hosts: TwoHosts;
   const servers = new Map<RuntimeName, { peer: Peer; port: number }>();
@@ -164,7 +166,8 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
     hosts = new TwoHosts("mtu", 98);
     hosts.mtu(LINK_MTU);
     for (const runtime of ["node", "bun"] as const) {
-      const peer = await startPeer(runtime, "server", { host: hosts.serverIp, deadlineMs: 120_000 }, 120_000, hosts.server);
+      // Bound to "::": IPv6 and (mapped) IPv4 on one socket.
+      const peer = await startPeer(runtime, "server", { host: "::", deadlineMs: 120_000 }, 120_000, hosts.server);
       servers.set(runtime, { peer, port: Number((await peer.waitFor("listening")).listening) });
     }
   });
@@ -174,9 +177,13 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
     hosts?.close();
   });
 
-  async function run(client: RuntimeName, server: RuntimeName) {
-    const before = { client: hosts.ipCounters(hosts.client).FragCreates!, server: hosts.ipCounters(hosts.server).FragCreates! };
-    const peer = await startPeer(client, "client", { target: `${hosts.serverIp}:${servers.get(server)!.port}`, plan: PLAN, burst: 100, waitMs: 30_000 }, 60_000, hosts.client);
+  /** Fragments the kernel of `ns` has made so far, IPv4 or IPv6. */
+  const fragmentsMade = (ns: string, v6: boolean): number => (v6 ? hosts.ip6Counters(ns).Ip6FragCreates! : hosts.ipCounters(ns).FragCreates!);
+
+  async function run(client: RuntimeName, server: RuntimeName, v6 = false) {
+    const before = { client: fragmentsMade(hosts.client, v6), server: fragmentsMade(hosts.server, v6) };
+    const target = v6 ? `[${hosts.serverIp6}]:${servers.get(server)!.port}` : `${hosts.serverIp}:${servers.get(server)!.port}`;
+    const peer = await startPeer(client, "client", { target, plan: PLAN, burst: 100, waitMs: 30_000 }, 60_000, hosts.client);
     let result: PlanResult;
     try {
       result = (await peer.waitFor("ok", 45_000)) as unknown as PlanResult;
@@ -184,7 +191,7 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
     } finally {
       peer.stop();
     }
-    const fragments = { client: hosts.ipCounters(hosts.client).FragCreates! - before.client, server: hosts.ipCounters(hosts.server).FragCreates! - before.server };
+    const fragments = { client: fragmentsMade(hosts.client, v6) - before.client, server: fragmentsMade(hosts.server, v6) - before.server };
     const why = `${client} -> ${server} server: ${JSON.stringify({ ...result, channels: undefined, fragments })}`;
     expect(result.ok, why).toBe(true);
     expect(result.timedOut, why).toBe(false);
@@ -199,6 +206,14 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
     const { result, fragments, why } = await run("bun", "bun");
     expect(result.pathMtu, why).toBeLessThanOrEqual(LARGEST);
     expect(result.pathMtu, why).toBeGreaterThanOrEqual(LARGEST - 16);
+    expect(fragments.client, why).toBe(0);
+    expect(fragments.server, why).toBe(0);
+  });
+
+  it(`bun client and bun server over IPv6: unfragmented too, so discovery finds ${LARGEST6 - 16}..${LARGEST6} bytes`, async () => {
+    const { result, fragments, why } = await run("bun", "bun", true);
+    expect(result.pathMtu, why).toBeLessThanOrEqual(LARGEST6);
+    expect(result.pathMtu, why).toBeGreaterThanOrEqual(LARGEST6 - 16);
     expect(fragments.client, why).toBe(0);
     expect(fragments.server, why).toBe(0);
   });
