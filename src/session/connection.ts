@@ -662,7 +662,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now)) this.pathMtuChanged();
+      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now, this.num[Num.LossRate])) this.pathMtuChanged();
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));

@@ -9,12 +9,13 @@
  * - Probes carry no data, so losing one loses nothing, and the session never counts them as
  *   congestion (RFC 8899 §4.4); they do count as packets dispatched and dropped.
  * - Black hole: when the path shrinks under the size in use, large packets vanish while small
- *   ones get through. BLACK_HOLE_BURSTS losses of packets larger than the base, each found at
- *   a different time (one retransmission timeout or one receive batch is one burst, however
- *   many packets it declares lost), with no large packet acknowledged in between and none sent
- *   after them acknowledged, drop the size back to the base at once (the data in them is resent:
- *   every frame is cut to fit the base). Heavy random loss can look the same (three large
- *   packets lost in a row happen 0.8 % of the time at 20 % loss), so the next probe re-checks
+ *   ones get through. BLACK_HOLE_BURSTS losses of packets larger than the base (more on a lossy
+ *   path: burstsFor), each found at a different time (one retransmission timeout or one
+ *   receive batch is one burst, however many packets it declares lost), with no large packet
+ *   acknowledged in between and none sent after them acknowledged, drop the size back to the
+ *   base at once (the data in them is resent: every frame is cut to fit the base). Heavy random
+ *   loss can look the same (three large packets lost in a row happen 0.8 % of the time at 20 %
+ *   loss, hence the longer runs there), so the next probe re-checks
  *   the size that failed: acknowledged, it is taken back (a false alarm cost a few datagrams at
  *   the base size); lost PROBE_ATTEMPTS times, the path did shrink and the search bisects below
  *   it.
@@ -31,8 +32,25 @@ export const PROBE_ATTEMPTS = 3;
 export const SEARCH_STEP = 16;
 /** Bursts of large-packet loss with no large packet acknowledged between that show a black hole. */
 export const BLACK_HOLE_BURSTS = 3;
+/**
+ * On a lossy path more bursts are needed: as many as make a run of random losses that long
+ * rarer than this (at the loss rate seen when the run began), up to MAX_BLACK_HOLE_BURSTS.
+ */
+export const FALSE_BLACK_HOLE_ODDS = 0.001;
+export const MAX_BLACK_HOLE_BURSTS = 8;
 /** A finished search starts again after this long. */
 export const RAISE_INTERVAL_MS = 600_000;
+
+/**
+ * Bursts that show a black hole at a background loss rate: BLACK_HOLE_BURSTS, or more when runs
+ * of that many random losses are not rare enough (0.3^6 < 0.001: six bursts at 30 % loss).
+ */
+export function burstsFor(lossRate: number): number {
+  if (!(lossRate > 0)) return BLACK_HOLE_BURSTS;
+  if (lossRate >= 1) return MAX_BLACK_HOLE_BURSTS;
+  const n = Math.ceil(Math.log(FALSE_BLACK_HOLE_ODDS) / Math.log(lossRate) - 1e-9);
+  return Math.min(MAX_BLACK_HOLE_BURSTS, Math.max(BLACK_HOLE_BURSTS, n));
+}
 
 export class PathMtu {
   /** The largest datagram in use now. */
@@ -45,6 +63,8 @@ export class PathMtu {
   private lossesAtSize = 0;
   private lastProbedSize = 0;
   private lossBursts = 0;
+  /** Bursts the current run needs (burstsFor the loss rate when it began). */
+  private burstsNeeded = BLACK_HOLE_BURSTS;
   /** Time of the last burst counted (losses found at one time are one burst). */
   private lastBurstAt = -Infinity;
   /** After a black hole: the size that failed, probed again before any other (0 = none). */
@@ -161,14 +181,16 @@ export class PathMtu {
    * An ack-eliciting packet of `bytes` sent at `sentAt` was declared lost at `now`. Returns true
    * on a black hole (the size just dropped back to the base). A large packet lost while one sent
    * as late or later was acknowledged is random loss, not a black hole (losses are declared
-   * after the acks of the same batch).
+   * after the acks of the same batch). `lossRate` is the connection's packet loss rate: the rate
+   * when a run of bursts begins sets how long the run must be (burstsNeeded).
    */
-  onLost(bytes: number, sentAt: number, now: number): boolean {
+  onLost(bytes: number, sentAt: number, now: number, lossRate = 0): boolean {
     if (bytes <= this.base || this.current <= this.base) return false;
     if (this.newestLargeAckedSentAt >= sentAt) return false;
     if (now === this.lastBurstAt) return false;
     this.lastBurstAt = now;
-    if (++this.lossBursts < BLACK_HOLE_BURSTS) return false;
+    if (this.lossBursts === 0) this.burstsNeeded = burstsFor(lossRate);
+    if (++this.lossBursts < this.burstsNeeded) return false;
     this.blackHoles++;
     this.tooBigBeforeHole = this.tooBig;
     this.tooBig = this.current;

@@ -3,7 +3,7 @@
  * network against a link that drops datagrams above its MTU, and a path that shrinks mid-run.
  */
 import { describe, expect, it } from "vitest";
-import { BLACK_HOLE_BURSTS, PROBE_ATTEMPTS, PathMtu, RAISE_INTERVAL_MS, SEARCH_STEP } from "../../src/session/path-mtu.js";
+import { BLACK_HOLE_BURSTS, MAX_BLACK_HOLE_BURSTS, PROBE_ATTEMPTS, PathMtu, RAISE_INTERVAL_MS, SEARCH_STEP, burstsFor } from "../../src/session/path-mtu.js";
 import { Endpoint } from "../../src/session/endpoint.js";
 import { PROTOCOL_ID, checkPayload, connectPair, makePair, payload } from "./helpers.js";
 
@@ -122,6 +122,18 @@ describe("PathMtu search", () => {
     expect(m.onLost(1452, 600_010, 600_200)).toBe(true);
   });
 
+  it("on a lossy path a black hole needs a longer run of bursts: random runs that long are rarer than 1 in 1000", () => {
+    expect([0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9, 1].map(burstsFor)).toEqual([3, 3, 3, 5, 6, 8, 8, MAX_BLACK_HOLE_BURSTS]);
+    const m = new PathMtu(1200, 1452);
+    search(m, 1500);
+    expect(m.current).toBe(1452);
+    // At 30 % loss (when the run began) five bursts are not enough, the sixth is.
+    for (let burst = 1; burst <= 5; burst++) expect(m.onLost(1452, burst, 100 + burst, 0.3)).toBe(false);
+    expect(m.onLost(1452, 6, 106, 0.3)).toBe(true);
+    expect(m.current).toBe(1200);
+    expect(m.blackHoles).toBe(1);
+  });
+
   it("a finished search looks again after RAISE_INTERVAL_MS", () => {
     const m = new PathMtu(1200, 1452);
     search(m, 1300);
@@ -204,6 +216,31 @@ describe("path MTU discovery over the simulated network", () => {
       expect(got, `seed ${seed}`).toEqual(Array.from({ length: 1200 }, (_, i) => i));
     });
   }
+
+  it("false black holes at 30 % random loss, seeds 1000-1019: at most 12 (40 with a fixed run of 3 bursts)", () => {
+    let runs = 0;
+    let falseAlarms = 0;
+    for (let seed = 1000; seed < 1020; seed++) {
+      const pair = makePair(seed, { pair: { link: { lossRate: 0.3 } } });
+      let c: number;
+      try {
+        [c] = connectPair(pair);
+      } catch {
+        continue; // a handshake that 30 % loss kept from finishing within its timeout
+      }
+      runs++;
+      for (let round = 0; round < 30; round++) {
+        for (let i = 0; i < 40; i++) pair.client.send(c, payload(round * 40 + i, 100), { channel: 0 });
+        pair.drive({ maxTimeMs: 200 });
+      }
+      pair.drive({ maxTimeMs: 3000 });
+      falseAlarms += (pair.client as unknown as { byId: Map<number, { pathMtu: { blackHoles: number } }> }).byId.get(c)!.pathMtu.blackHoles;
+      const got = pair.serverEvents().flatMap((e) => (e.type === "message" ? [checkPayload(e.data)] : []));
+      expect(got, `seed ${seed}`).toEqual(Array.from({ length: 1200 }, (_, i) => i));
+    }
+    expect(runs).toBeGreaterThanOrEqual(15);
+    expect(falseAlarms, `${falseAlarms} false black holes in ${runs} runs`).toBeLessThanOrEqual(12);
+  });
 
   it("a path that shrinks mid-run (a black hole) falls back to the base MTU and loses nothing (seed 904)", () => {
     const seed = 904;
