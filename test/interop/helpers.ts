@@ -1,5 +1,6 @@
 // Spawning interop peers (test/interop/fixtures/peer.mjs) on node, bun and deno from dist/.
 import { spawn, type ChildProcess } from "node:child_process";
+import { expect } from "vitest";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -133,4 +134,14 @@ export interface PlanResult {
   ms: number;
   /** The client connection's stats().pathMtu at the end of the plan. */
   pathMtu?: number;
+}
+
+/** The plan's channel 0 (reliable-ordered) came back whole: every message once, in order. */
+export function expectPlanDelivered(result: PlanResult, why: string): void {
+  expect(result.ok, why).toBe(true);
+  expect(result.timedOut, why).toBe(false);
+  const c = result.channels["0"]!;
+  expect(c.received, why).toBe(c.sent);
+  expect(c.duplicates, why).toBe(0);
+  expect(c.outOfOrder, why).toBe(0);
 }

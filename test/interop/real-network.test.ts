@@ -6,7 +6,7 @@
 // What the proxy cannot show: a real queue that fills and tail-drops, a capacity that changes
 // under a running transfer, and the kernel's own handling of datagrams larger than the link.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, RUNTIMES, startPeer, type Peer, type PlanResult, type RuntimeName } from "./helpers.js";
+import { assertBuilt, expectPlanDelivered, RUNTIMES, startPeer, type Peer, type PlanResult, type RuntimeName } from "./helpers.js";
 import { netnsUnsupported, TwoHosts } from "../../bench/lib/netns.mjs";
 
 const skip = netnsUnsupported();
@@ -193,12 +193,7 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
     }
     const fragments = { client: fragmentsMade(hosts.client, v6) - before.client, server: fragmentsMade(hosts.server, v6) - before.server };
     const why = `${client} -> ${server} server: ${JSON.stringify({ ...result, channels: undefined, fragments })}`;
-    expect(result.ok, why).toBe(true);
-    expect(result.timedOut, why).toBe(false);
-    const c = result.channels["0"]!;
-    expect(c.received, why).toBe(c.sent);
-    expect(c.duplicates, why).toBe(0);
-    expect(c.outOfOrder, why).toBe(0);
+    expectPlanDelivered(result, why);
     return { result, fragments, why };
   }
 
