@@ -172,3 +172,9 @@ export class EngineUsageError extends Error {
     this.name = "EngineUsageError";
   }
 }
+
+/** keySlot's arguments, the same for both engines: a slot in range and a key of at most `maxKeyBytes`. */
+export function checkKeySlot(slot: number, key: Uint8Array, maxSlots: number, maxKeyBytes: number): void {
+  if (!(Number.isInteger(slot) && slot >= 0 && slot < maxSlots) || key.length > maxKeyBytes)
+    throw new EngineUsageError(`keySlot(${slot}, ${key.length} bytes): slot must be in 0..${maxSlots - 1}, the key at most ${maxKeyBytes} bytes`);
+}

@@ -41,6 +41,7 @@ import {
   PAGE_BYTES,
   scratchOffsetOf,
   EngineUsageError,
+  checkKeySlot,
 } from "./layout.js";
 import { CRC32C_TABLES } from "./crc32c-table.js";
 import { sequenceGreaterThan } from "./sequence.js";
@@ -122,8 +123,7 @@ export class TsEngine implements Engine {
   }
 
   keySlot(slot: number, key: Uint8Array): void {
-    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots) || key.length > MAX_KEY_BYTES)
-      throw new EngineUsageError(`keySlot(${slot}, ${key.length} bytes): slot must be in 0..${this.maxSlots - 1}, the key at most ${MAX_KEY_BYTES} bytes`);
+    checkKeySlot(slot, key, this.maxSlots, MAX_KEY_BYTES);
     this.view.setUint32(this.slotBase(slot) + SlotField.CrcState, crcUpdate(this.prefixCrc, key, 0, key.length), true);
   }
 

@@ -7,7 +7,7 @@
  * packet, numbers only, no strings, no per-call allocation. The WASM bytes come from a
  * generated module (base64), so Node, Bun and Deno load them the same way.
  */
-import { EngineUsageError } from "./layout.js";
+import { checkKeySlot, EngineUsageError } from "./layout.js";
 import {
   DATA_OVERHEAD_BYTES,
   MAX_DATAGRAM_BYTES,
@@ -187,8 +187,7 @@ export class WasmEngine implements Engine {
   }
 
   keySlot(slot: number, key: Uint8Array): void {
-    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots) || key.length > MAX_KEY_BYTES)
-      throw new EngineUsageError(`keySlot(${slot}, ${key.length} bytes): slot must be in 0..${this.maxSlots - 1}, the key at most ${MAX_KEY_BYTES} bytes`);
+    checkKeySlot(slot, key, this.maxSlots, MAX_KEY_BYTES);
     this.bytes.set(key, scratchOffsetOf(this.layout));
     this.wasm.keySlot(slot, key.length);
   }

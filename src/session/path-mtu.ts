@@ -79,10 +79,7 @@ export class PathMtu {
   awaitingAck = false;
   /** Earliest time of the next probe. */
   private nextProbeAt = 0;
-  /** Probes sent, acknowledged and lost; black holes seen (for stats and tests). */
-  probesSent = 0;
-  probesAcked = 0;
-  probesLost = 0;
+  /** Black holes seen (false alarms included; for tests). */
   blackHoles = 0;
 
   constructor(
@@ -123,13 +120,11 @@ export class PathMtu {
   onProbeSent(sequence: number, size: number): void {
     this.probeSize = size;
     this.probeSequence = sequence;
-    this.probesSent++;
   }
 
   /** The probe `sequence` was acknowledged: its size works. */
   onProbeAcked(sequence: number, now: number): void {
     if (sequence !== this.probeSequence) return;
-    this.probesAcked++;
     // (A probe sent before a black hole may be acknowledged after it: not above what failed.)
     if (this.probeSize > this.current && this.probeSize < this.tooBig) this.current = this.probeSize;
     if (this.probeSize === this.recheck) {
@@ -146,7 +141,6 @@ export class PathMtu {
   /** The probe `sequence` was declared lost. */
   onProbeLost(sequence: number, now: number): void {
     if (sequence !== this.probeSequence) return;
-    this.probesLost++;
     const size = this.probeSize;
     this.lossesAtSize = size === this.lastProbedSize ? this.lossesAtSize + 1 : 1;
     this.lastProbedSize = size;
@@ -158,10 +152,11 @@ export class PathMtu {
     this.clearProbe(now);
   }
 
-  private clearProbe(now: number): void {
+  /** No probe in flight; the next one may go at `nextAt`. */
+  private clearProbe(nextAt: number): void {
     this.probeSize = 0;
     this.probeSequence = -1;
-    this.nextProbeAt = now;
+    this.nextProbeAt = nextAt;
   }
 
   /** An ack-eliciting packet of `bytes` sent at `sentAt` was acknowledged. */
@@ -197,9 +192,8 @@ export class PathMtu {
     this.recheck = this.current;
     this.current = this.base;
     // A probe still in flight was sent before the black hole: its outcome says nothing now.
-    this.probeSize = 0;
-    this.probeSequence = -1;
-    this.nextProbeAt = Infinity; // until onPathAlive
+    // No probe until onPathAlive.
+    this.clearProbe(Infinity);
     this.awaitingAck = true;
     this.lossBursts = 0;
     this.lossesAtSize = 0;

@@ -197,21 +197,15 @@ describe.skipIf(skip !== undefined)("path MTU discovery over a real 1280-byte li
     return { result, fragments, why };
   }
 
-  it(`bun client and bun server: datagrams leave unfragmented, so discovery finds ${LARGEST - 16}..${LARGEST} bytes`, async () => {
-    const { result, fragments, why } = await run("bun", "bun");
-    expect(result.pathMtu, why).toBeLessThanOrEqual(LARGEST);
-    expect(result.pathMtu, why).toBeGreaterThanOrEqual(LARGEST - 16);
-    expect(fragments.client, why).toBe(0);
-    expect(fragments.server, why).toBe(0);
-  });
-
-  it(`bun client and bun server over IPv6: unfragmented too, so discovery finds ${LARGEST6 - 16}..${LARGEST6} bytes`, async () => {
-    const { result, fragments, why } = await run("bun", "bun", true);
-    expect(result.pathMtu, why).toBeLessThanOrEqual(LARGEST6);
-    expect(result.pathMtu, why).toBeGreaterThanOrEqual(LARGEST6 - 16);
-    expect(fragments.client, why).toBe(0);
-    expect(fragments.server, why).toBe(0);
-  });
+  for (const [family, v6, largest] of [["IPv4", false, LARGEST], ["IPv6", true, LARGEST6]] as const) {
+    it(`bun client and bun server over ${family}: datagrams leave unfragmented, so discovery finds ${largest - 16}..${largest} bytes`, async () => {
+      const { result, fragments, why } = await run("bun", "bun", v6);
+      expect(result.pathMtu, why).toBeLessThanOrEqual(largest);
+      expect(result.pathMtu, why).toBeGreaterThanOrEqual(largest - 16);
+      expect(fragments.client, why).toBe(0);
+      expect(fragments.server, why).toBe(0);
+    });
+  }
 
   for (const runtime of ["node", "deno"] as const) {
     it(`${runtime} client: a size above the link's is only ever reached through the kernel's fragmentation (the documented caveat)`, async () => {
