@@ -436,8 +436,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.newestReceivedUnreported = elicits;
     }
     this.onPeerAlive(now);
-    if (elicits) this.receivedSinceAck++;
-    if (elicits && !this.ackOwed) {
+    // Only a connected side acks: a closing one sends nothing but DISCONNECT, and an ack timer
+    // armed there would fall due with nothing to clear it (the endpoint would spin on it).
+    if (!elicits || this.state !== ConnectionState.Connected) return;
+    this.receivedSinceAck++;
+    if (!this.ackOwed) {
       this.ackOwed = true;
       this.num[Num.AckDelayAt] = this.ackDeadline(now);
     }

@@ -57,6 +57,20 @@ describe("lifecycle", () => {
     expect(() => pair.client.send(c, new Uint8Array(1), { channel: 0 })).toThrow(expect.objectContaining({ code: "ERR_UNKNOWN_CONNECTION" }));
   });
 
+  it("a closing side that keeps receiving data never has a timer due that it cannot clear", () => {
+    const seed = 208;
+    const pair = makePair(seed, { pair: { link: { latencyMs: 20, lossRate: 0.2 } } });
+    const [c, s] = connectPair(pair);
+    // The server closes while the client, not yet told, sends a burst of 40 packets: the server,
+    // now Disconnecting, receives more than the 8 that make a connected side ack at once.
+    pair.server.close(s);
+    for (let i = 0; i < 40; i++) pair.client.send(c, new Uint8Array(1100), { channel: 3 });
+    const r = pair.drive({ maxTimeMs: 5000, maxSteps: 20_000 });
+    expect(r.stop, `seed ${seed}: ${r.steps} steps to ${r.now} ms`).not.toBe("steps");
+    expect(pair.server.connections(), `seed ${seed}`).toHaveLength(0);
+    expect(byType(pair.clientEvents(), "disconnect"), `seed ${seed}`).toHaveLength(1);
+  });
+
   it("a peer the server timed out gets NO_CONNECTION at once and reconnects", () => {
     const seed = 204;
     const pair = makePair(seed, { server: { timeoutMs: 1000 }, client: { timeoutMs: 60_000, keepaliveMs: 60_000 } });
