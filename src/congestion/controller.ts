@@ -73,6 +73,18 @@ export interface CongestionController {
    * undo). Called at most once per packet, only for packets reported to onLoss.
    */
   onSpuriousLoss?(now: number, packet: SentPacket): void;
+  /**
+   * Optional, with setPeerAckThreshold: how many ack-eliciting packets the controller wants the
+   * peer to receive before it acks at once (1..16). The session asks the peer for it (the
+   * ACK_FREQUENCY system message, docs/PROTOCOL.md §3) whenever it changes.
+   */
+  peerAckThreshold?(): number;
+  /**
+   * Optional: the threshold the peer applies now. Raised at once when more is asked (waiting
+   * for more packets than assumed cannot stall the sender: its window floor grows first);
+   * lowered only once the peer has received the request.
+   */
+  setPeerAckThreshold?(packets: number): void;
   /** The session had nothing to send although it was allowed to: samples taken now are app-limited. */
   onAppLimited(now: number, inFlightBytes: number): void;
   /** Window check: may a datagram of `bytes` be sent with `inFlightBytes` already in flight? */

@@ -36,9 +36,16 @@
  * longer binds.
  *
  * Pacing: token bucket (pacer.ts). The first 10 packets may leave at once; after that a sender
- * that was idle may burst max(4 packets, 1 ms at the pacing rate). Pacing never goes below
- * minWindow / minRtt, the rate the minimum window allows anyway, so light application-limited
- * traffic (e.g. 30 Hz x 200 B) is never delayed.
+ * that was idle may burst max(4 packets, 1 ms at the pacing rate). Until the pipe is known to be
+ * filled, pacing never goes below minWindow / minRtt, the rate the minimum window allows anyway,
+ * so light application-limited traffic (e.g. 30 Hz x 200 B) is never delayed; after, btlBw is a
+ * measured capacity and pacing follows it (the session marks a packet that empties its queue
+ * app-limited, so a light flow's lone packets never end Startup at the application's rate).
+ *
+ * Ack frequency: the window never goes below the peer's ack threshold + 2 packets (the ack clock,
+ * see peerAckThresholdPackets). Where the BDP is small the controller asks the peer to ack more
+ * often (peerAckThreshold(): twice per min RTT), and the floor follows the threshold the peer
+ * has confirmed (setPeerAckThreshold).
  */
 import { fillSentPacket, type CongestionController, type SentPacket } from "./controller.js";
 import { doubleArray, inlineInteger } from "./doubles.js";
@@ -94,7 +101,8 @@ export interface DefaultConfig {
    * this many packets + 2 (or minWindowPackets if larger): a smaller window waits for the peer's timer
    * every round, and the delivery rate it then measures (a few packets per 5 ms) keeps the
    * window that small (measured on loopback: estimate fell from 21 to 1 MB/s and stayed).
-   * Default 8; 0 = no such floor.
+   * This is the peer's threshold when it follows no request, and the most this controller asks
+   * for (peerAckThreshold()). Default 8; 0 = no such floor and no requests.
    */
   peerAckThresholdPackets?: number;
   /** Seed choosing the first ProbeBW phase (flows sharing a link should differ). */
@@ -111,6 +119,8 @@ const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
 const LOSS_BETA = 0.7;
 const INFLIGHT_CAP_GROWTH = 1.25;
+/** The peer is asked to ack at least this often per min RTT (peerAckThreshold()). */
+const ACKS_PER_ROUND = 2;
 /** RTT samples whose minimum is the "recent RTT" of the queue test. */
 const RECENT_RTT_SAMPLES = 4;
 /** Delivery-rate samples kept per round for the round's quantile (a ring; later ones win). */
@@ -221,7 +231,11 @@ export class DefaultController implements CongestionController {
   private pacingInputsChanged = true;
   private readonly minRttWindowMs: number;
   /** Window floor outside ProbeRTT (bytes): the peer's ack threshold + 2 packets. */
-  private readonly ackClockWindow: number;
+  private ackClockWindow: number;
+  /** The peer's ack threshold when it follows no request (config peerAckThresholdPackets). */
+  private readonly defaultPeerThreshold: number;
+  /** The ack threshold this controller wants the peer to apply (peerAckThreshold()). */
+  private wantedPeerThreshold: number;
   private readonly minWindow: number;
   readonly mtu: number;
   private readonly sendQuantumMs: number;
@@ -264,9 +278,9 @@ export class DefaultController implements CongestionController {
     this.burstBytes = requireInRange("pacingBurstPackets", config.pacingBurstPackets ?? 4, 1, 1000) * this.mtu;
     this.sendQuantumMs = requireInRange("sendQuantumMs", config.sendQuantumMs ?? 1, 0, 100);
     const ackThreshold = requireInRange("peerAckThresholdPackets", config.peerAckThresholdPackets ?? 8, 0, 1000);
-    // Threshold + 2: the ack for the threshold-th packet comes back while 2 more are in flight,
-    // and the next threshold packets can leave at once (= the initial window, 10, by default).
-    this.ackClockWindow = ackThreshold > 0 ? Math.max(this.minWindow, (Math.ceil(ackThreshold) + 2) * this.mtu) : this.minWindow;
+    this.defaultPeerThreshold = Math.ceil(ackThreshold);
+    this.wantedPeerThreshold = this.defaultPeerThreshold;
+    this.ackClockWindow = this.ackClockWindowFor(this.defaultPeerThreshold);
     this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
     const s = this.s;
     s[S.MinRtt] = NaN;
@@ -506,7 +520,47 @@ export class DefaultController implements CongestionController {
     }
   }
 
+  /**
+   * The ack threshold to ask of the peer: half the BDP in packets (so the peer acks at least
+   * twice per round trip), between 1 and the default threshold. Only paths whose BDP is under
+   * 16 packets (at 1 ms, under ~150 Mbit/s; at 20 ms, under ~8 Mbit/s) want fewer than the
+   * default 8. There the ack-clock floor of 10 packets was more than the pipe, and stood in the
+   * bottleneck's queue (~96 ms at 1 Mbit/s); a smaller window behind the default threshold
+   * would be acked only by the peer's timer; and acks batched by 8 packets or 5 ms made the
+   * delivery-rate samples, so btlBw, read 5-10 % under the link. Before the pipe is known to be
+   * filled: the default (the initial window is 10 packets).
+   */
+  peerAckThreshold(): number {
+    return this.wantedPeerThreshold;
+  }
+
+  setPeerAckThreshold(packets: number): void {
+    if (this.defaultPeerThreshold === 0) return; // configured without an ack-clock floor
+    const window = this.ackClockWindowFor(packets);
+    if (window === this.ackClockWindow) return;
+    this.ackClockWindow = window;
+    this.refreshWindow();
+  }
+
   // ---- internals -----------------------------------------------------------------------------
+
+  /** Threshold + 2: the ack for the threshold-th packet comes back while 2 more are in flight,
+   *  and the next threshold packets can leave at once (= the initial window, 10, by default). */
+  private ackClockWindowFor(threshold: number): number {
+    return threshold > 0 ? Math.max(this.minWindow, (threshold + 2) * this.mtu) : this.minWindow;
+  }
+
+  private updateWantedPeerThreshold(): void {
+    const s = this.s;
+    const bw = s[S.BtlBw];
+    const minRtt = s[S.MinRtt];
+    const most = this.defaultPeerThreshold;
+    if (most === 0 || !this.filledPipe || !(bw > 0) || !(minRtt >= 0)) {
+      this.wantedPeerThreshold = most;
+      return;
+    }
+    this.wantedPeerThreshold = Math.max(1, Math.min(most, Math.floor((bw * minRtt) / (ACKS_PER_ROUND * this.mtu))));
+  }
 
   /** windowBytes() from cwnd, the in-flight cap and the state; after every change of those. */
   private refreshWindow(): void {
@@ -727,11 +781,19 @@ export class DefaultController implements CongestionController {
     } else {
       rate = previous;
     }
-    // Floor: what the minimum window would allow per min RTT anyway.
+    // Floor: what the minimum window would allow per min RTT anyway. Not once the pipe is known
+    // to be filled: btlBw is then a measured capacity (a light flow, whose packets are marked
+    // app-limited, stays in Startup), and on a path whose BDP is under the minimum window
+    // (1 Mbit/s, 1 ms: 4 packets per min RTT is ~4x the link) the floor paced above the link,
+    // Drain never drained, the standing queue inflated min RTT and so the BDP, and the window
+    // alone held ~90 ms of queue (see peerAckThreshold()).
     const minRtt = s[S.MinRtt];
-    const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
-    rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
+    if (!this.filledPipe || !(bw > 0)) {
+      const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
+      rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
+    }
     s[PACER + PACER_RATE] = rate;
+    this.updateWantedPeerThreshold();
     // Quantum: debt the pacer allows before a send waits (pacer.ts). Capacity: burst after idle,
     // at least 1 ms of the rate and two quanta, so a wake-up that oversleeps the ~1 quantum it
     // asked for (a 1 ms timer rounded up to 2 ms, plus the runtime's lateness) loses no tokens.

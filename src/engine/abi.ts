@@ -47,7 +47,7 @@ export const FRAGMENT_EXTRA_BYTES = 4;
 export const LATEST_STATE_EXTRA_BYTES = 4;
 export const CONNECT_REQUEST_BYTES = 256;
 export const PROTOCOL_MAGIC = 0x776b6361; // "ackw" little-endian
-export const WIRE_VERSION = 2;
+export const WIRE_VERSION = 3;
 /** Bytes of a connection key (PROTOCOL §1): clientSalt (u32), sessionId (u32). */
 export const CONNECTION_KEY_BYTES = 8;
 /** Longest key keySlot takes. */

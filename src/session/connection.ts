@@ -33,6 +33,7 @@ import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
+import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
 import {
   AttemptPhase,
   ClientAttempt,
@@ -166,6 +167,8 @@ const SYSTEM_CLOCK_REPLY = 2;
 const SYSTEM_ACK_DELAY = 3;
 /** Padding of a path MTU probe (PROTOCOL §3): any length, ignored by the receiver. */
 const SYSTEM_PADDING = 4;
+/** After how many ack-eliciting packets to ack at once (PROTOCOL §3, ack-frequency.ts). */
+const SYSTEM_ACK_FREQUENCY = 5;
 /** Frame header (6) + type (1) + u32: a CLOCK_REQUEST frame. */
 const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 /** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
@@ -256,6 +259,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
   readonly channels: ChannelSet;
   private readonly cc: CongestionController;
+  /** Ack-frequency requests, both ways (ack-frequency.ts). */
+  private readonly ackFrequency = new AckFrequency(ACK_NOW_PACKETS);
   /** Path MTU discovery (undefined when maxMtu = mtu). */
   private readonly pathMtu: PathMtu | undefined;
   /** Size of a path MTU probe to send after the datagram just written (0 = none). */
@@ -446,7 +451,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
-    if (this.receivedSinceAck >= ACK_NOW_PACKETS) this.num[Num.AckDelayAt] = now;
+    if (this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
   }
 
   /**
@@ -514,6 +519,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         this.num[Num.RttPendingAckDelayMs] = capped;
         this.num[Num.PeerAckDelayMs] = capped >= this.num[Num.PeerAckDelayMs] ? capped : this.num[Num.PeerAckDelayMs] + (capped - this.num[Num.PeerAckDelayMs]) / 8;
       }
+    } else if (type === SYSTEM_ACK_FREQUENCY && length === ACK_FREQUENCY_LENGTH) {
+      if (!this.ackFrequency.onRequest(arena[offset + 1], arena[offset + 2])) return this.onDropCounted("invalid");
+      // Packets already received may now be enough for an ack at once (only a connected side acks).
+      if (this.ackOwed && this.state === ConnectionState.Connected && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const sent = unwrapU32(now, readU32(arena, offset + 1));
       const serverTime = readF64LE(arena, offset + 5);
@@ -531,6 +540,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
     this.armLossTimer();
     this.drainToEvents();
+    this.ackFrequency.update(this.cc, now);
     // The detector answers the same for an unchanged estimate (it moves only at a report), so
     // it is consulted only when the estimate moved: the estimate changes once per round trip
     // at most, and the detector is one more cold object per receive batch.
@@ -603,6 +613,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
+    this.ackFrequency.onAcked(sequence, this.cc);
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeAcked(sequence, now);
       return this.pathMtuChanged();
@@ -659,6 +670,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDropped(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
+    this.ackFrequency.onLost(sequence);
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeLost(sequence, now);
       return this.pathMtuChanged();
@@ -866,7 +878,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const room = mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
     const systemDue = this.clockRequestDue || this.clockEchoDue;
-    const dataDue = systemDue || this.channels.hasPending(now);
+    const channelsDue = this.channels.hasPending(now);
+    const dataDue = systemDue || channelsDue || this.ackFrequency.due;
     let allowed = false;
     // The engine remembers the last PACKET_WINDOW sent sequences (and the notification ring is
     // that size): more packets in flight could not be acknowledged, so they cap the window
@@ -892,11 +905,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         }
       }
     }
+    // Messages wait for the window or the pacer: the network limits this flow (ack-frequency.ts).
+    if (channelsDue && !allowed) this.ackFrequency.blockedAt = now;
     let framesLength = 0;
     let contents: PacketContents | undefined;
     if (allowed) {
       contents = this.channels.acquireContents();
-      framesLength = this.channels.writeFrames(now, bytes, framesAt, room, contents);
+      // An ack-frequency request goes first: after the channels' frames a fragment may have
+      // filled the packet to the byte, and a long transfer would hold the request back.
+      if (this.ackFrequency.due) framesLength = this.writeAckFrequency(bytes, framesAt, room);
+      framesLength += this.channels.writeFrames(now, bytes, framesAt + framesLength, room - framesLength, contents);
       // Both writers are called only when they have something to write: neither is inlined
       // into this function, and the call was a visible share of a bulk packet's cost.
       if (systemDue) framesLength += this.writeSystemFrames(now, bytes, framesAt + framesLength, room - framesLength);
@@ -906,6 +924,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (framesLength === 0) {
         this.channels.releaseContents(contents);
         contents = undefined;
+        this.cc.onAppLimited(now, this.ccInFlightBytes);
+      } else if (!this.channels.hasPending(now)) {
+        // This packet empties the queue: it and the packets after it until the next backlog
+        // measure the application, not the path (a 30 Hz stream's lone packets would
+        // otherwise read as a path of one packet per RTT, and Startup would end at that rate).
         this.cc.onAppLimited(now, this.ccInFlightBytes);
       }
     }
@@ -926,7 +949,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.probeQueued = pathMtu.probeDue(now);
       if (this.probeQueued === 0) this.probeCheckAt = pathMtu.nextCheckAt();
     }
-    return this.seal(now, offset, framesLength, type, contents);
+    const length = this.seal(now, offset, framesLength, type, contents);
+    if (this.ackFrequency.pendingSeal) this.ackFrequency.onSealed(this.delivery.newestDispatched);
+    return length;
   }
 
   /**
@@ -1020,6 +1045,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     return written;
   }
 
+  /** An ACK_FREQUENCY request (PROTOCOL §3, ack-frequency.ts), room permitting. */
+  private writeAckFrequency(bytes: Uint8Array, at: number, room: number): number {
+    if (room < ACK_FREQUENCY_FRAME) return 0;
+    const af = this.ackFrequency;
+    writeFrameHeader(bytes, at, ACK_FREQUENCY_LENGTH);
+    bytes[at + 6] = SYSTEM_ACK_FREQUENCY;
+    bytes[at + 7] = af.requestSequence;
+    bytes[at + 8] = af.requestThreshold;
+    af.onWritten();
+    return ACK_FREQUENCY_FRAME;
+  }
+
   /**
    * ACK_DELAY (PROTOCOL §3): how long the packet this one acknowledges as newest waited here,
    * when it was ack-eliciting, no packet of ours has acknowledged it yet, and the wait reached
@@ -1049,6 +1086,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.acceptDue ||
           this.clockRequestDue ||
           this.clockEchoDue ||
+          this.ackFrequency.due ||
           (this.ackOwed && this.num[Num.AckDelayAt] <= now) ||
           this.probeQueued > 0 ||
           this.num[Num.LastSentAt] + this.host.config.keepaliveMs <= now ||
@@ -1074,6 +1112,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.disconnectCode = reasonCode(reason);
     this.disconnectUserData = userData;
     this.clearTimers();
+    // No more acks from here (onPacketReceived): nothing owed may re-arm the ack timer.
+    this.ackOwed = false;
+    this.receivedSinceAck = 0;
     this.setRare(RareTimer.DisconnectResend, now);
     this.setRare(RareTimer.CloseTimeout, now + this.host.config.closeTimeoutMs);
     this.disconnectAttempts = 0;

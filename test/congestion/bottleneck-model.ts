@@ -22,7 +22,7 @@ export interface LinkSpec {
   rttMs: number;
   queuePackets: number;
   /** A delaying receiver: ack at once after `threshold` packets, else `delayMs` after the first. */
-  receiverAck?: { threshold: number; delayMs: number };
+  receiverAck?: { threshold: number; delayMs: number; honorsRequests?: boolean };
   /** The link's rate changes to `rateBps` for packets whose service starts at or after `atMs`. */
   rateChange?: { atMs: number; rateBps: number };
 }
@@ -62,6 +62,11 @@ interface FlowState {
   /** Delaying receiver: packets received and not yet acked, and when its timer fires. */
   unacked: number[];
   ackTimerAt: number;
+  /** With `honorsRequests`: the threshold the receiver applies, the last one asked, and
+   *  whether a request is on its way (one at a time, as the session sends them). */
+  receiverThreshold: number;
+  askedThreshold: number;
+  askPending: boolean;
 }
 
 type Event =
@@ -69,7 +74,9 @@ type Event =
   | { time: number; kind: "ack"; flow: number; seq: number }
   | { time: number; kind: "check"; flow: number }
   | { time: number; kind: "recv"; flow: number; seq: number }
-  | { time: number; kind: "ackTimer"; flow: number };
+  | { time: number; kind: "ackTimer"; flow: number }
+  | { time: number; kind: "ackFrequency"; flow: number; threshold: number }
+  | { time: number; kind: "ackFrequencyConfirmed"; flow: number; threshold: number };
 
 class MinHeap {
   private a: Event[] = [];
@@ -163,6 +170,9 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
     lossesDeclared: 0,
     unacked: [],
     ackTimerAt: Infinity,
+    receiverThreshold: link.receiverAck?.threshold ?? 1,
+    askedThreshold: link.receiverAck?.threshold ?? 1,
+    askPending: false,
   }));
   flows.forEach((f, i) => heap.push({ time: f.spec.startMs, kind: "wake", flow: i }));
 
@@ -239,6 +249,23 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
     }
   };
 
+  // A receiver that honors ack-frequency requests: the sender asks when its controller wants a
+  // new threshold; the request arrives a one-way delay later, and the sender learns it arrived
+  // (its packet acked) a round trip later. Raising takes effect at the sender at once. The
+  // model's flows always have data waiting, so the session's rule (ask only while messages wait
+  // for the window or the pacer) always holds here; the request is never lost or queued.
+  const askAckFrequency = (fi: number, now: number): void => {
+    const f = flows[fi]!;
+    if (link.receiverAck?.honorsRequests !== true || f.askPending || f.cc.peerAckThreshold === undefined) return;
+    const want = f.cc.peerAckThreshold();
+    if (want === f.askedThreshold) return;
+    if (want > f.askedThreshold) f.cc.setPeerAckThreshold?.(want);
+    f.askedThreshold = want;
+    f.askPending = true;
+    heap.push({ time: now + oneWay, kind: "ackFrequency", flow: fi, threshold: want });
+    heap.push({ time: now + link.rttMs, kind: "ackFrequencyConfirmed", flow: fi, threshold: want });
+  };
+
   let iterations = 0;
   const maxIterations = 20_000_000;
   while (heap.size > 0 && iterations++ < maxIterations) {
@@ -263,6 +290,20 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
         f.cc.onAck(now, s.record, f.inFlight);
       }
       declareLosses(e.flow, now);
+      askAckFrequency(e.flow, now);
+    } else if (e.kind === "ackFrequency") {
+      // The request reaches the receiver (it rides a data packet; the model never loses it).
+      f.receiverThreshold = e.threshold;
+      if (f.unacked.length >= e.threshold) {
+        for (const seq of f.unacked) heap.push({ time: now + oneWay, kind: "ack", flow: e.flow, seq });
+        f.unacked = [];
+        f.ackTimerAt = Infinity;
+      }
+      continue;
+    } else if (e.kind === "ackFrequencyConfirmed") {
+      f.askPending = false;
+      f.cc.setPeerAckThreshold?.(e.threshold);
+      askAckFrequency(e.flow, now);
     } else if (e.kind === "check") {
       declareLosses(e.flow, now);
     } else if (e.kind === "recv" || e.kind === "ackTimer") {
@@ -274,7 +315,8 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
           heap.push({ time: f.ackTimerAt, kind: "ackTimer", flow: e.flow });
         }
       }
-      const due = e.kind === "recv" ? f.unacked.length >= policy.threshold : now >= f.ackTimerAt;
+      const threshold = policy.honorsRequests === true ? f.receiverThreshold : policy.threshold;
+      const due = e.kind === "recv" ? f.unacked.length >= threshold : now >= f.ackTimerAt;
       if (due) {
         for (const seq of f.unacked) heap.push({ time: now + oneWay, kind: "ack", flow: e.flow, seq });
         f.unacked = [];

@@ -1,14 +1,17 @@
 /**
  * bbr-lite behind ackwire's delaying receiver (an ack at once after 8 packets, else after its
  * timer: 5 ms, or up to 15.25 ms when its own data is due), on the flow-level bottleneck model
- * (bottleneck-model.ts `receiverAck`). Deterministic, seed fixed.
+ * (bottleneck-model.ts `receiverAck`). The receiver honors the sender's ack-frequency requests,
+ * as ackwire's session does (ACK_FREQUENCY, docs/PROTOCOL.md §3): where the BDP is small the
+ * controller asks for an ack twice per min RTT, and its window floor follows the confirmed
+ * threshold. Deterministic, seed fixed.
  *
  * These hold the controller to what it does well behind such a receiver, including the cases an
- * attempt to shrink its standing queue on slow links broke (seventh session, reverted; see
- * docs/CONGESTION.md "Not done / limits"): paths whose BDP is under the window floor, a peer
- * that waits longer than expected, and a capacity that rises after the pipe was filled. The
- * last case documents the limit itself: on a slow link the window floor (the peer's threshold
- * + 2 packets) stands in the queue.
+ * attempt to shrink its standing queue on slow links without ack-frequency requests broke
+ * (seventh session, reverted): paths whose BDP is under the window floor, a peer that waits
+ * longer than expected, and a capacity that rises after the pipe was filled. The last group is
+ * what the requests are for: on slow links the queue no longer holds the old window floor of
+ * 10 packets (96 ms at 1 Mbit/s).
  */
 import { describe, expect, it } from "vitest";
 import { DefaultController } from "../../src/congestion/default.js";
@@ -18,7 +21,7 @@ const PACKET = 1200;
 
 function run(link: Omit<LinkSpec, "queuePackets">, endMs: number) {
   const controller = new DefaultController({ seed: 5 });
-  const r = runBottleneck({ queuePackets: 200, ...link }, [{ controller, startMs: 0 }], endMs);
+  const r = runBottleneck({ queuePackets: 200, ...link, receiverAck: link.receiverAck && { ...link.receiverAck, honorsRequests: true } }, [{ controller, startMs: 0 }], endMs);
   const ack = link.receiverAck;
   const name = `[${link.rateBps / 1e6} Mbit/s${link.rateChange ? ` -> ${link.rateChange.rateBps / 1e6} at ${link.rateChange.atMs} ms` : ""}, ${link.rttMs} ms, ack ${ack?.threshold}/${ack?.delayMs} ms, seed 5]`;
   return { r, controller, name };
@@ -46,13 +49,23 @@ describe("bbr-lite behind a delaying receiver", () => {
     expect(util, `${name} util[8 s, 10 s)=${util.toFixed(3)}`).toBeGreaterThanOrEqual(0.9);
   });
 
-  it("the limit: at 1 Mbit/s the queue holds up to the window floor, about 10 packets, and no more", () => {
-    const { r, name } = run({ rateBps: 1e6, rttMs: 1, receiverAck: { threshold: 8, delayMs: 15.25 } }, 30_000);
-    const util = r.utilization(7_500, 30_000);
-    const p95 = r.queueDelayPercentile(0.95, 7_500, 30_000);
-    const why = `${name} util=${util.toFixed(3)} queue p95=${p95.toFixed(1)} ms`;
-    expect(util, why).toBeGreaterThanOrEqual(0.95);
-    // 10 packets of 1200 B are 96 ms at 1 Mbit/s (the window floor, docs/CONGESTION.md).
-    expect(p95, why).toBeLessThanOrEqual((11 * PACKET) / (1e6 / 8 / 1000));
+  for (const [mbit, rtt, queueP95] of [[1, 1, 10], [2, 1, 10], [5, 1, 10], [1, 25, 15]] as const) {
+    it(`${mbit} Mbit/s, ${rtt} ms: the link stays full and the queue stays under ${queueP95} ms (it held the old 10-packet floor)`, () => {
+      const { r, controller, name } = run({ rateBps: mbit * 1e6, rttMs: rtt, receiverAck: { threshold: 8, delayMs: 15.25 } }, 30_000);
+      const util = r.utilization(7_500, 30_000);
+      const p95 = r.queueDelayPercentile(0.95, 7_500, 30_000);
+      const why = `${name} util=${util.toFixed(3)} queue p95=${p95.toFixed(1)} ms, peer asked to ack every ${controller.peerAckThreshold()}`;
+      expect(util, why).toBeGreaterThanOrEqual(0.95);
+      expect(p95, why).toBeLessThanOrEqual(queueP95);
+      // 10 packets of 1200 B: 96 ms at 1 Mbit/s, the floor a peer acking every 8 would need.
+      expect(controller.peerAckThreshold(), why).toBeLessThan(8);
+    });
+  }
+
+  it("a fast path keeps the default threshold: 50 Mbit/s, 5 ms (BDP ~26 packets)", () => {
+    const { r, controller, name } = run({ rateBps: 50e6, rttMs: 5, receiverAck: { threshold: 8, delayMs: 5 } }, 10_000);
+    const util = r.utilization(3_000, 10_000);
+    expect(util, `${name} util=${util.toFixed(3)}`).toBeGreaterThanOrEqual(0.95);
+    expect(controller.peerAckThreshold(), name).toBe(8);
   });
 });

@@ -131,6 +131,29 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
     expect(Math.max(...late), why).toBeLessThanOrEqual(120);
   }, 90_000);
 
+  it("node client on a 1 Mbit/s link: the stream does not wait behind the upload's window floor (ack frequency)", async () => {
+    hosts.shape({ rateMbit: 1, queueBytes: QUEUE_BYTES });
+    let r: MixedResult;
+    try {
+      // 256 x 1000 B: the application window of ~2 s of this link (bench/netns does the same).
+      r = await mixed("node", hosts, port, { durationMs: 6000, bulkWindow: 256, series: true });
+    } finally {
+      hosts.shape({ rateMbit: RATE_MBIT, queueBytes: QUEUE_BYTES });
+    }
+    const series = r.stream.series ?? [];
+    const why = `node: ${JSON.stringify({ ...r, stream: { ...r.stream, series: series.length } })}`;
+    expect(r.ok, why).toBe(true);
+    expect(r.bulk.acked, why).toBe(r.bulk.sent);
+    expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.8);
+    // The queue could hold ~2 s each way. Behind a window floor of 10 packets (the peer acking
+    // every 8) the stream's round trip sat at ~100 ms (p50 98 ms in bench/netns); with the
+    // sender asking for an ack every packet or two it reads ~40 ms (a 1000 B packet ahead of the
+    // stream's in each direction is 8 ms of the link).
+    const late = series.filter(([sentAt]) => sentAt >= 2000).map(([, rtt]) => rtt);
+    expect(late.length, why).toBeGreaterThanOrEqual(90);
+    expect(p90(late), why).toBeLessThanOrEqual(65);
+  }, 90_000);
+
   it("node client: a 12 KB queue tail-drops at start-up; every message still arrives once, in order", async () => {
     hosts.shape({ rateMbit: RATE_MBIT, queueBytes: 12_000 });
     const before = hosts.queueStats(hosts.client).dropped + hosts.queueStats(hosts.server).dropped;
