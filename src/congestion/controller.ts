@@ -85,6 +85,12 @@ export interface CongestionController {
    * lowered only once the peer has received the request.
    */
   setPeerAckThreshold?(packets: number): void;
+  /**
+   * Optional: the packet just sent emptied the session's send queue. Unlike onAppLimited it
+   * marks no delivery-rate sample; it tells a controller that the application, not the network,
+   * is limiting the flow right now (a 30 Hz stream does this with every packet).
+   */
+  onSendQueueEmpty?(now: number): void;
   /** The session had nothing to send although it was allowed to: samples taken now are app-limited. */
   onAppLimited(now: number, inFlightBytes: number): void;
   /** Window check: may a datagram of `bytes` be sent with `inFlightBytes` already in flight? */

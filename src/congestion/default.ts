@@ -36,11 +36,11 @@
  * longer binds.
  *
  * Pacing: token bucket (pacer.ts). The first 10 packets may leave at once; after that a sender
- * that was idle may burst max(4 packets, 1 ms at the pacing rate). Until the pipe is known to be
- * filled, pacing never goes below minWindow / minRtt, the rate the minimum window allows anyway,
- * so light application-limited traffic (e.g. 30 Hz x 200 B) is never delayed; after, btlBw is a
- * measured capacity and pacing follows it (the session marks a packet that empties its queue
- * app-limited, so a light flow's lone packets never end Startup at the application's rate).
+ * that was idle may burst max(4 packets, 1 ms at the pacing rate). Pacing never goes below
+ * minWindow / minRtt, the rate the minimum window allows anyway, so light application-limited
+ * traffic (e.g. 30 Hz x 200 B) and its bursts are never delayed; except while the network
+ * limits the flow (networkLimited(): the pipe filled, and the send queue not empty for 4 round
+ * trips), when btlBw is a measured capacity and pacing follows it.
  *
  * Ack frequency: the window never goes below the peer's ack threshold + 2 packets (the ack clock,
  * see peerAckThresholdPackets). Where the BDP is small the controller asks the peer to ack more
@@ -119,6 +119,8 @@ const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
 const LOSS_BETA = 0.7;
 const INFLIGHT_CAP_GROWTH = 1.25;
+/** Rounds without an empty send queue after which the network limits the flow (networkLimited()). */
+const NETWORK_LIMITED_ROUNDS = 4;
 /** The peer is asked to ack at least this often per min RTT (peerAckThreshold()). */
 const ACKS_PER_ROUND = 2;
 /** RTT samples whose minimum is the "recent RTT" of the queue test. */
@@ -222,6 +224,11 @@ export class DefaultController implements CongestionController {
   private readonly s: number[];
   state: DefaultState = "startup";
   private filledPipe = false;
+  /** Round in which the send queue last ran empty (onSendQueueEmpty); see networkLimited(). */
+  private lastQueueEmptyRound = -Infinity;
+  /** networkLimited() when the pacing rate was last computed: pacing follows btlBw alone and
+   *  the peer is asked for an ack threshold from the BDP. */
+  private networkLimitedModel = false;
   /**
    * An input of the pacing rate (btlBw, min RTT, pacing gain, filledPipe) changed since the
    * last updatePacingRate. The rate is a function of those alone (it only ever rises in
@@ -381,6 +388,17 @@ export class DefaultController implements CongestionController {
     // Samples are app-limited until everything in flight now has been delivered.
     const s = this.s;
     s[S.AppLimitedUntil] = Math.max(s[S.Delivered] + inFlightBytes, 1);
+    this.onSendQueueEmpty(_now);
+  }
+
+  onSendQueueEmpty(_now: number): void {
+    this.lastQueueEmptyRound = this.s[S.RoundCount];
+    // The application, not the network, limits the flow again: the pacing floor and the
+    // default ack threshold come back at once (networkLimited()).
+    if (this.networkLimitedModel) {
+      this.pacingInputsChanged = true;
+      this.updatePacingRate();
+    }
   }
 
   onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
@@ -437,6 +455,10 @@ export class DefaultController implements CongestionController {
       s[S.NextRoundDelivered] = delivered;
       s[S.RoundCount]++;
       roundStart = true;
+      // A flow backlogged for NETWORK_LIMITED_ROUNDS rounds now: its model takes over.
+      if (!this.networkLimitedModel && this.filledPipe && s[S.RoundCount] - this.lastQueueEmptyRound >= NETWORK_LIMITED_ROUNDS) {
+        this.pacingInputsChanged = true;
+      }
     }
 
     // Delivery-rate sample.
@@ -550,12 +572,24 @@ export class DefaultController implements CongestionController {
     return threshold > 0 ? Math.max(this.minWindow, (threshold + 2) * this.mtu) : this.minWindow;
   }
 
+  /**
+   * The network, not the application, limits this flow: the pipe was found filled, and the
+   * send queue has not run empty (onSendQueueEmpty) for NETWORK_LIMITED_ROUNDS round trips. Only
+   * then does pacing follow btlBw alone and the peer get asked for a threshold from the BDP. A
+   * light flow (a 30 Hz stream) empties its queue with every packet: its btlBw is its own rate,
+   * and its bursts (a snapshot, a burst of messages after a quiet spell) must not be paced at it.
+   */
+  private networkLimited(): boolean {
+    const s = this.s;
+    return this.filledPipe && s[S.BtlBw] > 0 && s[S.RoundCount] - this.lastQueueEmptyRound >= NETWORK_LIMITED_ROUNDS;
+  }
+
   private updateWantedPeerThreshold(): void {
     const s = this.s;
     const bw = s[S.BtlBw];
     const minRtt = s[S.MinRtt];
     const most = this.defaultPeerThreshold;
-    if (most === 0 || !this.filledPipe || !(bw > 0) || !(minRtt >= 0)) {
+    if (most === 0 || !this.networkLimitedModel || !(minRtt >= 0)) {
       this.wantedPeerThreshold = most;
       return;
     }
@@ -781,14 +815,14 @@ export class DefaultController implements CongestionController {
     } else {
       rate = previous;
     }
-    // Floor: what the minimum window would allow per min RTT anyway. Not once the pipe is known
-    // to be filled: btlBw is then a measured capacity (a light flow, whose packets are marked
-    // app-limited, stays in Startup), and on a path whose BDP is under the minimum window
-    // (1 Mbit/s, 1 ms: 4 packets per min RTT is ~4x the link) the floor paced above the link,
-    // Drain never drained, the standing queue inflated min RTT and so the BDP, and the window
-    // alone held ~90 ms of queue (see peerAckThreshold()).
+    // Floor: what the minimum window would allow per min RTT anyway, unless the network limits
+    // the flow (networkLimited()): then btlBw is a measured capacity, and on a path whose BDP is
+    // under the minimum window (1 Mbit/s, 1 ms: 4 packets per min RTT is ~4x the link) the floor
+    // paced above the link, Drain never drained, the standing queue inflated min RTT and so the
+    // BDP, and the window alone held ~90 ms of queue (see peerAckThreshold()).
     const minRtt = s[S.MinRtt];
-    if (!this.filledPipe || !(bw > 0)) {
+    this.networkLimitedModel = this.networkLimited();
+    if (!this.networkLimitedModel) {
       const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
       rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
     }

@@ -75,8 +75,8 @@ export class AckFrequency {
   update(cc: CongestionController, now: number): void {
     if (cc.peerAckThreshold === undefined || this.due || this.packet >= 0) return;
     const wanted = now - this.blockedAt < BLOCKED_HOLD_MS ? cc.peerAckThreshold() : this.defaultThreshold;
-    if (!(wanted >= 1)) return; // a controller without an ack-clock floor (threshold 0) asks nothing
-    const want = Math.min(MAX_ACK_THRESHOLD, Math.floor(wanted));
+    // A controller without an ack-clock floor (threshold 0) wants nothing: the default.
+    const want = wanted >= 1 ? Math.min(MAX_ACK_THRESHOLD, Math.floor(wanted)) : this.defaultThreshold;
     if (want === this.asked) return;
     this.asked = want;
     this.sequence = (this.sequence + 1) & 0xff;

@@ -909,6 +909,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (channelsDue && !allowed) this.ackFrequency.blockedAt = now;
     let framesLength = 0;
     let contents: PacketContents | undefined;
+    let queueEmptied = false;
     if (allowed) {
       contents = this.channels.acquireContents();
       // An ack-frequency request goes first: after the channels' frames a fragment may have
@@ -925,11 +926,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         this.channels.releaseContents(contents);
         contents = undefined;
         this.cc.onAppLimited(now, this.ccInFlightBytes);
-      } else if (!this.channels.hasPending(now)) {
-        // This packet empties the queue: it and the packets after it until the next backlog
-        // measure the application, not the path (a 30 Hz stream's lone packets would
-        // otherwise read as a path of one packet per RTT, and Startup would end at that rate).
-        this.cc.onAppLimited(now, this.ccInFlightBytes);
+      } else {
+        queueEmptied = !this.channels.hasPending(now);
       }
     }
     let type: PacketType = PacketType.Data;
@@ -951,6 +949,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     const length = this.seal(now, offset, framesLength, type, contents);
     if (this.ackFrequency.pendingSeal) this.ackFrequency.onSealed(this.delivery.newestDispatched);
+    // This packet emptied the send queue: the application limits the flow right now. A light
+    // flow does this with every packet, so the default controller keeps its pacing floor and
+    // asks the peer for no other ack threshold (DefaultController.networkLimited()).
+    if (queueEmptied && this.cc.onSendQueueEmpty !== undefined) this.cc.onSendQueueEmpty(now);
     return length;
   }
 
