@@ -477,7 +477,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * `into`. Order: resends before new data; within each, channels by priority (highest first),
    * frame-by-frame round-robin among equal priorities so one busy channel cannot starve another.
    * Fragments are sized for an empty packet (mtu - DATA_OVERHEAD_BYTES): pass the full room
-   * and append connection-level frames after the returned length.
+   * and append connection-level frames after the returned length. (The one exception, a rare
+   * ACK_FREQUENCY request, goes first: a fragment then waits for the next packet, while the
+   * request would otherwise wait for a whole fragmented transfer.)
    */
   writeFrames(now: number, bytes: Uint8Array, offset: number, capacity: number, into: PacketContents): number {
     let pos = offset;
