@@ -205,6 +205,26 @@ describe("ack frequency over the simulator", () => {
     expect(server.ackFrequency.threshold, "the stream alone again: the default threshold").toBe(8);
   });
 
+  it("a request for a threshold outside 1..16 is counted invalid and changes nothing; the rest of its datagram is delivered", () => {
+    const pair = makePair(617, { pair: { link: { latencyMs: 5 } } });
+    const [c, s] = connectPair(pair);
+    type Internals = { ackFrequency: AckFrequency };
+    const client = (pair.client as unknown as { byId: Map<number, Internals> }).byId.get(c)!;
+    const server = (pair.server as unknown as { byId: Map<number, Internals> }).byId.get(s)!;
+    for (const [sequence, bad] of [[1, 0], [2, 17], [3, 255]] as const) {
+      const af = client.ackFrequency as unknown as { asked: number; sequence: number; due: boolean };
+      af.asked = bad; // what a faulty or hostile peer could put on the wire
+      af.sequence = sequence;
+      af.due = true;
+      pair.client.send(c, payload(sequence, 100), { channel: 3 });
+      pair.drive({ maxTimeMs: 50 });
+    }
+    const delivered = pair.serverEvents().filter((e) => e.type === "message").map((e) => (e.type === "message" ? checkPayload(e.data) : -1));
+    expect(delivered).toEqual([1, 2, 3]);
+    expect(pair.server.stats(s).invalid).toBe(3);
+    expect(server.ackFrequency.threshold).toBe(8);
+  });
+
   it("a request that reaches a closing side arms no ack timer (it would fall due with nothing to clear it)", () => {
     const pair = makePair(614, { pair: { link: { latencyMs: 20 } } });
     const [c, s] = connectPair(pair);
