@@ -36,6 +36,14 @@ describe("bbr-lite behind a delaying receiver", () => {
     });
   }
 
+  for (const [mbit, rtt, delay] of [[50, 1, 5], [20, 2, 15.25], [10, 5, 5]] as const) {
+    it(`${mbit} Mbit/s, ${rtt} ms: acks twice per round trip keep btlBw at the link (>= 97 %; 0.92-0.93 when the peer batched 8)`, () => {
+      const { r, name } = run({ rateBps: mbit * 1e6, rttMs: rtt, receiverAck: { threshold: 8, delayMs: delay } }, 20_000);
+      const util = r.utilization(5_000, 20_000);
+      expect(util, `${name} util=${util.toFixed(3)}`).toBeGreaterThanOrEqual(0.97);
+    });
+  }
+
   it("a peer that waits 40 ms to ack (longer than ackwire's default): the link stays full", () => {
     const { r, name } = run({ rateBps: 2e6, rttMs: 1, receiverAck: { threshold: 8, delayMs: 40 } }, 20_000);
     const util = r.utilization(5_000, 20_000);
