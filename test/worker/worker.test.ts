@@ -199,10 +199,14 @@ describe("ackwire/worker", () => {
     expect(worker.unresponsive).toBe(0);
     expect(thread.unresponsive).toBeGreaterThanOrEqual(1);
     // The busy frames are in the RTT the endpoints measure on this thread, not on the worker
-    // (measured on a loaded 2-core machine: p90 18-23 vs 7-9 ms, mean 9.5-13 vs 4.7-5.5 ms over five runs).
-    // Margins are loose on purpose: CI runs other test files on the same 2 cores at once.
+    // (measured on a loaded 2-core machine: p90 18-23 vs 7-9 ms, mean 9.5-13 vs 4.7-5.5 ms over
+    // five runs). Since ack frequency (eighth session) the big message's transfer asks for acks
+    // every 1-8 packets, so more RTT samples come from between the busy frames: thread p90
+    // 8.6-17.6 vs worker 4.8-7.0 ms, mean 4.5-7.8 vs 2.9-4.0 ms over six runs (one under CI's
+    // load: 4.7 vs 4.0). Margins are loose on purpose: CI runs other test files on the same 2
+    // cores at once.
     expect(thread.p90RttMs).toBeGreaterThan(worker.p90RttMs);
-    expect(thread.meanRttMs).toBeGreaterThan(worker.meanRttMs * 1.2);
+    expect(thread.meanRttMs).toBeGreaterThan(worker.meanRttMs);
   });
 });
 
