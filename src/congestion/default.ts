@@ -241,8 +241,6 @@ export class DefaultController implements CongestionController {
   private ackClockWindow: number;
   /** The peer's ack threshold when it follows no request (config peerAckThresholdPackets). */
   private readonly defaultPeerThreshold: number;
-  /** The ack threshold this controller wants the peer to apply (peerAckThreshold()). */
-  private wantedPeerThreshold: number;
   private readonly minWindow: number;
   readonly mtu: number;
   private readonly sendQuantumMs: number;
@@ -286,7 +284,6 @@ export class DefaultController implements CongestionController {
     this.sendQuantumMs = requireInRange("sendQuantumMs", config.sendQuantumMs ?? 1, 0, 100);
     const ackThreshold = requireInRange("peerAckThresholdPackets", config.peerAckThresholdPackets ?? 8, 0, 1000);
     this.defaultPeerThreshold = Math.ceil(ackThreshold);
-    this.wantedPeerThreshold = this.defaultPeerThreshold;
     this.ackClockWindow = this.ackClockWindowFor(this.defaultPeerThreshold);
     this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
     const s = this.s;
@@ -384,11 +381,11 @@ export class DefaultController implements CongestionController {
     return pacerNextSendTime(this.s, PACER, now);
   }
 
-  onAppLimited(_now: number, inFlightBytes: number): void {
+  onAppLimited(now: number, inFlightBytes: number): void {
     // Samples are app-limited until everything in flight now has been delivered.
     const s = this.s;
     s[S.AppLimitedUntil] = Math.max(s[S.Delivered] + inFlightBytes, 1);
-    this.onSendQueueEmpty(_now);
+    this.onSendQueueEmpty(now);
   }
 
   onSendQueueEmpty(_now: number): void {
@@ -456,9 +453,7 @@ export class DefaultController implements CongestionController {
       s[S.RoundCount]++;
       roundStart = true;
       // A flow backlogged for NETWORK_LIMITED_ROUNDS rounds now: its model takes over.
-      if (!this.networkLimitedModel && this.filledPipe && s[S.RoundCount] - this.lastQueueEmptyRound >= NETWORK_LIMITED_ROUNDS) {
-        this.pacingInputsChanged = true;
-      }
+      if (!this.networkLimitedModel && this.networkLimited()) this.pacingInputsChanged = true;
     }
 
     // Delivery-rate sample.
@@ -553,7 +548,11 @@ export class DefaultController implements CongestionController {
    * filled: the default (the initial window is 10 packets).
    */
   peerAckThreshold(): number {
-    return this.wantedPeerThreshold;
+    const s = this.s;
+    const minRtt = s[S.MinRtt];
+    const most = this.defaultPeerThreshold;
+    if (most === 0 || !this.networkLimitedModel || !(minRtt >= 0)) return most;
+    return Math.max(1, Math.min(most, Math.floor((s[S.BtlBw] * minRtt) / (ACKS_PER_ROUND * this.mtu))));
   }
 
   setPeerAckThreshold(packets: number): void {
@@ -582,18 +581,6 @@ export class DefaultController implements CongestionController {
   private networkLimited(): boolean {
     const s = this.s;
     return this.filledPipe && s[S.BtlBw] > 0 && s[S.RoundCount] - this.lastQueueEmptyRound >= NETWORK_LIMITED_ROUNDS;
-  }
-
-  private updateWantedPeerThreshold(): void {
-    const s = this.s;
-    const bw = s[S.BtlBw];
-    const minRtt = s[S.MinRtt];
-    const most = this.defaultPeerThreshold;
-    if (most === 0 || !this.networkLimitedModel || !(minRtt >= 0)) {
-      this.wantedPeerThreshold = most;
-      return;
-    }
-    this.wantedPeerThreshold = Math.max(1, Math.min(most, Math.floor((bw * minRtt) / (ACKS_PER_ROUND * this.mtu))));
   }
 
   /** windowBytes() from cwnd, the in-flight cap and the state; after every change of those. */
@@ -827,7 +814,6 @@ export class DefaultController implements CongestionController {
       rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
     }
     s[PACER + PACER_RATE] = rate;
-    this.updateWantedPeerThreshold();
     // Quantum: debt the pacer allows before a send waits (pacer.ts). Capacity: burst after idle,
     // at least 1 ms of the rate and two quanta, so a wake-up that oversleeps the ~1 quantum it
     // asked for (a 1 ms timer rounded up to 2 ms, plus the runtime's lateness) loses no tokens.

@@ -44,7 +44,6 @@ export class AckFrequency {
   due = false;
   /** Sender: the packet sequence carrying the request in flight (-1: none). */
   private packet = -1;
-  private written = false;
   /** Sender: when data last had to wait for the window or the pacer (set by the session). */
   blockedAt = -Infinity;
 
@@ -92,20 +91,9 @@ export class AckFrequency {
     return this.asked;
   }
 
-  /** Sender: the due request was written into the packet being built. */
-  onWritten(): void {
+  /** Sender: the due request left in the packet `sequence`. */
+  onSent(sequence: number): void {
     this.due = false;
-    this.written = true;
-  }
-
-  /** Sender: the packet being built carries the request (onSealed must follow). */
-  get pendingSeal(): boolean {
-    return this.written;
-  }
-
-  /** Sender: the packet carrying the request was sealed with `sequence`. */
-  onSealed(sequence: number): void {
-    this.written = false;
     this.packet = sequence;
   }
 

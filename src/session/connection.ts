@@ -522,7 +522,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     } else if (type === SYSTEM_ACK_FREQUENCY && length === ACK_FREQUENCY_LENGTH) {
       if (!this.ackFrequency.onRequest(arena[offset + 1], arena[offset + 2])) return this.onDropCounted("invalid");
       // Packets already received may now be enough for an ack at once (only a connected side acks).
-      if (this.ackOwed && this.state === ConnectionState.Connected && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
+      // (ackOwed is false unless connected: close() clears it and only a connected side sets it.)
+      if (this.ackOwed && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const sent = unwrapU32(now, readU32(arena, offset + 1));
       const serverTime = readF64LE(arena, offset + 5);
@@ -910,11 +911,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     let framesLength = 0;
     let contents: PacketContents | undefined;
     let queueEmptied = false;
+    let requestWritten = false;
     if (allowed) {
       contents = this.channels.acquireContents();
       // An ack-frequency request goes first: after the channels' frames a fragment may have
       // filled the packet to the byte, and a long transfer would hold the request back.
-      if (this.ackFrequency.due) framesLength = this.writeAckFrequency(bytes, framesAt, room);
+      if (this.ackFrequency.due) {
+        framesLength = this.writeAckFrequency(bytes, framesAt, room);
+        requestWritten = framesLength > 0;
+      }
       framesLength += this.channels.writeFrames(now, bytes, framesAt + framesLength, room - framesLength, contents);
       // Both writers are called only when they have something to write: neither is inlined
       // into this function, and the call was a visible share of a bulk packet's cost.
@@ -948,7 +953,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.probeQueued === 0) this.probeCheckAt = pathMtu.nextCheckAt();
     }
     const length = this.seal(now, offset, framesLength, type, contents);
-    if (this.ackFrequency.pendingSeal) this.ackFrequency.onSealed(this.delivery.newestDispatched);
+    if (requestWritten) this.ackFrequency.onSent(this.delivery.newestDispatched);
     // This packet emptied the send queue: the application limits the flow right now. A light
     // flow does this with every packet, so the default controller keeps its pacing floor and
     // asks the peer for no other ack threshold (DefaultController.networkLimited()).
@@ -1055,7 +1060,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     bytes[at + 6] = SYSTEM_ACK_FREQUENCY;
     bytes[at + 7] = af.requestSequence;
     bytes[at + 8] = af.requestThreshold;
-    af.onWritten();
     return ACK_FREQUENCY_FRAME;
   }
 

@@ -249,6 +249,14 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
     }
   };
 
+  // The delaying receiver acks everything it holds (each ack returns after the one-way delay).
+  const sendAcks = (fi: number, now: number): void => {
+    const f = flows[fi]!;
+    for (const seq of f.unacked) heap.push({ time: now + oneWay, kind: "ack", flow: fi, seq });
+    f.unacked = [];
+    f.ackTimerAt = Infinity;
+  };
+
   // A receiver that honors ack-frequency requests: the sender asks when its controller wants a
   // new threshold; the request arrives a one-way delay later, and the sender learns it arrived
   // (its packet acked) a round trip later. Raising takes effect at the sender at once. The
@@ -294,11 +302,7 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
     } else if (e.kind === "ackFrequency") {
       // The request reaches the receiver (it rides a data packet; the model never loses it).
       f.receiverThreshold = e.threshold;
-      if (f.unacked.length >= e.threshold) {
-        for (const seq of f.unacked) heap.push({ time: now + oneWay, kind: "ack", flow: e.flow, seq });
-        f.unacked = [];
-        f.ackTimerAt = Infinity;
-      }
+      if (f.unacked.length >= e.threshold) sendAcks(e.flow, now);
       continue;
     } else if (e.kind === "ackFrequencyConfirmed") {
       f.askPending = false;
@@ -317,11 +321,7 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
       }
       const threshold = policy.honorsRequests === true ? f.receiverThreshold : policy.threshold;
       const due = e.kind === "recv" ? f.unacked.length >= threshold : now >= f.ackTimerAt;
-      if (due) {
-        for (const seq of f.unacked) heap.push({ time: now + oneWay, kind: "ack", flow: e.flow, seq });
-        f.unacked = [];
-        f.ackTimerAt = Infinity;
-      }
+      if (due) sendAcks(e.flow, now);
       continue;
     } else if (now >= f.pendingWake || e.time === f.spec.startMs) {
       f.pendingWake = Infinity;

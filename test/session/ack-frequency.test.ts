@@ -7,7 +7,22 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { AckFrequency, MAX_ACK_THRESHOLD } from "../../src/session/ack-frequency.js";
 import type { CongestionController } from "../../src/congestion/controller.js";
+import type { Endpoint } from "../../src/session/endpoint.js";
 import { connectPair, makePair, payload, checkPayload } from "./helpers.js";
+
+/** A connection's internals behind an endpoint's id (what these tests read and set). */
+type ConnectionInternals = { ackFrequency: AckFrequency; unackedReceived: number };
+function connectionOf(endpoint: Endpoint, id: number): ConnectionInternals {
+  return (endpoint as unknown as { byId: Map<number, ConnectionInternals> }).byId.get(id)!;
+}
+
+/** Make `af` put a request on the wire next, unchecked (what a faulty or hostile peer could send). */
+function forceRequest(af: AckFrequency, sequence: number, threshold: number): void {
+  const raw = af as unknown as { asked: number; sequence: number; due: boolean };
+  raw.asked = threshold;
+  raw.sequence = sequence;
+  raw.due = true;
+}
 
 /** The two methods AckFrequency uses, with a settable want and a log of the floor it was given. */
 function fakeController(want: number) {
@@ -64,8 +79,7 @@ describe("AckFrequency, the sender of requests", () => {
     expect(af.due).toBe(true);
     expect(af.requestThreshold).toBe(2);
     expect(floor, "a lower threshold waits for the peer").toEqual([]);
-    af.onWritten();
-    af.onSealed(7000);
+    af.onSent(7000);
     cc.want = 3;
     af.update(asController, 160);
     expect(af.due, "one request in flight at a time").toBe(false);
@@ -77,13 +91,11 @@ describe("AckFrequency, the sender of requests", () => {
     af.update(asController, 170); // now 3: higher than the confirmed 2, so at once
     expect(af.requestThreshold).toBe(3);
     expect(floor).toEqual([2, 3]);
-    af.onWritten();
-    af.onSealed(7001);
+    af.onSent(7001);
     af.onLost(7001);
     expect(af.due, "lost with its packet: asked again").toBe(true);
     const again = af.requestSequence;
-    af.onWritten();
-    af.onSealed(7002);
+    af.onSent(7002);
     expect(af.requestSequence, "the same request, the same sequence").toBe(again);
     af.onAcked(7002, asController);
 
@@ -135,8 +147,7 @@ function uploadBesideStream(seed: number, engine: "ts" | "wasm") {
     pair.drive({ until, maxSteps: 0 });
   }
   latencies.sort((a, b) => a - b);
-  const server = (pair.server as unknown as { byId: Map<number, { ackFrequency?: AckFrequency }> }).byId.get(s)!;
-  return { latencies, uploaded, corrupt, threshold: server.ackFrequency?.threshold ?? 8 };
+  return { latencies, uploaded, corrupt, threshold: connectionOf(pair.server, s).ackFrequency.threshold };
 }
 
 describe("ack frequency over the simulator", () => {
@@ -163,7 +174,7 @@ describe("ack frequency over the simulator", () => {
     const [c, s] = connectPair(pair);
     for (let i = 0; i < 6; i++) pair.client.send(c, payload(i, 64 * 1024), { channel: 3 });
     pair.drive({ maxTimeMs: 3000, maxSteps: 200_000 });
-    const server = (pair.server as unknown as { byId: Map<number, { ackFrequency: AckFrequency }> }).byId.get(s)!;
+    const server = connectionOf(pair.server, s);
     const received = pair.serverEvents().filter((e) => e.type === "message").length;
     expect(received, "3 s of a 1 Mbit/s link carry ~5 of the 6 messages: the transfer is still running").toBeLessThan(6);
     expect(server.ackFrequency.threshold).toBeLessThan(8);
@@ -201,21 +212,17 @@ describe("ack frequency over the simulator", () => {
       pair.network.flush();
       pair.drive({ until: resumed + (i + 1) * (1000 / 30), maxSteps: 100_000 });
     }
-    const server = (pair.server as unknown as { byId: Map<number, { ackFrequency: AckFrequency }> }).byId.get(s)!;
+    const server = connectionOf(pair.server, s);
     expect(server.ackFrequency.threshold, "the stream alone again: the default threshold").toBe(8);
   });
 
   it("a request for a threshold outside 1..16 is counted invalid and changes nothing; the rest of its datagram is delivered", () => {
     const pair = makePair(617, { pair: { link: { latencyMs: 5 } } });
     const [c, s] = connectPair(pair);
-    type Internals = { ackFrequency: AckFrequency };
-    const client = (pair.client as unknown as { byId: Map<number, Internals> }).byId.get(c)!;
-    const server = (pair.server as unknown as { byId: Map<number, Internals> }).byId.get(s)!;
+    const client = connectionOf(pair.client, c);
+    const server = connectionOf(pair.server, s);
     for (const [sequence, bad] of [[1, 0], [2, 17], [3, 255]] as const) {
-      const af = client.ackFrequency as unknown as { asked: number; sequence: number; due: boolean };
-      af.asked = bad; // what a faulty or hostile peer could put on the wire
-      af.sequence = sequence;
-      af.due = true;
+      forceRequest(client.ackFrequency, sequence, bad);
       pair.client.send(c, payload(sequence, 100), { channel: 3 });
       pair.drive({ maxTimeMs: 50 });
     }
@@ -228,9 +235,8 @@ describe("ack frequency over the simulator", () => {
   it("a request that reaches a closing side arms no ack timer (it would fall due with nothing to clear it)", () => {
     const pair = makePair(614, { pair: { link: { latencyMs: 20 } } });
     const [c, s] = connectPair(pair);
-    type Internals = { unackedReceived: number; nextDeadline(): number; ackFrequency: AckFrequency };
-    const server = (pair.server as unknown as { byId: Map<number, Internals> }).byId.get(s)!;
-    const client = (pair.client as unknown as { byId: Map<number, Internals> }).byId.get(c)!;
+    const server = connectionOf(pair.server, s);
+    const client = connectionOf(pair.client, c);
     // The server owes an ack for one packet when it closes...
     pair.client.send(c, payload(0, 100), { channel: 3 });
     pair.network.flush();
@@ -238,10 +244,7 @@ describe("ack frequency over the simulator", () => {
     expect(server.unackedReceived).toBe(1);
     pair.server.close(s);
     // ...and then receives a request for an ack every packet (as a blocked sender would make).
-    const af = client.ackFrequency as unknown as { asked: number; sequence: number; due: boolean };
-    af.asked = 1;
-    af.sequence = 1;
-    af.due = true;
+    forceRequest(client.ackFrequency, 1, 1);
     pair.client.send(c, payload(1, 100), { channel: 3 });
     pair.network.flush();
     const r = pair.drive({ maxTimeMs: 3000, maxSteps: 20_000 });
@@ -259,7 +262,7 @@ describe("ack frequency over the simulator", () => {
       pair.network.flush();
       pair.drive({ until: start + (i + 1) * (1000 / 30), maxSteps: 100_000 });
     }
-    const ends = [pair.client, pair.server].map((ep, k) => (ep as unknown as { byId: Map<number, { ackFrequency: AckFrequency }> }).byId.get(k === 0 ? c : s)!.ackFrequency);
+    const ends = [connectionOf(pair.client, c), connectionOf(pair.server, s)].map((conn) => conn.ackFrequency);
     expect(ends.map((af) => af.threshold)).toEqual([8, 8]);
     expect(ends.map((af) => af.requestSequence), "no request was ever made").toEqual([0, 0]);
   });
