@@ -72,6 +72,12 @@ export interface RunningProxy {
   /** The bound listening address (useful with port 0). */
   readonly address: { host: string; port: number };
   stats(): NodeProxyStats;
+  /**
+   * A NAT rebinding: every flow's upstream socket closes and the flow's next datagram opens a
+   * new one, so the server sees each client come from a new port (and its replies to the old
+   * port go nowhere). For testing address migration over real sockets.
+   */
+  rebind(): void;
   close(): Promise<void>;
 }
 
@@ -185,6 +191,10 @@ export async function startProxy(options: NodeProxyOptions): Promise<RunningProx
   return {
     address: { host: bound.address, port: bound.port },
     stats: () => ({ ...core.stats(), strayUpstream, sendErrors }),
+    rebind: () => {
+      for (const socket of upstreamSockets.values()) socket.close();
+      upstreamSockets.clear();
+    },
     close: async () => {
       if (closed) return;
       closed = true;

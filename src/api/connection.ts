@@ -44,6 +44,9 @@ export interface ConnectionEvents {
   disconnect: DisconnectInfo;
   receipt: { receipt: number; delivered: boolean };
   bandwidth: { bitsPerSecond: number };
+  /** Server side: the client's address changed and the connection moved with it (`address`
+   *  is already the new one). */
+  migrate: { from: Address; to: Address };
 }
 
 export interface SendCallOptions {
@@ -66,8 +69,9 @@ const CLOSE_SAFETY_NET_MS = 5_000;
 
 export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
   readonly id: ConnectionId;
-  /** The peer's address, e.g. "127.0.0.1:7777". */
-  readonly address: Address;
+  /** The peer's address, e.g. "127.0.0.1:7777". On a server it changes if the client migrates
+   *  (the "migrate" event). */
+  address: Address;
   /** User data the peer sent with its handshake (server side) or its accept (client side). */
   readonly userData: Uint8Array;
   /** Resolves once, with why the connection ended. */
@@ -217,6 +221,9 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         return this.emit("responsive", undefined);
       case "bandwidth":
         return this.emit("bandwidth", { bitsPerSecond: event.bitsPerSecond });
+      case "migrate":
+        this.address = event.to;
+        return this.emit("migrate", { from: event.from, to: event.to });
       case "disconnect": {
         if (!this.#open) return;
         this.#open = false;

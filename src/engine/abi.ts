@@ -24,7 +24,15 @@ export const enum PacketType {
   DisconnectAck = 7,
   NoConnection = 8,
   Keepalive = 9,
+  /** Client -> server from a new address: "this connection is mine now" (PROTOCOL §4, migration). */
+  RebindRequest = 10,
+  /** Server -> the new address: prove you are there (a random token). */
+  RebindChallenge = 11,
+  /** Client -> server from the new address: the token back; the connection moves. */
+  RebindResponse = 12,
 }
+/** Body of the three REBIND packets: u32 sessionId, u32 token low, u32 token high, u32 proof. */
+export const REBIND_BODY_BYTES = 16;
 
 /** Delivery kinds (frame flags bits 0-2). docs/PROTOCOL.md §3. */
 export const enum DeliveryKind {
@@ -47,7 +55,7 @@ export const FRAGMENT_EXTRA_BYTES = 4;
 export const LATEST_STATE_EXTRA_BYTES = 4;
 export const CONNECT_REQUEST_BYTES = 256;
 export const PROTOCOL_MAGIC = 0x776b6361; // "ackw" little-endian
-export const WIRE_VERSION = 3;
+export const WIRE_VERSION = 4;
 /** Bytes of a connection key (PROTOCOL §1): clientSalt (u32), sessionId (u32). */
 export const CONNECTION_KEY_BYTES = 8;
 /** Longest key keySlot takes. */

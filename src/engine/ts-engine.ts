@@ -19,6 +19,7 @@ import {
   PACKET_WINDOW,
   PacketType,
   PROTOCOL_MAGIC,
+  REBIND_BODY_BYTES,
   RECORD_INTS,
   RecordType,
   SYSTEM_CHANNEL,
@@ -232,7 +233,7 @@ export class TsEngine implements Engine {
     const type = typeByte & 0x0f;
     const acksValid = (typeByte & ACKS_VALID) !== 0;
     const sequenced = type === PacketType.Data || type === PacketType.Keepalive;
-    if ((typeByte & 0xe0) !== 0 || type > PacketType.Keepalive || (acksValid && !sequenced))
+    if ((typeByte & 0xe0) !== 0 || type > PacketType.RebindResponse || (acksValid && !sequenced))
       return this.drop(index, slot, DropReason.UnknownType);
     const bodyLength = len - 1 - CRC_BYTES;
     if (!sequenced) {
@@ -480,6 +481,10 @@ export function bodyLengthValid(v: DataView, type: number, off: number, body: nu
       return body === 4;
     case PacketType.NoConnection:
       return body === 6; // the echoed sequence and CRC (PROTOCOL §4)
+    case PacketType.RebindRequest:
+    case PacketType.RebindChallenge:
+    case PacketType.RebindResponse:
+      return body === REBIND_BODY_BYTES;
     default:
       return false;
   }

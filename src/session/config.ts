@@ -48,6 +48,8 @@ export interface ResolvedConfig {
   noConnectionRatePerAddress: number;
   /** Addresses tracked by each rate limiter. */
   rateLimitEntries: number;
+  /** Address migration allowed (client: tries it; server: accepts it). */
+  migration: boolean;
 }
 
 export const MODE_KINDS: Record<DeliveryMode, DeliveryKind> = {
@@ -136,5 +138,6 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     clockSyncFastPhaseMs: 5000,
     noConnectionRatePerAddress: 2,
     rateLimitEntries: 4096,
+    migration: config.migration ?? true,
   };
 }

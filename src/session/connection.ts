@@ -34,6 +34,7 @@ import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
 import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
+import { ClientRebind, encodeRebind, type PendingRebind } from "./rebind.js";
 import {
   AttemptPhase,
   ClientAttempt,
@@ -82,8 +83,10 @@ export const enum RareTimer {
   ClockSync = 4,
   /** The earliest message held by send({ delayMs }) is due: release it into its channel. */
   DelayedSend = 5,
+  /** Client, migrating (rebind.ts): the next REBIND_REQUEST, or give up. */
+  Rebind = 6,
 }
-const RARE_TIMER_COUNT = 6;
+const RARE_TIMER_COUNT = 7;
 
 /**
  * The numbers every datagram reads or writes that are not small integers (times, timers, the
@@ -209,6 +212,8 @@ export interface ConnectionHost {
   readonly config: ResolvedConfig;
   readonly engine: Engine;
   emit(event: EndpointEvent): void;
+  /** The endpoint's random source (tokens and nonces). */
+  random(): number;
 }
 
 export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
@@ -262,7 +267,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Ack-frequency requests, both ways (ack-frequency.ts). */
   private readonly ackFrequency = new AckFrequency(ACK_NOW_PACKETS);
   /** Path MTU discovery (undefined when maxMtu = mtu). */
-  private readonly pathMtu: PathMtu | undefined;
+  private pathMtu: PathMtu | undefined;
   /** Size of a path MTU probe to send after the datagram just written (0 = none). */
   private probeQueued = 0;
   /** The largest datagram now (pathMtu.current, or mtu without discovery), read per datagram. */
@@ -314,12 +319,20 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private stale = 0;
   private invalid = 0;
   private crcFailures = 0;
+  /** Client: moving this connection to our new address (rebind.ts). */
+  rebind: ClientRebind | undefined;
+  /** Client: the newest packet sequence sent when our last move completed (-1: none). A
+   *  NO_CONNECTION answering it or an older packet is about the old address: ignored. */
+  rebindDoneSeq = -1;
+  /** Server: the move the client asked for last, awaiting its REBIND_RESPONSE. */
+  pendingRebind: PendingRebind | undefined;
 
   constructor(
     private readonly host: ConnectionHost,
     readonly id: ConnectionId,
     readonly slot: number,
-    readonly address: Address,
+    /** The peer's address; a server's connection moves when its client migrates (moveTo). */
+    public address: Address,
     readonly role: Role,
     now: number,
     salt: number,
@@ -803,6 +816,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         wantsSend = true;
       }
       if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now) wantsSend = true;
+      if (r[RareTimer.Rebind] <= now) {
+        if (this.rebind === undefined || this.rebind.exhausted) {
+          // No challenge came back for any request: the server is gone for us.
+          this.finish("no-connection");
+          return false;
+        }
+        wantsSend = true;
+      }
     }
     if (
       this.num[Num.AckDelayAt] <= now ||
@@ -856,6 +877,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         break;
       }
       case ConnectionState.Connected:
+        if (this.rebind !== undefined) {
+          length = this.writeRebind(now, offset);
+          if (length > 0) break;
+        }
         if (this.acceptDue) {
           this.acceptDue = false;
           length = engine.sealControl(offset, encodeAccept(bytes, offset, this.salt, this.sessionId, this.acceptUserData));
@@ -1090,6 +1115,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
+          (this.rebind !== undefined && (this.rebind.responseDue || this.rebind.nextSendAt <= now)) ||
           this.clockRequestDue ||
           this.clockEchoDue ||
           this.ackFrequency.due ||
@@ -1100,6 +1126,80 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         );
       default:
         return false;
+    }
+  }
+
+  // ---- address migration (rebind.ts, PROTOCOL §5) ---------------------------------------------
+
+  /**
+   * Client: the server answered NO_CONNECTION to a packet of ours, so it no longer knows the
+   * address we send from. Ask it to move the connection here. Data keeps flowing meanwhile
+   * (what the server drops is declared lost and resent once the move is done).
+   */
+  startRebind(now: number): void {
+    if (this.rebind !== undefined) return;
+    this.rebind = new ClientRebind(now);
+    this.setRare(RareTimer.Rebind, now);
+  }
+
+  /** Client: the server's challenge for our request; the response carries its token back. */
+  onRebindChallenge(tokenLow: number, tokenHigh: number): boolean {
+    const rebind = this.rebind;
+    if (rebind === undefined) return false;
+    rebind.responseDue = true;
+    rebind.tokenLow = tokenLow;
+    rebind.tokenHigh = tokenHigh;
+    return true;
+  }
+
+  /** Client: a REBIND_REQUEST or REBIND_RESPONSE if one is due (0 if not). */
+  private writeRebind(now: number, offset: number): number {
+    const rebind = this.rebind as ClientRebind;
+    const engine = this.host.engine;
+    const c = this.host.config;
+    if (rebind.responseDue) {
+      const length = engine.sealControl(
+        offset,
+        encodeRebind(engine.bytes, offset, PacketType.RebindResponse, c.protocolId, this.salt, this.sessionId, rebind.tokenLow, rebind.tokenHigh),
+      );
+      // Done, as far as we can tell: if the response is lost, our next data gets another
+      // NO_CONNECTION and the move starts over.
+      this.rebind = undefined;
+      this.rebindDoneSeq = this.delivery.newestDispatched;
+      this.setRare(RareTimer.Rebind, Infinity);
+      return length;
+    }
+    if (rebind.nextSendAt > now || rebind.exhausted) return 0;
+    rebind.nonceLow = this.host.random();
+    rebind.nonceHigh = this.host.random();
+    const length = engine.sealControl(
+      offset,
+      encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.nonceLow, rebind.nonceHigh),
+    );
+    rebind.requestCrc = readU32(engine.bytes, offset + length - 4);
+    // Not the RTO: the data lost while the address was unknown has backed it off. Twice the
+    // path's RTT, 100 ms to 1 s, doubling per request up to 1 s.
+    const rtt = this.rtt.sampleCount > 0 ? this.rtt.smoothedMs : c.handshakeResendMs;
+    rebind.onRequestSent(now, Math.min(Math.max(2 * rtt, c.handshakeResendMs), c.handshakeResendMaxMs), c.handshakeResendMaxMs);
+    this.setRare(RareTimer.Rebind, rebind.nextSendAt);
+    return length;
+  }
+
+  /**
+   * Server: the client proved it now sends from `to`. The connection's packets go there from
+   * now on; an ack leaves at once, so the client hears from us within one trip. Path MTU
+   * discovery starts over (a new path may carry less); the congestion state is kept (a NAT
+   * rebinding keeps the path; a network switch corrects it through loss and RTT).
+   */
+  moveTo(now: number, to: Address): void {
+    this.address = to;
+    this.pendingRebind = undefined;
+    this.ackOwed = true;
+    this.num[Num.AckDelayAt] = now;
+    if (this.pathMtu !== undefined) {
+      // A probe of the old path still in flight is unknown to the new search and ignored.
+      this.pathMtu = new PathMtu(this.pathMtu.base, this.pathMtu.max);
+      this.pathMtuChanged();
     }
   }
 

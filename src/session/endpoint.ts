@@ -16,6 +16,7 @@ import {
   DropReason,
   MAX_DATAGRAM_BYTES,
   PacketType,
+  REBIND_BODY_BYTES,
   RECORD_INTS,
   RecordType,
   SYSTEM_CHANNEL,
@@ -23,6 +24,7 @@ import {
   type Engine,
 } from "../engine/abi.js";
 import { createEngine } from "../engine/index.js";
+import { sequenceGreaterThan } from "../engine/sequence.js";
 import { isValidAddress } from "./address.js";
 import { resolveConfig, type ResolvedConfig } from "./config.js";
 import { Connection, ConnectionState, Role, reasonName } from "./connection.js";
@@ -57,7 +59,9 @@ import {
   parseNoConnection,
   parseRequest,
   parseResponse,
+  readU32,
 } from "./handshake.js";
+import { encodeRebind, parseRebind, rebindProofValid, REBIND_TOKEN_MS } from "./rebind.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -94,6 +98,13 @@ export interface EndpointCounters {
   controlQueueOverflow: number;
   /** Handshake/control packets that made no sense in the current state (ignored). */
   unexpectedControl: number;
+  /** Server: REBIND_CHALLENGEs sent to a client's new address (PROTOCOL §5). */
+  rebindChallengesSent: number;
+  /** Server: REBIND packets refused (bad proof, no such move pending, wrong token or address,
+   *  address taken, migration off). */
+  rebindsRefused: number;
+  /** Server: connections moved to a new address. */
+  migrations: number;
 }
 
 const CONTROL_QUEUE_LIMIT = 1024;
@@ -127,6 +138,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private lastFrom: Address | undefined = undefined;
   private lastFromConnection: Connection | undefined = undefined;
   private readonly byId = new Map<ConnectionId, Connection>();
+  /** Server: connections by session id, for a client that migrates (its new address is unknown). */
+  private readonly bySession = new Map<number, Connection>();
   /**
    * The connection the last send() went to (NaN: none, it equals no id; ids are never reused):
    * an application answering a message, or a server looping over its peers per tick with
@@ -217,11 +230,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       noConnectionRateLimited: 0,
       controlQueueOverflow: 0,
       unexpectedControl: 0,
+      rebindChallengesSent: 0,
+      rebindsRefused: 0,
+      migrations: 0,
     };
   }
 
   /** Seeded xorshift32: initial sequences, salts, session ids and the cookie secret. */
-  private random(): number {
+  /** The endpoint's random source (xorshift32, seeded by `seed`). */
+  random(): number {
     let x = this.rngState;
     x ^= x << 13;
     x ^= x >>> 17;
@@ -532,6 +549,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.lastSentConnection = undefined;
     }
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
+    if (this.bySession.get(conn.sessionId) === conn) this.bySession.delete(conn.sessionId);
     this.lastFrom = undefined;
     this.slots[conn.slot] = undefined;
     if (this.dispatching) this.slotsFreedInBatch.push(conn.slot);
@@ -565,6 +583,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       case PacketType.DisconnectAck:
         length = encodeDisconnectAck(b, offset, reply.value);
         break;
+      case PacketType.RebindChallenge: {
+        // Encoded when queued (it carries the connection's proof): copied in here.
+        const packet = reply.bytes as Uint8Array;
+        b.set(packet, offset);
+        length = packet.length;
+        break;
+      }
       default:
         length = encodeNoConnection(b, offset, reply.value, reply.salt);
     }
@@ -700,12 +725,16 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
   }
 
-  /** NO_CONNECTION to `to`, echoing the `sequence` and `crc` of the packet it answers. */
-  private replyNoConnection(now: number, to: Address, sequence: number, crc: number): void {
+  /**
+   * NO_CONNECTION to `to`, echoing the `sequence` and `crc` of the packet it answers. `limited`:
+   * through the per-address NO_CONNECTION limiter (an answer to a REBIND_REQUEST has passed the
+   * handshake limiter already, and must not be starved by the answers to the data around it).
+   */
+  private replyNoConnection(now: number, to: Address, sequence: number, crc: number, limited = true): void {
     // A client still handshaking with this address ignores its early DATA silently.
     const conn = this.byAddress.get(to);
     if (conn !== undefined) return;
-    if (!this.noConnectionLimiter.allow(now, to)) {
+    if (limited && !this.noConnectionLimiter.allow(now, to)) {
       this.counters.noConnectionRateLimited++;
       return;
     }
@@ -780,7 +809,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           acceptData = data.subarray(0, MAX_ACCEPT_USER_DATA).slice();
         }
         const created = this.allocate(now, from, Role.Server, res.salt);
-        created.startSession(this.random() || 1);
+        // Unique among this server's sessions: a migrating client is found by it.
+        let sessionId = this.random() || 1;
+        while (this.bySession.has(sessionId)) sessionId = this.random() || 1;
+        created.startSession(sessionId);
+        this.bySession.set(sessionId, created);
         created.acceptDue = true;
         created.acceptUserData = acceptData;
         this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
@@ -840,17 +873,126 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         // connection key): anyone can send NO_CONNECTION from our peer's address. A CRC of 0
         // never counts: it is what the ring holds where no packet was sealed yet.
         const echo = parseNoConnection(b, offset, length);
-        if (echo === undefined || echo.crc === 0 || this.engine.sentCrc(conn.slot, echo.sequence) !== echo.crc) {
+        if (echo === undefined || echo.crc === 0) {
           this.counters.unverifiedNoConnection++;
+          return;
+        }
+        const rebind = conn.rebind;
+        if (rebind !== undefined && echo.crc === rebind.requestCrc) {
+          // The server holds no session of ours at all: it was dropped, not moved.
+          conn.finish("no-connection");
+          this.remove(conn);
+          return;
+        }
+        if (this.engine.sentCrc(conn.slot, echo.sequence) !== echo.crc) {
+          this.counters.unverifiedNoConnection++;
+          return;
+        }
+        // An answer to data sent before our last move completed: that move took care of it.
+        if (conn.rebindDoneSeq >= 0 && !sequenceGreaterThan(echo.sequence, conn.rebindDoneSeq)) return;
+        if (conn.role === Role.Client && this.config.migration) {
+          // Our address may have changed under us (PROTOCOL §5): ask the server to move.
+          conn.startRebind(now);
+          this.markReady(conn);
+          this.reschedule(conn);
           return;
         }
         conn.finish("no-connection");
         this.remove(conn);
         return;
       }
+      case PacketType.RebindRequest:
+      case PacketType.RebindResponse:
+        return this.onRebind(now, from, type, offset, length);
+      case PacketType.RebindChallenge: {
+        const fields = parseRebind(b, offset, length);
+        if (
+          conn === undefined ||
+          fields === undefined ||
+          conn.role !== Role.Client ||
+          conn.state !== ConnectionState.Connected ||
+          fields.sessionId !== conn.sessionId ||
+          !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt) ||
+          !conn.onRebindChallenge(fields.tokenLow, fields.tokenHigh)
+        ) {
+          return this.unexpected();
+        }
+        this.markReady(conn);
+        this.reschedule(conn);
+        return;
+      }
       default:
         return this.unexpected();
     }
+  }
+
+  /**
+   * Server: a client asks to move its connection to `from` (REBIND_REQUEST) or proves it
+   * receives there (REBIND_RESPONSE). PROTOCOL §5, rebind.ts.
+   */
+  private onRebind(now: number, from: Address, type: PacketType, offset: number, length: number): void {
+    const b = this.engine.bytes;
+    if (!this.config.server) return this.unexpected();
+    if (!this.handshakeLimiter.allow(now, from)) {
+      this.counters.handshakeRateLimited++;
+      return;
+    }
+    const fields = parseRebind(b, offset, length);
+    if (fields === undefined) return this.unexpected();
+    const conn = this.bySession.get(fields.sessionId);
+    if (conn === undefined || conn.state !== ConnectionState.Connected) {
+      // No such session (the server restarted or timed the client out): say so, echoing the
+      // request's CRC, so the client stops asking. Never for a response: requests come first.
+      if (type === PacketType.RebindRequest) this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
+      else this.counters.rebindsRefused++;
+      return;
+    }
+    const holder = this.byAddress.get(from);
+    if (!this.config.migration || !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt) || (holder !== undefined && holder !== conn)) {
+      this.counters.rebindsRefused++;
+      return;
+    }
+    if (type === PacketType.RebindRequest) {
+      // One pending move per connection: the newest request's address. A repeat from the same
+      // address gets the same token while it is good.
+      let pending = conn.pendingRebind;
+      if (pending === undefined || pending.address !== from || pending.expiresAt <= now) {
+        pending = { address: from, tokenLow: this.random(), tokenHigh: this.random(), expiresAt: now + REBIND_TOKEN_MS };
+        conn.pendingRebind = pending;
+      }
+      const packet = new Uint8Array(1 + REBIND_BODY_BYTES);
+      encodeRebind(packet, 0, PacketType.RebindChallenge, this.config.protocolId, conn.salt, conn.sessionId, pending.tokenLow, pending.tokenHigh);
+      this.counters.rebindChallengesSent++;
+      this.queueControl({ to: from, type: PacketType.RebindChallenge, salt: 0, bytes: packet, value: 0 });
+      return;
+    }
+    const pending = conn.pendingRebind;
+    if (
+      pending === undefined ||
+      pending.address !== from ||
+      pending.expiresAt <= now ||
+      pending.tokenLow !== fields.tokenLow ||
+      pending.tokenHigh !== fields.tokenHigh
+    ) {
+      this.counters.rebindsRefused++;
+      return;
+    }
+    const old = conn.address;
+    if (old === from) {
+      // Already there (the client asked again, e.g. for data sent before the move).
+      conn.pendingRebind = undefined;
+      return;
+    }
+    if (holder !== conn) {
+      if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
+      this.byAddress.set(from, conn);
+      this.lastFrom = undefined;
+    }
+    conn.moveTo(now, from);
+    this.counters.migrations++;
+    this.emit({ type: "migrate", connection: conn.id, from: old, to: from });
+    this.markReady(conn);
+    this.reschedule(conn);
   }
 
   private deny(to: Address, salt: number, reason: DenyCode, userData: Uint8Array): void {

@@ -98,6 +98,13 @@ export interface EndpointConfig {
   ackPiggybackMs?: number;
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
   maxReceiveBufferBytes?: number;
+  /**
+   * Address migration (PROTOCOL §5). A client whose address changed under it (NAT rebinding,
+   * a network switch) learns it from the server's NO_CONNECTION and moves its connection to
+   * the new address instead of closing; a server lets its clients do so (the "migrate" event).
+   * Default true. False: the client closes with "no-connection", the server refuses moves.
+   */
+  migration?: boolean;
   /** Congestion controller: "default" | "binary" | "fixed" | "none". */
   congestion?: string;
   /** Thresholds for the chosen controller (src/congestion: `default`, `binary`, `fixed`
@@ -173,7 +180,10 @@ export type EndpointEvent =
       userData?: Uint8Array;
     }
   | { type: "receipt"; connection: ConnectionId; receipt: number; delivered: boolean }
-  | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number };
+  | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number }
+  /** Server: the client's address changed (NAT rebinding, network switch) and the connection
+   *  moved with it (PROTOCOL §5); `from` no longer reaches it. */
+  | { type: "migrate"; connection: ConnectionId; from: Address; to: Address };
 
 export interface ConnectionStats {
   rttMs: number;

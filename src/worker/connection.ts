@@ -49,7 +49,8 @@ export interface WorkerConnectionInit {
 
 export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> implements AsyncIterable<Message> {
   readonly id: ConnectionId;
-  readonly address: Address;
+  /** The peer's address; on a server it changes if the client migrates ("migrate"). */
+  address: Address;
   readonly userData: Uint8Array;
   readonly closed: Promise<DisconnectInfo>;
   /** The runtime the network worker runs in (reported by the worker itself). */
@@ -226,6 +227,9 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
         return this.emit("responsive", undefined);
       case "bandwidth":
         return this.emit("bandwidth", { bitsPerSecond: event.bitsPerSecond });
+      case "migrate":
+        this.address = event.to;
+        return this.emit("migrate", { from: event.from, to: event.to });
       case "disconnect":
         return this._end(event.info);
       case "connected":

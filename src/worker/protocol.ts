@@ -54,6 +54,7 @@ export type WorkerEvent =
   | { t: "unresponsive"; c: number; silentMs: number }
   | { t: "responsive"; c: number }
   | { t: "bandwidth"; c: number; bitsPerSecond: number }
+  | { t: "migrate"; c: number; from: string; to: string }
   | { t: "receipt"; c: number; tag: number; delivered: boolean }
   /** A send the worker's endpoint refused (too large, too many keys...). */
   | { t: "send-error"; c: number; tag: number; error: WireError }

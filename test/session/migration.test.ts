@@ -1,0 +1,314 @@
+/**
+ * Address migration (PROTOCOL §5, src/session/rebind.ts): a client behind a NAT whose public
+ * address changes mid-session (the NAT dropped its mapping after a quiet spell, or the phone
+ * switched networks) keeps its connection. The harness below is that NAT: the client's
+ * datagrams reach the server from the current public address, and the server's datagrams reach
+ * the client only if they are sent to it (the old mapping is gone).
+ */
+import { describe, expect, it } from "vitest";
+import { PacketType } from "../../src/engine/abi.js";
+import { Endpoint } from "../../src/session/endpoint.js";
+import { encodeRebind } from "../../src/session/rebind.js";
+import { Rng } from "../../src/sim/rng.js";
+import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
+import { config, sealControlPacket, tsEngine } from "../engine/helpers.js";
+import { PROTOCOL_ID, checkPayload, eventsOf, payload, transmitsOf } from "./helpers.js";
+
+const SERVER = "192.0.2.1:7777";
+const INSIDE = "10.0.0.2:5000";
+
+interface InFlight {
+  at: number;
+  toServer: boolean;
+  from: string;
+  bytes: Uint8Array;
+}
+
+/** Two endpoints through a NAT on a virtual clock: latency each way, seeded random loss. */
+class NatHarness {
+  now = 0;
+  publicAddress = "198.51.100.7:40000";
+  readonly server: Endpoint;
+  readonly client: Endpoint;
+  readonly serverEvents: EndpointEvent[] = [];
+  readonly clientEvents: EndpointEvent[] = [];
+  /** When each server event was polled (same index as serverEvents). */
+  readonly serverEventTimes: number[] = [];
+  /** Server datagrams sent to an address the NAT no longer maps. */
+  unmapped = 0;
+  private queue: InFlight[] = [];
+  private readonly rng: Rng;
+
+  constructor(
+    readonly seed: number,
+    options: { engine?: "ts" | "wasm"; server?: Partial<EndpointConfig>; client?: Partial<EndpointConfig>; loss?: number; latencyMs?: number } = {},
+  ) {
+    const engine = options.engine ?? "ts";
+    this.server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: seed * 2 + 1, engine, ...options.server });
+    this.client = new Endpoint({ protocolId: PROTOCOL_ID, seed: seed * 2 + 2, engine, ...options.client });
+    this.rng = new Rng(seed);
+    this.loss = options.loss ?? 0;
+    this.latencyMs = options.latencyMs ?? 20;
+  }
+  private readonly loss: number;
+  private readonly latencyMs: number;
+
+  /** Datagrams sent from the outside, as if by another host (`from`), to the server. */
+  inject(from: string, bytes: Uint8Array): void {
+    this.queue.push({ at: this.now + this.latencyMs, toServer: true, from, bytes: bytes.slice() });
+  }
+
+  private flush(): void {
+    for (const tx of transmitsOf(this.client, this.now)) {
+      if (this.rng.next() < this.loss) continue;
+      this.queue.push({ at: this.now + this.latencyMs, toServer: true, from: this.publicAddress, bytes: tx.bytes.slice() });
+    }
+    for (const tx of transmitsOf(this.server, this.now)) {
+      if (tx.to !== this.publicAddress) {
+        this.unmapped++;
+        continue;
+      }
+      if (this.rng.next() < this.loss) continue;
+      this.queue.push({ at: this.now + this.latencyMs, toServer: false, from: SERVER, bytes: tx.bytes.slice() });
+    }
+    for (const ev of eventsOf(this.server)) {
+      this.serverEvents.push(ev);
+      this.serverEventTimes.push(this.now);
+    }
+    for (const ev of eventsOf(this.client)) this.clientEvents.push(ev);
+  }
+
+  /** Run until `until` (virtual ms), calling `tick` at every whole `periodMs` on the way. */
+  runUntil(until: number, tick?: (now: number) => void, periodMs = 1000 / 30): void {
+    let nextTick = tick === undefined ? Infinity : Math.ceil(this.now / periodMs) * periodMs;
+    for (let steps = 0; steps < 2_000_000; steps++) {
+      this.flush();
+      this.queue.sort((a, b) => a.at - b.at);
+      const next = Math.min(
+        this.queue[0]?.at ?? Infinity,
+        this.server.pollTimeout() ?? Infinity,
+        this.client.pollTimeout() ?? Infinity,
+        nextTick,
+      );
+      if (next > until) {
+        this.now = until;
+        this.flush();
+        return;
+      }
+      this.now = Math.max(this.now, next);
+      while (this.queue.length > 0 && this.queue[0].at <= this.now) {
+        const d = this.queue.shift() as InFlight;
+        if (d.toServer) this.server.handleDatagram(this.now, d.from, d.bytes);
+        else this.client.handleDatagram(this.now, d.from, d.bytes);
+      }
+      if ((this.server.pollTimeout() ?? Infinity) <= this.now) this.server.handleTimeout(this.now);
+      if ((this.client.pollTimeout() ?? Infinity) <= this.now) this.client.handleTimeout(this.now);
+      if (nextTick <= this.now && tick !== undefined) {
+        tick(this.now);
+        nextTick += periodMs;
+      }
+    }
+    throw new Error(`seed ${this.seed}: the harness did not reach ${until} ms in its step bound`);
+  }
+
+  connect(): [number, number] {
+    const c = this.client.connect(this.now, SERVER);
+    this.runUntil(this.now + 1000);
+    const s = this.serverEvents.find((e) => e.type === "connect")?.connection;
+    if (s === undefined || !this.clientEvents.some((e) => e.type === "connect")) throw new Error(`seed ${this.seed}: no handshake`);
+    return [c, s];
+  }
+}
+
+/** Reliable-ordered streams both ways at 30 Hz with the NAT rebinding at `rebindAt`. */
+function streamAcrossRebinding(seed: number, engine: "ts" | "wasm", loss: number) {
+  const h = new NatHarness(seed, { engine, loss });
+  const [c, s] = h.connect();
+  const count = 150; // 5 s at 30 Hz
+  let sentUp = 0;
+  let sentDown = 0;
+  const firstPublic = h.publicAddress;
+  h.runUntil(h.now + count * (1000 / 30) + 1, (now) => {
+    if (sentUp === 60) h.publicAddress = "198.51.100.7:40999"; // the NAT picks a new port
+    if (sentUp < count) h.client.send(c, payload(sentUp++, 100), { channel: 0 }, now);
+    if (sentDown < count) h.server.send(s, payload(sentDown++, 100), { channel: 0 }, now);
+  });
+  h.runUntil(h.now + 5000);
+  const up = h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+  const down = h.clientEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+  return { h, c, s, up, down, firstPublic, count };
+}
+
+describe("address migration (NAT rebinding)", () => {
+  for (const engine of ["ts", "wasm"] as const) {
+    for (const [seed, loss] of [
+      [3101, 0],
+      [3102, 0.05],
+      [3103, 0.1],
+    ] as const) {
+      it(`the connection survives a new public port mid-stream, every message once and in order (seed ${seed}, ${loss * 100} % loss, ${engine})`, () => {
+        const { h, s, up, down, firstPublic, count } = streamAcrossRebinding(seed, engine, loss);
+        const expected = Array.from({ length: count }, (_, i) => i);
+        expect(up, `seed ${seed}: client -> server`).toEqual(expected);
+        expect(down, `seed ${seed}: server -> client`).toEqual(expected);
+        expect(h.clientEvents.filter((e) => e.type === "disconnect"), `seed ${seed}`).toEqual([]);
+        expect(h.serverEvents.filter((e) => e.type === "disconnect"), `seed ${seed}`).toEqual([]);
+        const moves = h.serverEvents.filter((e) => e.type === "migrate");
+        expect(moves, `seed ${seed}`).toEqual([{ type: "migrate", connection: s, from: firstPublic, to: h.publicAddress }]);
+        expect(h.server.addressOf(s)).toBe(h.publicAddress);
+        expect(h.server.counters.migrations).toBe(1);
+        // The server's packets to the old mapping were lost to the NAT until the move.
+        expect(h.unmapped, `seed ${seed}`).toBeGreaterThan(0);
+      });
+    }
+  }
+
+  it("moves within a few round trips of the first datagram from the new port", () => {
+    const h = new NatHarness(3110);
+    const [c] = h.connect();
+    let i = 0;
+    let rebindAt = -1;
+    h.runUntil(h.now + 3000, (now) => {
+      if (i === 30) {
+        h.publicAddress = "198.51.100.7:41000";
+        rebindAt = now;
+      }
+      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    });
+    h.runUntil(h.now + 2000);
+    const messages = h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+    expect(messages).toEqual(Array.from({ length: i }, (_, k) => k));
+    const moved = h.serverEvents.findIndex((e) => e.type === "migrate");
+    expect(moved).toBeGreaterThanOrEqual(0);
+    // Data from the new port (sent at the rebinding tick) -> NO_CONNECTION -> request ->
+    // challenge -> response: 2.5 round trips of 40 ms; nothing was retried.
+    expect(h.serverEventTimes[moved] - rebindAt).toBeLessThanOrEqual(2.5 * 40 + 1);
+    expect(h.server.counters.rebindChallengesSent).toBe(1);
+    // Every tick's data from the new port before the move drew one (at most 2: the limiter's
+    // burst); the client was already moving and ignored the second.
+    expect(h.server.counters.noConnectionSent).toBeGreaterThanOrEqual(1);
+    expect(h.server.counters.noConnectionSent).toBeLessThanOrEqual(2);
+  });
+
+  it("a client with migration off closes with no-connection, as before", () => {
+    const h = new NatHarness(3111, { client: { migration: false } });
+    const [c] = h.connect();
+    let i = 0;
+    h.runUntil(h.now + 2000, (now) => {
+      if (i === 10) h.publicAddress = "198.51.100.7:41001";
+      if (h.clientEvents.some((e) => e.type === "disconnect")) return;
+      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    });
+    const closes = h.clientEvents.filter((e) => e.type === "disconnect");
+    expect(closes).toEqual([{ type: "disconnect", connection: c, reason: "no-connection" }]);
+    expect(h.server.counters.rebindChallengesSent).toBe(0);
+  });
+
+  it("a server with migration off refuses the move; the client gives up after its retries with no-connection", () => {
+    const h = new NatHarness(3112, { server: { migration: false } });
+    const [c] = h.connect();
+    let i = 0;
+    let closedAt = -1;
+    h.runUntil(h.now + 8000, (now) => {
+      if (i === 10) h.publicAddress = "198.51.100.7:41002";
+      if (closedAt < 0 && h.clientEvents.some((e) => e.type === "disconnect")) closedAt = now;
+      if (closedAt < 0) h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    });
+    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: c, reason: "no-connection" }]);
+    expect(h.server.counters.rebindsRefused).toBeGreaterThanOrEqual(1);
+    expect(h.server.counters.rebindChallengesSent).toBe(0);
+    expect(h.server.counters.migrations).toBe(0);
+    // Four requests, 100-800 ms apart: given up within about 2 s of the rebinding (t ~ 1.33 s).
+    expect(closedAt).toBeGreaterThan(0);
+    expect(closedAt).toBeLessThan(h.now - 4000);
+  });
+
+  it("a server that lost the session answers the request with NO_CONNECTION: the client closes at once", () => {
+    const h = new NatHarness(3113);
+    const [c] = h.connect();
+    // The server restarts at the same address: a new endpoint with no sessions.
+    (h as unknown as { server: Endpoint }).server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 99 });
+    let closedAt = -1;
+    const start = h.now;
+    h.runUntil(h.now + 3000, (now) => {
+      if (closedAt < 0 && h.clientEvents.some((e) => e.type === "disconnect")) closedAt = now;
+      if (closedAt < 0) h.client.send(c, payload(1, 50), { channel: 0 }, now);
+    });
+    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: c, reason: "no-connection" }]);
+    // Data -> NO_CONNECTION -> request -> NO_CONNECTION: two round trips (40 ms) and a tick.
+    // (The answer to the request is not held back by the per-address NO_CONNECTION limiter,
+    // whose burst the data's answers use up: through it, this took ~1.5 s of retries.)
+    expect(closedAt - start).toBeLessThan(200);
+  });
+});
+
+describe("address migration under attack", () => {
+  /** Only the protocol id in the CRC: what an off-path sender can seal. */
+  const attacker = tsEngine(config({ protocolId: PROTOCOL_ID }));
+  const forged = (type: PacketType.RebindRequest | PacketType.RebindResponse, salt: number, sessionId: number, low: number, high: number): Uint8Array => {
+    const b = new Uint8Array(17);
+    encodeRebind(b, 0, type, PROTOCOL_ID, salt, sessionId, low, high);
+    return sealControlPacket(attacker, b);
+  };
+  const sessionOf = (ep: Endpoint, id: number): { sessionId: number; salt: number } =>
+    (ep as unknown as { byId: Map<number, { sessionId: number; salt: number }> }).byId.get(id) as { sessionId: number; salt: number };
+
+  it("a forged request (right session id, guessed key) moves nothing and draws no reply", () => {
+    const h = new NatHarness(3120);
+    const [c, s] = h.connect();
+    const { sessionId, salt } = sessionOf(h.server, s);
+    const rng = new Rng(5);
+    for (let i = 0; i < 1000; i++) {
+      const guess = Math.floor(rng.next() * 2 ** 32) >>> 0;
+      if (guess === salt) continue;
+      h.inject("203.0.113.9:666", forged(PacketType.RebindRequest, guess, sessionId, i, i));
+      h.inject("203.0.113.9:666", forged(PacketType.RebindResponse, guess, sessionId, i, i));
+    }
+    let i = 0;
+    h.runUntil(h.now + 1000, (now) => h.client.send(c, payload(i++, 50), { channel: 0 }, now));
+    h.runUntil(h.now + 500);
+    expect(h.server.counters.rebindChallengesSent).toBe(0);
+    expect(h.server.counters.migrations).toBe(0);
+    expect(h.server.addressOf(s)).toBe(h.publicAddress);
+    // Rate limited per address before the proof is even checked; the rest are refused.
+    expect(h.server.counters.rebindsRefused + h.server.counters.handshakeRateLimited).toBe(2000);
+    expect(h.serverEvents.filter((e) => e.type === "message").length).toBe(i);
+  });
+
+  it("a genuine request replayed from a victim's address draws one challenge no larger than it, and moves nothing", () => {
+    const h = new NatHarness(3121);
+    const [, s] = h.connect();
+    const { sessionId, salt } = sessionOf(h.server, s);
+    // What an observer copied off the path (it has the key: the strongest replay there is).
+    const request = forged(PacketType.RebindRequest, salt, sessionId, 7, 7);
+    const sent: Uint8Array[] = [];
+    const victim = "203.0.113.50:9999";
+    h.server.handleDatagram(h.now, victim, request);
+    for (const tx of transmitsOf(h.server, h.now)) if (tx.to === victim) sent.push(tx.bytes.slice());
+    expect(sent.length).toBe(1);
+    expect(sent[0][0]).toBe(PacketType.RebindChallenge);
+    expect(sent[0].length).toBeLessThanOrEqual(request.length);
+    // The victim never answers; a response with any other token from it, or the right token
+    // from elsewhere, is refused.
+    h.server.handleDatagram(h.now, victim, forged(PacketType.RebindResponse, salt, sessionId, 1, 2));
+    const token = new DataView(sent[0].buffer, sent[0].byteOffset);
+    h.server.handleDatagram(h.now, "203.0.113.51:1", forged(PacketType.RebindResponse, salt, sessionId, token.getUint32(5, true), token.getUint32(9, true)));
+    h.runUntil(h.now + 500);
+    expect(h.server.counters.migrations).toBe(0);
+    expect(h.server.counters.rebindsRefused).toBe(2);
+    expect(h.server.addressOf(s)).toBe(h.publicAddress);
+  });
+
+  it("a challenge the client did not ask for is ignored", () => {
+    const h = new NatHarness(3122);
+    const [c] = h.connect();
+    const { sessionId, salt } = sessionOf(h.client, c);
+    const b = new Uint8Array(17);
+    encodeRebind(b, 0, PacketType.RebindChallenge, PROTOCOL_ID, salt, sessionId, 1, 2);
+    const before = h.client.counters.unexpectedControl;
+    h.client.handleDatagram(h.now, SERVER, sealControlPacket(attacker, b));
+    h.runUntil(h.now + 200);
+    expect(h.client.counters.unexpectedControl).toBe(before + 1);
+    expect(h.server.counters.rebindsRefused).toBe(0);
+  });
+});
