@@ -1,6 +1,6 @@
 // The exported entry points: one call per batch of received datagrams, one per sealed packet.
 // Nothing here allocates, traps or throws on wire input: every datagram ends as exactly one of
-// PacketReceived, Control, UnknownPeer or DatagramDropped (docs/PROTOCOL.md §5).
+// PacketReceived, Control, UnknownPeer or DatagramDropped (docs/PROTOCOL.md §6).
 
 import {
   channelBase, channelCount, channelKind, configOffset, descriptorOffset, maxRecords, maxSlots,
