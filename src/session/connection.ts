@@ -1166,6 +1166,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // NO_CONNECTION and the move starts over.
       this.rebind = undefined;
       this.rebindDoneSeq = this.delivery.newestDispatched;
+      this.restartPathMtu();
       this.setRare(RareTimer.Rebind, Infinity);
       return length;
     }
@@ -1188,19 +1189,28 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /**
    * Server: the client proved it now sends from `to`. The connection's packets go there from
    * now on; an ack leaves at once, so the client hears from us within one trip. Path MTU
-   * discovery starts over (a new path may carry less); the congestion state is kept (a NAT
-   * rebinding keeps the path; a network switch corrects it through loss and RTT).
+   * discovery starts over on both ends (a new path may carry less); the congestion state is
+   * kept (a NAT rebinding keeps the path; a network switch corrects it through loss and RTT).
    */
   moveTo(now: number, to: Address): void {
     this.address = to;
     this.pendingRebind = undefined;
     this.ackOwed = true;
     this.num[Num.AckDelayAt] = now;
-    if (this.pathMtu !== undefined) {
-      // A probe of the old path still in flight is unknown to the new search and ignored.
-      this.pathMtu = new PathMtu(this.pathMtu.base, this.pathMtu.max);
-      this.pathMtuChanged();
-    }
+    this.restartPathMtu();
+  }
+
+  /**
+   * A new path (after a move) may carry less than the old: search again from the base (RFC
+   * 9000 §9 validates a new path's PMTU too). The black-hole detector would also bring the size
+   * down (in migration.test.ts the data lost during the move itself trips it, with the same
+   * result), but a move that lost nothing would first lose full datagrams to find out.
+   */
+  private restartPathMtu(): void {
+    if (this.pathMtu === undefined) return;
+    // A probe of the old path still in flight is unknown to the new search and ignored.
+    this.pathMtu = new PathMtu(this.pathMtu.base, this.pathMtu.max);
+    this.pathMtuChanged();
   }
 
   // ---- close ----------------------------------------------------------------------------------

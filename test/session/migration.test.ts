@@ -36,6 +36,9 @@ class NatHarness {
   readonly serverEventTimes: number[] = [];
   /** Server datagrams sent to an address the NAT no longer maps. */
   unmapped = 0;
+  /** Largest datagram the path carries (either way); larger ones are dropped and counted. */
+  pathMtu = Infinity;
+  tooBig = 0;
   private queue: InFlight[] = [];
   private readonly rng: Rng;
 
@@ -60,12 +63,20 @@ class NatHarness {
 
   private flush(): void {
     for (const tx of transmitsOf(this.client, this.now)) {
+      if (tx.bytes.length > this.pathMtu) {
+        this.tooBig++;
+        continue;
+      }
       if (this.rng.next() < this.loss) continue;
       this.queue.push({ at: this.now + this.latencyMs, toServer: true, from: this.publicAddress, bytes: tx.bytes.slice() });
     }
     for (const tx of transmitsOf(this.server, this.now)) {
       if (tx.to !== this.publicAddress) {
         this.unmapped++;
+        continue;
+      }
+      if (tx.bytes.length > this.pathMtu) {
+        this.tooBig++;
         continue;
       }
       if (this.rng.next() < this.loss) continue;
@@ -188,6 +199,36 @@ describe("address migration (NAT rebinding)", () => {
     // burst); the client was already moving and ignored the second.
     expect(h.server.counters.noConnectionSent).toBeGreaterThanOrEqual(1);
     expect(h.server.counters.noConnectionSent).toBeLessThanOrEqual(2);
+  });
+
+  it("a move to a narrower path: both ends settle under its MTU and deliver everything", () => {
+    const h = new NatHarness(3114);
+    const [c, s] = h.connect();
+    let i = 0;
+    // 13 messages of 100 B per tick: one datagram of ~1400 B while the path carries it.
+    const tick = (now: number) => {
+      for (let k = 0; k < 13; k++, i++) {
+        h.client.send(c, payload(i, 100), { channel: 0 }, now);
+        h.server.send(s, payload(i, 100), { channel: 0 }, now);
+      }
+    };
+    h.runUntil(h.now + 3000, tick);
+    expect(h.client.stats(c).pathMtu).toBeGreaterThan(1400);
+    expect(h.server.stats(s).pathMtu).toBeGreaterThan(1400);
+    // A network switch: a new address, and a path that carries only 1280 bytes.
+    h.publicAddress = "198.51.100.8:40000";
+    h.pathMtu = 1280;
+    h.runUntil(h.now + 3000, tick);
+    h.runUntil(h.now + 2000);
+    expect(h.server.counters.migrations).toBe(1);
+    expect(h.client.stats(c).pathMtu).toBeLessThanOrEqual(1280);
+    expect(h.server.stats(s).pathMtu).toBeLessThanOrEqual(1280);
+    expect(h.client.stats(c).pathMtu).toBeGreaterThan(1200);
+    const up = h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+    const down = h.clientEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+    const expected = Array.from({ length: i }, (_, k) => k);
+    expect(up).toEqual(expected);
+    expect(down).toEqual(expected);
   });
 
   it("a client with migration off closes with no-connection, as before", () => {
