@@ -19,7 +19,7 @@ interface NeutralGlobals {
   setImmediate?: (fn: () => void) => unknown;
   queueMicrotask(fn: () => void): void;
   performance: { now(): number };
-  crypto: { getRandomValues<T extends Uint32Array>(array: T): T };
+  crypto: { getRandomValues<T extends Uint32Array | Uint8Array>(array: T): T };
   console: { warn(...args: unknown[]): void };
 }
 
@@ -33,6 +33,11 @@ export function monotonicNow(): number {
 /** A crypto-random 32-bit seed for the Endpoint (initial sequences, cookie secret, salts). */
 export function randomSeed(): number {
   return host.crypto.getRandomValues(new Uint32Array(1))[0]! >>> 0;
+}
+
+/** 16 crypto-random bytes: the Endpoint's secret (cookies, salts, session ids, tokens). */
+export function randomSecret(): Uint8Array {
+  return host.crypto.getRandomValues(new Uint8Array(16));
 }
 
 /** Runs `fn` after the current burst of I/O callbacks (setImmediate where it exists). */

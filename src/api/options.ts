@@ -3,7 +3,7 @@ import type { AcceptDecision, ChannelConfig, ConnectRequestInfo, EndpointConfig 
 import type { EndpointFactory } from "./endpoint-like.js";
 import { InvalidOptionError } from "./errors.js";
 import type { AbortSignalLike } from "./host.js";
-import { randomSeed } from "./host.js";
+import { randomSecret, randomSeed } from "./host.js";
 
 export interface CommonOptions {
   /** Your game's protocol id (u32): peers with a different id are ignored. Required. */
@@ -35,6 +35,8 @@ export interface CommonOptions {
   closeTimeoutMs?: number;
   ackDelayMs?: number;
   ackPiggybackMs?: number;
+  /** Address migration (see EndpointConfig.migration). Default true. */
+  migration?: boolean;
   /**
    * Seed 004's drop-test switch: discard this fraction (0..1) of outgoing datagrams at random,
    * to see how the game copes with loss on a real network without a proxy. Counted in
@@ -79,10 +81,11 @@ export function validateCommon(options: CommonOptions | undefined, call: string)
 }
 
 export function endpointConfig(options: CommonOptions, server: boolean, extra: Partial<EndpointConfig> = {}): EndpointConfig {
-  const config: EndpointConfig = { protocolId: options.protocolId >>> 0, server, seed: options.seed ?? randomSeed(), ...extra };
+  // The secret is always crypto-random: a fixed seed makes a test repeatable, never the keys.
+  const config: EndpointConfig = { protocolId: options.protocolId >>> 0, server, seed: options.seed ?? randomSeed(), secret: randomSecret(), ...extra };
   const copy = [
     "appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
-    "engine", "engineLimits", "congestionOptions", "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs",
+    "engine", "engineLimits", "congestionOptions", "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration",
   ] as const;
   for (const key of copy) if (options[key] !== undefined) (config as unknown as Record<string, unknown>)[key] = options[key];
   return config;

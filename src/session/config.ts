@@ -50,6 +50,8 @@ export interface ResolvedConfig {
   rateLimitEntries: number;
   /** Address migration allowed (client: tries it; server: accepts it). */
   migration: boolean;
+  /** EndpointConfig.secret (checked: 16+ bytes), or undefined: derived from the seed. */
+  secret: Uint8Array | undefined;
 }
 
 export const MODE_KINDS: Record<DeliveryMode, DeliveryKind> = {
@@ -78,6 +80,14 @@ export function channelConfigHash(kinds: readonly number[]): number {
  * IPv6 (1500 - 40 - 8), which IPv4 paths of the same links carry too (quinn's default bound).
  */
 const DEFAULT_MAX_MTU = 1452;
+
+function checkSecret(secret: Uint8Array | undefined): Uint8Array | undefined {
+  if (secret === undefined) return undefined;
+  if (!(secret instanceof Uint8Array) || secret.length < 16) {
+    throw new SessionConfigError(`secret must be a Uint8Array of at least 16 random bytes, got ${secret instanceof Uint8Array ? `${secret.length} bytes` : typeof secret}`);
+  }
+  return secret.slice(0, 16);
+}
 
 function positive(name: string, value: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
@@ -139,5 +149,6 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     noConnectionRatePerAddress: 2,
     rateLimitEntries: 4096,
     migration: config.migration ?? true,
+    secret: checkSecret(config.secret),
   };
 }

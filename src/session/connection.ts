@@ -212,8 +212,6 @@ export interface ConnectionHost {
   readonly config: ResolvedConfig;
   readonly engine: Engine;
   emit(event: EndpointEvent): void;
-  /** The endpoint's random source (tokens and nonces). */
-  random(): number;
 }
 
 export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
@@ -323,7 +321,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   rebind: ClientRebind | undefined;
   /** Client: the newest packet sequence sent when our last move completed (-1: none). A
    *  NO_CONNECTION answering it or an older packet is about the old address: ignored. */
-  rebindDoneSeq = -1;
+  private rebindDoneSeq = -1;
+  /** Client: REBIND_REQUESTs sent on this connection (each carries the next value). Server:
+   *  the highest counter of a request it accepted; older ones are replays. */
+  rebindCounter = 0;
   /** Server: the move the client asked for last, awaiting its REBIND_RESPONSE. */
   pendingRebind: PendingRebind | undefined;
 
@@ -1142,6 +1143,26 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.setRare(RareTimer.Rebind, now);
   }
 
+  /**
+   * Client: a NO_CONNECTION answering packet `sequence` (verified as ours) came after our last
+   * move completed, yet the packet was sent before it: the answer is about the old address.
+   * Only within the last PACKET_WINDOW packets (all an echo can name): past that the mark is
+   * dropped, so a 16-bit wrap can never make a fresh answer look old.
+   */
+  answersBeforeLastMove(sequence: number): boolean {
+    if (this.rebindDoneSeq < 0) return false;
+    if (((this.delivery.newestDispatched - this.rebindDoneSeq) & 0xffff) >= PACKET_WINDOW) {
+      this.rebindDoneSeq = -1;
+      return false;
+    }
+    return !sequenceGreaterThan(sequence, this.rebindDoneSeq);
+  }
+
+  /** Client: the counter a challenge must be bound to (our newest request's), or -1. */
+  get rebindRequestCounter(): number {
+    return this.rebind === undefined ? -1 : this.rebind.counter;
+  }
+
   /** Client: the server's challenge for our request; the response carries its token back. */
   onRebindChallenge(tokenLow: number, tokenHigh: number): boolean {
     const rebind = this.rebind;
@@ -1171,11 +1192,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       return length;
     }
     if (rebind.nextSendAt > now || rebind.exhausted) return 0;
-    rebind.nonceLow = this.host.random();
-    rebind.nonceHigh = this.host.random();
+    rebind.counter = ++this.rebindCounter;
     const length = engine.sealControl(
       offset,
-      encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.nonceLow, rebind.nonceHigh),
+      encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.counter, 0),
     );
     rebind.requestCrc = readU32(engine.bytes, offset + length - 4);
     // Not the RTO: the data lost while the address was unknown has backed it off. Twice the

@@ -24,11 +24,10 @@ import {
   type Engine,
 } from "../engine/abi.js";
 import { createEngine } from "../engine/index.js";
-import { sequenceGreaterThan } from "../engine/sequence.js";
 import { isValidAddress } from "./address.js";
 import { resolveConfig, type ResolvedConfig } from "./config.js";
 import { Connection, ConnectionState, Role, reasonName } from "./connection.js";
-import type { SipKey } from "./cookie.js";
+import { sipHash64, type SipKey } from "./cookie.js";
 import { DeadlineHeap } from "./deadline-heap.js";
 import {
   AlreadyConnectedError,
@@ -60,8 +59,9 @@ import {
   parseRequest,
   parseResponse,
   readU32,
+  writeU32,
 } from "./handshake.js";
-import { encodeRebind, parseRebind, rebindProofValid, REBIND_TOKEN_MS } from "./rebind.js";
+import { encodeRebind, parseRebind, rebindProofValid, REBIND_TOKEN_MS, type PendingRebind } from "./rebind.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -125,6 +125,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   readonly counters: EndpointCounters;
 
   private rngState: number;
+  /** Key and counter of secureRandom(). */
+  private readonly secretKey: SipKey;
+  private prfCounter = 0;
+  private readonly prfInput = new Uint8Array(8);
+  private readonly prfOutput = new Uint8Array(8);
   private readonly cookies: CookieJar;
   private readonly handshakeLimiter: AddressRateLimiter;
   private readonly noConnectionLimiter: AddressRateLimiter;
@@ -209,8 +214,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.batchFrom = new Array<Address>(batch).fill("");
     this.batchLength = new Int32Array(batch);
     this.rngState = (c.seed ^ 0x9e3779b9) >>> 0 || 1;
-    const secret: SipKey = [this.random(), this.random(), this.random(), this.random()];
-    this.cookies = new CookieJar(secret, c.cookieWindowMs);
+    const s = c.secret;
+    this.secretKey =
+      s !== undefined ? [readU32(s, 0), readU32(s, 4), readU32(s, 8), readU32(s, 12)] : [this.random(), this.random(), this.random(), this.random()];
+    const cookieSecret: SipKey = [this.secureRandom(), this.secureRandom(), this.secureRandom(), this.secureRandom()];
+    this.cookies = new CookieJar(cookieSecret, c.cookieWindowMs);
     // Burst of 3 lets a client's request + response + one resend through at once.
     this.handshakeLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
     this.noConnectionLimiter = new AddressRateLimiter(c.noConnectionRatePerAddress, 2, c.rateLimitEntries);
@@ -236,15 +244,29 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     };
   }
 
-  /** Seeded xorshift32: initial sequences, salts, session ids and the cookie secret. */
-  /** The endpoint's random source (xorshift32, seeded by `seed`). */
-  random(): number {
+  /**
+   * Seeded xorshift32, for what needs no secrecy: initial sequences and the controllers' seeds.
+   * Its output is its whole state, so anything an attacker sees of it predicts the rest: never
+   * for keys, salts, session ids or tokens (secureRandom).
+   */
+  private random(): number {
     let x = this.rngState;
     x ^= x << 13;
     x ^= x >>> 17;
     x ^= x << 5;
     this.rngState = x >>> 0;
     return this.rngState;
+  }
+
+  /**
+   * SipHash-2-4 of a counter under the endpoint's secret (config.secret): unpredictable
+   * without the secret, and seeing any number of outputs reveals nothing of the others. For
+   * the cookie secret, client salts, session ids and migration tokens.
+   */
+  private secureRandom(): number {
+    writeU32(this.prfInput, 0, ++this.prfCounter);
+    sipHash64(this.secretKey, this.prfInput, 0, 8, this.prfOutput);
+    return readU32(this.prfOutput, 0);
   }
 
   // ---- commands -------------------------------------------------------------------------------
@@ -260,7 +282,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       throw new TooManyHandshakesError(this.config.maxPendingHandshakes);
     }
     this.processPending();
-    const conn = this.allocate(now, address, Role.Client, this.random());
+    const conn = this.allocate(now, address, Role.Client, this.secureRandom());
     this.pendingAttempts++;
     conn.startAttempt(now, userData.slice());
     this.markReady(conn);
@@ -810,8 +832,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         }
         const created = this.allocate(now, from, Role.Server, res.salt);
         // Unique among this server's sessions: a migrating client is found by it.
-        let sessionId = this.random() || 1;
-        while (this.bySession.has(sessionId)) sessionId = this.random() || 1;
+        let sessionId = this.secureRandom() || 1;
+        while (this.bySession.has(sessionId)) sessionId = this.secureRandom() || 1;
         created.startSession(sessionId);
         this.bySession.set(sessionId, created);
         created.acceptDue = true;
@@ -889,7 +911,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           return;
         }
         // An answer to data sent before our last move completed: that move took care of it.
-        if (conn.rebindDoneSeq >= 0 && !sequenceGreaterThan(echo.sequence, conn.rebindDoneSeq)) return;
+        if (conn.answersBeforeLastMove(echo.sequence)) return;
         if (conn.role === Role.Client && this.config.migration) {
           // Our address may have changed under us (PROTOCOL §5): ask the server to move.
           conn.startRebind(now);
@@ -912,7 +934,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           conn.role !== Role.Client ||
           conn.state !== ConnectionState.Connected ||
           fields.sessionId !== conn.sessionId ||
-          !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt) ||
+          conn.rebindRequestCounter < 0 ||
+          !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt, conn.rebindRequestCounter) ||
           !conn.onRebindChallenge(fields.tokenLow, fields.tokenHigh)
         ) {
           return this.unexpected();
@@ -928,23 +951,24 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   /**
    * Server: a client asks to move its connection to `from` (REBIND_REQUEST) or proves it
-   * receives there (REBIND_RESPONSE). PROTOCOL §5, rebind.ts.
+   * receives there (REBIND_RESPONSE). PROTOCOL §5, rebind.ts. The proof is checked before
+   * anything else that costs state or a reply, and only a request for a session we do not
+   * hold (which no proof can vouch for) goes through the per-address rate limit: a flood of
+   * forged packets spoofed from the client's new address must not use up the budget of the
+   * client's real request.
    */
   private onRebind(now: number, from: Address, type: PacketType, offset: number, length: number): void {
     const b = this.engine.bytes;
     if (!this.config.server) return this.unexpected();
-    if (!this.handshakeLimiter.allow(now, from)) {
-      this.counters.handshakeRateLimited++;
-      return;
-    }
     const fields = parseRebind(b, offset, length);
     if (fields === undefined) return this.unexpected();
     const conn = this.bySession.get(fields.sessionId);
     if (conn === undefined || conn.state !== ConnectionState.Connected) {
       // No such session (the server restarted or timed the client out): say so, echoing the
       // request's CRC, so the client stops asking. Never for a response: requests come first.
-      if (type === PacketType.RebindRequest) this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
-      else this.counters.rebindsRefused++;
+      if (type !== PacketType.RebindRequest) this.counters.rebindsRefused++;
+      else if (!this.handshakeLimiter.allow(now, from)) this.counters.handshakeRateLimited++;
+      else this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
       return;
     }
     const holder = this.byAddress.get(from);
@@ -952,21 +976,28 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.counters.rebindsRefused++;
       return;
     }
+    let pending = conn.pendingRebind;
     if (type === PacketType.RebindRequest) {
-      // One pending move per connection: the newest request's address. A repeat from the same
-      // address gets the same token while it is good.
-      let pending = conn.pendingRebind;
-      if (pending === undefined || pending.address !== from || pending.expiresAt <= now) {
-        pending = { address: from, tokenLow: this.random(), tokenHigh: this.random(), expiresAt: now + REBIND_TOKEN_MS };
+      // Fresh requests only: a higher counter than any accepted, or the same one again from the
+      // same address (a duplicate). A replay of a copied request is refused without a reply.
+      const counter = fields.tokenLow;
+      const duplicate = pending !== undefined && counter === pending.counter && pending.address === from && pending.expiresAt > now;
+      if (!duplicate && counter <= conn.rebindCounter) {
+        this.counters.rebindsRefused++;
+        return;
+      }
+      if (!duplicate) {
+        conn.rebindCounter = counter;
+        pending = { address: from, counter, tokenLow: this.secureRandom(), tokenHigh: this.secureRandom(), expiresAt: now + REBIND_TOKEN_MS };
         conn.pendingRebind = pending;
       }
+      const p = pending as PendingRebind;
       const packet = new Uint8Array(1 + REBIND_BODY_BYTES);
-      encodeRebind(packet, 0, PacketType.RebindChallenge, this.config.protocolId, conn.salt, conn.sessionId, pending.tokenLow, pending.tokenHigh);
+      encodeRebind(packet, 0, PacketType.RebindChallenge, this.config.protocolId, conn.salt, conn.sessionId, p.tokenLow, p.tokenHigh, p.counter);
       this.counters.rebindChallengesSent++;
       this.queueControl({ to: from, type: PacketType.RebindChallenge, salt: 0, bytes: packet, value: 0 });
       return;
     }
-    const pending = conn.pendingRebind;
     if (
       pending === undefined ||
       pending.address !== from ||
@@ -977,17 +1008,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.counters.rebindsRefused++;
       return;
     }
+    conn.pendingRebind = undefined;
     const old = conn.address;
-    if (old === from) {
-      // Already there (the client asked again, e.g. for data sent before the move).
-      conn.pendingRebind = undefined;
-      return;
-    }
-    if (holder !== conn) {
-      if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
-      this.byAddress.set(from, conn);
-      this.lastFrom = undefined;
-    }
+    // Already there (the client moved back, or asked again for data sent before the move).
+    if (old === from) return;
+    if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
+    this.byAddress.set(from, conn);
+    this.lastFrom = undefined;
     conn.moveTo(now, from);
     this.counters.migrations++;
     this.emit({ type: "migrate", connection: conn.id, from: old, to: from });

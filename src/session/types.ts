@@ -112,9 +112,16 @@ export interface EndpointConfig {
   congestionOptions?: Omit<CongestionConfig, "algorithm">;
   /** Accept hook (server): sees the client's user data; return true, false or a deny. */
   accept?: (request: ConnectRequestInfo) => AcceptDecision;
-  /** Seed for everything random (initial sequences, salts, cookie secret). Tests fix it;
-   *  adapters pass crypto-random bytes. */
+  /** Seed for the randomness that needs no secrecy (initial sequences, the congestion
+   *  controllers' phases). Tests fix it; adapters pass a crypto-random one. */
   seed?: number;
+  /**
+   * At least 16 bytes of secret entropy: the key of everything an attacker must not predict
+   * (the cookie secret, client salts, session ids, migration tokens), each drawn as SipHash
+   * of a counter under it. Adapters pass 16 crypto-random bytes. Without it the key is
+   * derived from `seed`: repeatable, for tests and benchmarks, and no secret.
+   */
+  secret?: Uint8Array;
   /** Which engine: "wasm" (default) or "ts" (reference). */
   engine?: "wasm" | "ts";
   /** Advanced: engine arena sizes (datagrams per receive batch, record capacity, send arena

@@ -10,6 +10,7 @@ import { DropReason, PacketType } from "../../src/engine/abi.js";
 import { config, sealControlPacket, tsEngine } from "../engine/helpers.js";
 import { Rng } from "../../src/sim/rng.js";
 import { Endpoint } from "../../src/session/endpoint.js";
+import { encodeDisconnect } from "../../src/session/handshake.js";
 import { PROTOCOL_ID, connectPair, makePair, pollEvents, transmitsOf } from "./helpers.js";
 
 /** The CRC every datagram would carry if only the protocol id were mixed in (an engine's
@@ -125,5 +126,50 @@ describe("a connection replaced inside one receive batch", () => {
     const onNew = events.filter((e) => e.type === "message" && e.connection === connected[0]);
     expect(onNew, `seed ${seed}`).toEqual([]);
     expect(events.some((e) => e.type === "disconnect"), `seed ${seed}`).toBe(true);
+  });
+
+  it("session ids are not a step of a generator: a client cannot predict the next client's from its own", () => {
+    const SERVER = "192.0.2.1:7777";
+    const xorshift = (x: number): number => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return x >>> 0;
+    };
+    const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 0x1234567 });
+    const peers = new Map<string, Endpoint>();
+    const pump = (now: number) => {
+      for (let k = 0; k < 20; k++) {
+        for (const [address, ep] of peers) for (const tx of transmitsOf(ep, now)) server.handleDatagram(now, address, tx.bytes.slice());
+        for (const tx of transmitsOf(server, now)) peers.get(tx.to)?.handleDatagram(now, SERVER, tx.bytes.slice());
+      }
+    };
+    const sessionOf = (ep: Endpoint, id: number): number => (ep as unknown as { byId: Map<number, { sessionId: number }> }).byId.get(id)!.sessionId;
+    const attacker = new Endpoint({ protocolId: PROTOCOL_ID, seed: 7 });
+    peers.set("203.0.113.66:1000", attacker);
+    const a = attacker.connect(0, SERVER);
+    pump(0);
+    const own = sessionOf(attacker, a); // came with ACCEPT
+    expect(own).not.toBe(0);
+    const victim = new Endpoint({ protocolId: PROTOCOL_ID, seed: 8 });
+    const victimAddress = "198.51.100.20:5555";
+    peers.set(victimAddress, victim);
+    const v = victim.connect(10, SERVER);
+    pump(10);
+    const target = sessionOf(victim, v);
+    expect(target).not.toBe(0);
+    // The next 64 outputs of the generator the server used to draw them from, after ours.
+    const guesses: number[] = [];
+    for (let x = own, k = 0; k < 64; k++) guesses.push((x = xorshift(x)));
+    expect(guesses).not.toContain(target);
+    // Nor does a DISCONNECT spoofed from the victim with any of them close it.
+    const attackerEngine = tsEngine(config({ protocolId: PROTOCOL_ID }));
+    for (const guess of guesses) {
+      const b = new Uint8Array(8);
+      const length = encodeDisconnect(b, 0, guess, 0, new Uint8Array(0));
+      server.handleDatagram(20, victimAddress, sealControlPacket(attackerEngine, b.subarray(0, length)));
+    }
+    server.handleTimeout(20);
+    expect(pollEvents(server).filter((e) => e.type === "disconnect")).toEqual([]);
   });
 });
