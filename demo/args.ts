@@ -12,6 +12,9 @@ export interface DemoOptions {
   jitterMs: number;
   /** Seeds the impairment link and every payload (not the endpoints' own randomness). */
   seed: number;
+  /** When the proxy rebinds every client's port (a NAT losing its mappings), in seconds of
+   *  traffic: -1 = halfway through, 0 = never. */
+  rebindAtS: number;
   help: boolean;
 }
 
@@ -22,6 +25,7 @@ export const DEFAULT_OPTIONS: DemoOptions = {
   latencyMs: 80,
   jitterMs: 10,
   seed: 1,
+  rebindAtS: -1,
   help: false,
 };
 
@@ -45,6 +49,9 @@ Flags:
   --latency <ms>     round-trip delay (half each way), 0..2000   (default 80)
   --jitter <ms>      extra random delay per datagram, 0..1000    (default 10)
   --seed <n>         seed of the impairments and payloads, u32   (default 1)
+  --rebind-at <s>    the proxy gives every client a new port at this many seconds of
+                     traffic, as a NAT that lost its mappings; connections must move
+                     with their clients; 0 = never             (default: halfway)
   --help             this text
 
 Exit code 0 only if every reliable message arrived exactly once and in order, the 1 MiB
@@ -65,6 +72,7 @@ const NUMERIC_FLAGS: Record<string, NumericFlag> = {
   "--latency": { key: "latencyMs", min: 0, max: 2000, integer: false },
   "--jitter": { key: "jitterMs", min: 0, max: 1000, integer: false },
   "--seed": { key: "seed", min: 0, max: 0xffffffff, integer: true },
+  "--rebind-at": { key: "rebindAtS", min: 0, max: 3600, integer: false },
 };
 
 /** Accepts `--flag value` and `--flag=value`. Throws DemoUsageError. */

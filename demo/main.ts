@@ -84,9 +84,20 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     let tick = 0;
     const bulkExpected = clients.some((c) => c.index === 0) && totalTicks > BULK_TICK;
     const snapshot = (): ClientReport[] => clients.map((c) => reportClient(c, demoServer));
+    // The NAT rebinding: every client gets a new port at rebindAt seconds of traffic.
+    const rebindAtS = o.rebindAtS < 0 ? o.durationS / 2 : o.rebindAtS;
+    const rebindPlanned = rebindAtS > 0 && rebindAtS < o.durationS;
+    let reboundAtS: number | undefined;
+    const rebindLine = (): string | undefined => {
+      if (!rebindPlanned) return undefined;
+      if (reboundAtS === undefined) return `NAT rebinding at ${rebindAtS.toFixed(1)} s`;
+      const moved = clients.filter((c) => (demoServer.peers.get(c.index)?.migrations ?? 0) > 0).length;
+      return `NAT rebinding at ${reboundAtS.toFixed(1)} s (every client given a new port): ${moved}/${clients.length} connections moved with their clients`;
+    };
     const proxyLine = (): string => {
       const p = proxy!.stats();
-      return `dropped to server ${p.toUpstream.lost}/${p.toUpstream.sent}, to clients ${p.toClient.lost}/${p.toClient.sent} datagrams`;
+      const rebind = rebindLine();
+      return `dropped to server ${p.toUpstream.lost}/${p.toUpstream.sent}, to clients ${p.toClient.lost}/${p.toClient.sent} datagrams${rebind === undefined ? "" : `; ${rebind}`}`;
     };
     const bulkLine = (): string => {
       const c0 = clients.find((c) => c.index === 0);
@@ -117,6 +128,11 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
           for (const c of clients) c.tick(tick);
           demoServer.tick();
         }
+        if (rebindPlanned && reboundAtS === undefined && now() - trafficStart >= rebindAtS * 1000) {
+          proxy!.rebind();
+          reboundAtS = (now() - trafficStart) / 1000;
+          if (!dashboard.tty) out.write(`NAT rebinding at ${reboundAtS.toFixed(1)} s: the proxy gives every client a new port\n`);
+        }
         if (tick >= totalTicks) {
           g.clearInterval(timer);
           resolve();
@@ -141,7 +157,7 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     const bulk = demoServer.peers.get(0)?.bulk;
     const totals = totalsOf(reports, bulkExpected, bulk?.verified === true);
     const sendErrors = clients.flatMap((c) => (c.sendError === undefined ? [] : [`client ${c.index}: ${c.sendError}`]));
-    const reasons = [...connectErrors, ...failures(reports, totals, demoServer, bulkExpected, o.clients, sendErrors)];
+    const reasons = [...connectErrors, ...failures(reports, totals, demoServer, bulkExpected, o.clients, sendErrors, reboundAtS !== undefined)];
     const proxyStats = proxy.stats();
 
     // Close: clients say goodbye, then the server and the proxy; each bounded.
@@ -161,6 +177,7 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
         reasons,
         trafficS,
         drainS,
+        rebinding: rebindLine(),
       }),
     );
     out.write(`total ${((now() - started) / 1000).toFixed(1)} s on ${runtime}\n`);

@@ -70,6 +70,19 @@ export class DemoProxy {
     });
   }
 
+  /**
+   * A NAT that lost its mappings: every flow's upstream socket closes and a new one opens, so
+   * the server sees each client come from a new port and its replies to the old one go
+   * nowhere. The flows themselves (and their impairment streams) carry on.
+   */
+  rebind(): void {
+    for (const [client, flow] of [...this.#flows]) {
+      flow.closed = true;
+      void flow.socket?.close();
+      this.#openFlow(client);
+    }
+  }
+
   stats(): DemoProxyStats {
     return { ...this.#core.stats(), strayUpstream: this.#strayUpstream, upstreamNotReady: this.#upstreamNotReady };
   }

@@ -44,6 +44,8 @@ export class ServerPeer {
   corrupt = 0;
   bulk: BulkResult | undefined;
   disconnect: string | undefined;
+  /** Times the connection moved to a new client address (after the proxy's rebinding). */
+  migrations = 0;
   /** The server side's stats of this connection, refreshed every tick (kept after close). */
   lastStats: ConnectionStats | undefined;
 
@@ -78,6 +80,7 @@ export class DemoServer {
       this.peers.set(client, peer);
       conn.on("message", (m) => this.#onMessage(peer, m.channel, m.data, m.key));
       conn.on("disconnect", (info) => (peer.disconnect = typeof info.reason === "string" ? info.reason : `app ${info.reason.app}`));
+      conn.on("migrate", () => void peer.migrations++);
     });
   }
 

@@ -20,6 +20,8 @@ export interface SummaryInput {
   reasons: readonly string[];
   trafficS: number;
   drainS: number;
+  /** The NAT rebinding, if the run had one. */
+  rebinding: string | undefined;
 }
 
 export function formatSummary(s: SummaryInput): string {
@@ -65,6 +67,7 @@ export function formatSummary(s: SummaryInput): string {
     `impairment proxy: to server ${s.proxy.toUpstream.lost}/${s.proxy.toUpstream.sent} datagrams dropped (${pct(s.proxy.toUpstream.lost, s.proxy.toUpstream.sent)}), ` +
       `to clients ${s.proxy.toClient.lost}/${s.proxy.toClient.sent} (${pct(s.proxy.toClient.lost, s.proxy.toClient.sent)})`,
   );
+  if (s.rebinding !== undefined) lines.push(s.rebinding);
   if (s.reasons.length === 0) lines.push("RESULT: PASS - every reliable message arrived exactly once and in order");
   else lines.push(`RESULT: FAIL - ${s.reasons.length} problem(s):`, ...s.reasons.map((r) => `  - ${r}`));
   return `${lines.join("\n")}\n`;

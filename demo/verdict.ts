@@ -27,6 +27,8 @@ export interface ClientReport {
   resendsUp: number;
   resendsDown: number;
   disconnect: string | undefined;
+  /** Times the server saw this client's connection move to a new address. */
+  migrations: number;
 }
 
 export interface Totals {
@@ -73,6 +75,7 @@ export function reportClient(client: DemoClient, server: DemoServer): ClientRepo
     resendsUp: stats?.resends ?? 0,
     resendsDown: peer?.lastStats?.resends ?? 0,
     disconnect: client.disconnect ?? peer?.disconnect,
+    migrations: peer?.migrations ?? 0,
   };
 }
 
@@ -107,7 +110,15 @@ export function reliableSettled(clients: readonly DemoClient[], server: DemoServ
 }
 
 /** Every reason the run failed; empty when it passed. */
-export function failures(reports: readonly ClientReport[], totals: Totals, server: DemoServer, bulkExpected: boolean, expectedClients: number, sendErrors: readonly string[]): string[] {
+export function failures(
+  reports: readonly ClientReport[],
+  totals: Totals,
+  server: DemoServer,
+  bulkExpected: boolean,
+  expectedClients: number,
+  sendErrors: readonly string[],
+  rebound: boolean,
+): string[] {
   const reasons: string[] = [];
   if (reports.length < expectedClients) reasons.push(`only ${reports.length} of ${expectedClients} clients connected`);
   for (const r of reports) {
@@ -122,6 +133,7 @@ export function failures(reports: readonly ClientReport[], totals: Totals, serve
     if (r.stale > 0) reasons.push(`${who}: ${r.stale} sequenced/latest-state deliveries older than one already delivered`);
     if (r.disconnect !== undefined) reasons.push(`${who}: disconnected before the end (${r.disconnect})`);
     if (r.movesSent > 0 && r.movesArrived === 0) reasons.push(`${who}: no movement arrived at all`);
+    if (rebound && r.disconnect === undefined && r.migrations === 0) reasons.push(`${who}: its connection never moved to the port the NAT rebinding gave it`);
   }
   if (bulkExpected) {
     const bulk = server.peers.get(0)?.bulk;
