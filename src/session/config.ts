@@ -50,7 +50,8 @@ export interface ResolvedConfig {
   rateLimitEntries: number;
   /** Address migration allowed (client: tries it; server: accepts it). */
   migration: boolean;
-  /** EndpointConfig.secret (checked: 16+ bytes), or undefined: derived from the seed. */
+  /** EndpointConfig.secret (checked: 16+ bytes), crypto-random bytes when neither it nor a
+   *  seed was given, or undefined: derived from the seed. */
   secret: Uint8Array | undefined;
 }
 
@@ -80,6 +81,12 @@ export function channelConfigHash(kinds: readonly number[]): number {
  * IPv6 (1500 - 40 - 8), which IPv4 paths of the same links carry too (quinn's default bound).
  */
 const DEFAULT_MAX_MTU = 1452;
+
+/** 16 bytes from the Web Crypto API, which Node, Bun and Deno all provide as a global. */
+function cryptoSecret(): Uint8Array | undefined {
+  const crypto = (globalThis as { crypto?: { getRandomValues(a: Uint8Array): Uint8Array } }).crypto;
+  return crypto === undefined ? undefined : crypto.getRandomValues(new Uint8Array(16));
+}
 
 function checkSecret(secret: Uint8Array | undefined): Uint8Array | undefined {
   if (secret === undefined) return undefined;
@@ -149,6 +156,8 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     noConnectionRatePerAddress: 2,
     rateLimitEntries: 4096,
     migration: config.migration ?? true,
-    secret: checkSecret(config.secret),
+    // Neither a secret nor a seed: a crypto-random secret (an Endpoint must never default to
+    // keys every other default Endpoint shares). A seed alone: keys derived from it (tests).
+    secret: checkSecret(config.secret) ?? (config.seed === undefined ? cryptoSecret() : undefined),
   };
 }

@@ -34,7 +34,7 @@ import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
 import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
-import { ClientRebind, encodeRebind, type PendingRebind } from "./rebind.js";
+import { ClientRebind, encodeRebind } from "./rebind.js";
 import {
   AttemptPhase,
   ClientAttempt,
@@ -319,14 +319,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private crcFailures = 0;
   /** Client: moving this connection to our new address (rebind.ts). */
   rebind: ClientRebind | undefined;
-  /** Client: the newest packet sequence sent when our last move completed (-1: none). A
-   *  NO_CONNECTION answering it or an older packet is about the old address: ignored. */
-  private rebindDoneSeq = -1;
+  /** Client: packets dispatched when our last move completed (-1: none). A NO_CONNECTION
+   *  answering a packet sent before that is about the old address: ignored. A count, not a
+   *  16-bit sequence, so no wrap can make a fresh answer look old. */
+  private rebindDoneAt = -1;
   /** Client: REBIND_REQUESTs sent on this connection (each carries the next value). Server:
-   *  the highest counter of a request it accepted; older ones are replays. */
+   *  the highest counter of a valid request; lower ones are replays. */
   rebindCounter = 0;
-  /** Server: the move the client asked for last, awaiting its REBIND_RESPONSE. */
-  pendingRebind: PendingRebind | undefined;
+  /** Server: the counter of the last completed move; a response at or below it is a replay. */
+  rebindDoneCounter = 0;
 
   constructor(
     private readonly host: ConnectionHost,
@@ -1150,17 +1151,18 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * dropped, so a 16-bit wrap can never make a fresh answer look old.
    */
   answersBeforeLastMove(sequence: number): boolean {
-    if (this.rebindDoneSeq < 0) return false;
-    if (((this.delivery.newestDispatched - this.rebindDoneSeq) & 0xffff) >= PACKET_WINDOW) {
-      this.rebindDoneSeq = -1;
-      return false;
-    }
-    return !sequenceGreaterThan(sequence, this.rebindDoneSeq);
+    if (this.rebindDoneAt < 0) return false;
+    // The echoed packet is among the last PACKET_WINDOW sent (its CRC was found): its index in
+    // the count of packets dispatched follows from its distance to the newest.
+    const d = this.delivery;
+    const index = d.dispatched - 1 - ((d.newestDispatched - sequence) & 0xffff);
+    return index < this.rebindDoneAt;
   }
 
-  /** Client: the counter a challenge must be bound to (our newest request's), or -1. */
-  get rebindRequestCounter(): number {
-    return this.rebind === undefined ? -1 : this.rebind.counter;
+  /** Client: is `counter` one of the requests of the move in progress? */
+  asksRebindChallenge(counter: number): boolean {
+    const rebind = this.rebind;
+    return rebind !== undefined && rebind.firstCounter > 0 && counter >= rebind.firstCounter && counter <= rebind.counter;
   }
 
   /** Client: the server's challenge for our request; the response carries its token back. */
@@ -1186,13 +1188,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // Done, as far as we can tell: if the response is lost, our next data gets another
       // NO_CONNECTION and the move starts over.
       this.rebind = undefined;
-      this.rebindDoneSeq = this.delivery.newestDispatched;
+      this.rebindDoneAt = this.delivery.dispatched;
       this.restartPathMtu();
       this.setRare(RareTimer.Rebind, Infinity);
       return length;
     }
     if (rebind.nextSendAt > now || rebind.exhausted) return 0;
     rebind.counter = ++this.rebindCounter;
+    if (rebind.firstCounter === 0) rebind.firstCounter = rebind.counter;
     const length = engine.sealControl(
       offset,
       encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.counter, 0),
@@ -1214,7 +1217,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    */
   moveTo(now: number, to: Address): void {
     this.address = to;
-    this.pendingRebind = undefined;
     this.ackOwed = true;
     this.num[Num.AckDelayAt] = now;
     this.restartPathMtu();

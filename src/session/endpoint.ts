@@ -61,7 +61,7 @@ import {
   readU32,
   writeU32,
 } from "./handshake.js";
-import { encodeRebind, parseRebind, rebindProofValid, REBIND_TOKEN_MS, type PendingRebind } from "./rebind.js";
+import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_WINDOW_MS } from "./rebind.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -214,9 +214,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.batchFrom = new Array<Address>(batch).fill("");
     this.batchLength = new Int32Array(batch);
     this.rngState = (c.seed ^ 0x9e3779b9) >>> 0 || 1;
-    const s = c.secret;
-    this.secretKey =
-      s !== undefined ? [readU32(s, 0), readU32(s, 4), readU32(s, 8), readU32(s, 12)] : [this.random(), this.random(), this.random(), this.random()];
+    this.secretKey = secretKeyOf(c.secret, c.seed);
     const cookieSecret: SipKey = [this.secureRandom(), this.secureRandom(), this.secureRandom(), this.secureRandom()];
     this.cookies = new CookieJar(cookieSecret, c.cookieWindowMs);
     // Burst of 3 lets a client's request + response + one resend through at once.
@@ -934,8 +932,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           conn.role !== Role.Client ||
           conn.state !== ConnectionState.Connected ||
           fields.sessionId !== conn.sessionId ||
-          conn.rebindRequestCounter < 0 ||
-          !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt, conn.rebindRequestCounter) ||
+          !conn.asksRebindChallenge(fields.tokenHigh) ||
+          !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt) ||
           !conn.onRebindChallenge(fields.tokenLow, fields.tokenHigh)
         ) {
           return this.unexpected();
@@ -951,11 +949,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   /**
    * Server: a client asks to move its connection to `from` (REBIND_REQUEST) or proves it
-   * receives there (REBIND_RESPONSE). PROTOCOL §5, rebind.ts. The proof is checked before
-   * anything else that costs state or a reply, and only a request for a session we do not
-   * hold (which no proof can vouch for) goes through the per-address rate limit: a flood of
-   * forged packets spoofed from the client's new address must not use up the budget of the
-   * client's real request.
+   * receives there (REBIND_RESPONSE). PROTOCOL §5, rebind.ts. Nothing is stored per request:
+   * the challenge's tag is a keyed hash of (session, counter, address, time window), checked
+   * when the response comes back, so no request can displace another's. The proof is checked
+   * before anything costs a reply or rate-limit budget: forged packets spoofed from the
+   * client's new address cannot use up the budget of its real request.
    */
   private onRebind(now: number, from: Address, type: PacketType, offset: number, length: number): void {
     const b = this.engine.bytes;
@@ -976,41 +974,45 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.counters.rebindsRefused++;
       return;
     }
-    let pending = conn.pendingRebind;
+    const window = Math.floor(now / REBIND_WINDOW_MS);
     if (type === PacketType.RebindRequest) {
-      // Fresh requests only: a higher counter than any accepted, or the same one again from the
-      // same address (a duplicate). A replay of a copied request is refused without a reply.
+      // Fresh: at least the highest counter seen (the same one again is a retransmission, or
+      // an observer's copy racing it: each address gets its own challenge). Older: a replay.
       const counter = fields.tokenLow;
-      const duplicate = pending !== undefined && counter === pending.counter && pending.address === from && pending.expiresAt > now;
-      if (!duplicate && counter <= conn.rebindCounter) {
+      if (counter < conn.rebindCounter || counter <= conn.rebindDoneCounter) {
         this.counters.rebindsRefused++;
         return;
       }
-      if (!duplicate) {
-        conn.rebindCounter = counter;
-        pending = { address: from, counter, tokenLow: this.secureRandom(), tokenHigh: this.secureRandom(), expiresAt: now + REBIND_TOKEN_MS };
-        conn.pendingRebind = pending;
+      // A valid proof, but possibly a copy replayed from a spoofed address: at most the
+      // handshake rate per address, so the server reflects no more than it would a handshake.
+      if (!this.handshakeLimiter.allow(now, from)) {
+        this.counters.handshakeRateLimited++;
+        return;
       }
-      const p = pending as PendingRebind;
+      conn.rebindCounter = counter;
       const packet = new Uint8Array(1 + REBIND_BODY_BYTES);
-      encodeRebind(packet, 0, PacketType.RebindChallenge, this.config.protocolId, conn.salt, conn.sessionId, p.tokenLow, p.tokenHigh, p.counter);
+      const tag = rebindTag(this.secretKey, conn.sessionId, counter, from, window);
+      encodeRebind(packet, 0, PacketType.RebindChallenge, this.config.protocolId, conn.salt, conn.sessionId, tag, counter);
       this.counters.rebindChallengesSent++;
       this.queueControl({ to: from, type: PacketType.RebindChallenge, salt: 0, bytes: packet, value: 0 });
       return;
     }
+    // A response: the tag must be the one this server made for this address and counter, in
+    // this time window or the previous one, for a counter above the last completed move.
+    const counter = fields.tokenHigh;
+    const tag = fields.tokenLow;
     if (
-      pending === undefined ||
-      pending.address !== from ||
-      pending.expiresAt <= now ||
-      pending.tokenLow !== fields.tokenLow ||
-      pending.tokenHigh !== fields.tokenHigh
+      counter <= conn.rebindDoneCounter ||
+      (tag !== rebindTag(this.secretKey, conn.sessionId, counter, from, window) &&
+        tag !== rebindTag(this.secretKey, conn.sessionId, counter, from, window - 1))
     ) {
       this.counters.rebindsRefused++;
       return;
     }
-    conn.pendingRebind = undefined;
+    conn.rebindDoneCounter = counter;
+    if (counter > conn.rebindCounter) conn.rebindCounter = counter;
     const old = conn.address;
-    // Already there (the client moved back, or asked again for data sent before the move).
+    // Already there (the client asked again for data sent before the move).
     if (old === from) return;
     if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
     this.byAddress.set(from, conn);
@@ -1036,6 +1038,26 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     return this.byId.size;
   }
 }
+
+/**
+ * The key of secureRandom(): the secret's 16 bytes, or (tests: a seed and no secret) two
+ * SipHash outputs of the seed under a fixed key. Not the seeded generator's outputs: those
+ * show on the wire (initial sequences), and would give the key away with the seed. A 32-bit
+ * seed is no secret either way: a seed without a secret is for repeatable tests.
+ */
+function secretKeyOf(secret: Uint8Array | undefined, seed: number): SipKey {
+  if (secret !== undefined) return [readU32(secret, 0), readU32(secret, 4), readU32(secret, 8), readU32(secret, 12)];
+  const input = new Uint8Array(8);
+  const out = new Uint8Array(16);
+  writeU32(input, 0, seed);
+  writeU32(input, 4, 1);
+  sipHash64(SEED_KEY, input, 0, 8, out, 0);
+  writeU32(input, 4, 2);
+  sipHash64(SEED_KEY, input, 0, 8, out, 8);
+  return [readU32(out, 0), readU32(out, 4), readU32(out, 8), readU32(out, 12)];
+}
+/** "ackwire seedkey!" as four little-endian words. */
+const SEED_KEY: SipKey = [0x6b636161, 0x65726977, 0x65657320, 0x21796b64];
 
 /**
  * Empty `a`, keeping its storage. Not `a.length = 0`: that is a call into the runtime each time

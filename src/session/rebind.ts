@@ -7,33 +7,40 @@
  *   DATA ----------------------------------> unknown address: NO_CONNECTION (echoes the DATA)
  *            <----------------------------- NO_CONNECTION
  *   REBIND_REQUEST (sessionId, counter, proof) -> connection found by sessionId, proof and
- *                                            counter checked; nothing moves yet
- *            <----------------------------- REBIND_CHALLENGE (sessionId, token, proof bound to
- *                                            the request's counter) to the new address
- *   REBIND_RESPONSE (sessionId, token, proof) -> same token, from that same address: the
- *                                            connection moves there ("migrate" event)
+ *                                            counter checked; nothing moves, nothing stored
+ *            <----------------------------- REBIND_CHALLENGE (sessionId, tag, counter, proof)
+ *                                            to the address the request came from
+ *   REBIND_RESPONSE (the same tag and counter) -> tag checked for this address: the
+ *                                            connection moves ("migrate" event)
  *
  * The proof is SipHash-2-4 keyed with the connection key (the client's salt, which only the two
- * ends have seen, and the session id) over the packet's first 13 bytes and a u32 it is bound
- * to, so a sender that is not on the path cannot move a connection; the challenge makes the new
- * address prove it receives there, so a connection's traffic can never be pointed at an address
- * that did not ask for it. All three packets are 21 bytes: the challenge is no larger than the
- * request it answers.
+ * ends have seen, and the session id) over the packet's first 13 bytes, so a sender that is not
+ * on the path cannot make a REBIND packet either end accepts. The challenge makes the new
+ * address prove it receives there, so a connection's traffic can never be pointed at an
+ * address that did not answer. All three packets are 21 bytes: the challenge is no larger than
+ * the request it answers.
  *
- * Freshness: each request carries the connection's request counter (it only grows), and the
- * server acts only on a counter above the last it accepted (or the same one from the same
- * address: a duplicate). A request copied off the path and replayed later, from anywhere, is
- * refused without a reply, so it can neither overwrite the move in progress nor make the
- * server challenge other addresses. The challenge's proof is bound to the counter of the
- * request it answers, so a late challenge for an earlier request is ignored.
+ * The challenge is stateless, like the handshake's cookie: its tag is SipHash, under the
+ * server's secret, of (session id, request counter, address, 5 s time window), checked for this
+ * window and the previous one. So every address that sends a valid request gets its own
+ * challenge and nothing a request does can displace another's: a copy of the client's request
+ * that an observer gets to the server first, from another address, draws a challenge that
+ * address cannot answer, and the client's own request still draws one it can.
  *
- * The server keeps one pending move per connection (the newest request's address, counter and
- * token); the client retries its request on a timer and gives up after a few tries (then it
- * closes with "no-connection", as it did before migration existed). A request naming a session
- * the server does not hold is answered NO_CONNECTION, echoing the request's CRC, so a client
- * whose server really dropped it learns that one round trip later.
+ * Freshness: each request carries the connection's request counter (it only grows); the server
+ * answers a request only if its counter is at least the highest it has seen on the connection,
+ * and moves only for a counter above that of the last completed move. A request or response
+ * replayed later is refused without a reply.
+ *
+ * The client accepts a challenge for any request of its current round (its counter is in the
+ * challenge), so a path slower than the retry timer still moves; it retries on a timer and
+ * gives up after a few tries (then it closes with "no-connection", as it did before migration
+ * existed). A request naming a session the server does not hold is answered NO_CONNECTION,
+ * echoing the request's CRC, so a client whose server really dropped it learns that one round
+ * trip later.
  */
 import { PacketType, PROTOCOL_MAGIC, REBIND_BODY_BYTES } from "../engine/abi.js";
+import { addressBytes } from "./address.js";
 import { sipHash64, type SipKey } from "./cookie.js";
 import { readU32, writeU32 } from "./handshake.js";
 
@@ -41,8 +48,8 @@ import { readU32, writeU32 } from "./handshake.js";
 const PROVEN_BYTES = 13;
 /** Client: requests sent before giving up. */
 export const REBIND_ATTEMPTS = 4;
-/** Server: how long a challenge's token stays good. */
-export const REBIND_TOKEN_MS = 5000;
+/** Server: a challenge's tag is good in its time window and the next one (5-10 s). */
+export const REBIND_WINDOW_MS = 5000;
 
 export interface RebindFields {
   sessionId: number;
@@ -53,25 +60,21 @@ export interface RebindFields {
 }
 
 const proofOut = new Uint8Array(8);
-/** The 13 proven bytes, then the u32 the proof is bound to. */
-const proofIn = new Uint8Array(PROVEN_BYTES + 4);
 const key: [number, number, number, number] = [0, 0, 0, 0];
 
-/** The proof of the 13 bytes at `at`, bound to `bound`, under the connection key. */
-function proofOf(b: Uint8Array, at: number, protocolId: number, salt: number, sessionId: number, bound: number): number {
+/** The proof of the 13 bytes at `at` under the connection key. */
+function proofOf(b: Uint8Array, at: number, protocolId: number, salt: number, sessionId: number): number {
   key[0] = salt >>> 0;
   key[1] = sessionId >>> 0;
   key[2] = protocolId >>> 0;
   key[3] = PROTOCOL_MAGIC;
-  proofIn.set(b.subarray(at, at + PROVEN_BYTES));
-  writeU32(proofIn, PROVEN_BYTES, bound);
-  sipHash64(key as SipKey, proofIn, 0, proofIn.length, proofOut);
+  sipHash64(key as SipKey, b, at, PROVEN_BYTES, proofOut);
   return readU32(proofOut, 0);
 }
 
 /**
  * Write a REBIND packet (type, sessionId, token, proof); returns the length before the CRC.
- * `bound`: a CHALLENGE's is the counter of the request it answers; 0 for the other two.
+ * REQUEST: token = (counter, 0); CHALLENGE and RESPONSE: token = (tag, counter).
  */
 export function encodeRebind(
   b: Uint8Array,
@@ -82,13 +85,12 @@ export function encodeRebind(
   sessionId: number,
   tokenLow: number,
   tokenHigh: number,
-  bound = 0,
 ): number {
   b[at] = type;
   writeU32(b, at + 1, sessionId);
   writeU32(b, at + 5, tokenLow);
   writeU32(b, at + 9, tokenHigh);
-  writeU32(b, at + 13, proofOf(b, at, protocolId, salt, sessionId, bound));
+  writeU32(b, at + 13, proofOf(b, at, protocolId, salt, sessionId));
   return 1 + REBIND_BODY_BYTES;
 }
 
@@ -99,18 +101,24 @@ export function parseRebind(b: Uint8Array, at: number, length: number): RebindFi
 }
 
 /** Does the packet whose body is at `bodyAt` carry a proof made with this connection's key? */
-export function rebindProofValid(b: Uint8Array, bodyAt: number, fields: RebindFields, protocolId: number, salt: number, bound = 0): boolean {
-  return proofOf(b, bodyAt - 1, protocolId, salt, fields.sessionId, bound) === fields.proof;
+export function rebindProofValid(b: Uint8Array, bodyAt: number, fields: RebindFields, protocolId: number, salt: number): boolean {
+  return proofOf(b, bodyAt - 1, protocolId, salt, fields.sessionId) === fields.proof;
 }
 
-/** Server: the one move a connection may make next (the newest request's address). */
-export interface PendingRebind {
-  address: string;
-  /** The request counter it answers. */
-  counter: number;
-  tokenLow: number;
-  tokenHigh: number;
-  expiresAt: number;
+const tagInput = new Uint8Array(12 + 64);
+const tagOut = new Uint8Array(8);
+
+/**
+ * Server: the challenge tag for a request with `counter` on session `sessionId` from `address`
+ * in time window `window` (floor(now / REBIND_WINDOW_MS)), under the server's secret.
+ */
+export function rebindTag(secret: SipKey, sessionId: number, counter: number, address: string, window: number): number {
+  writeU32(tagInput, 0, sessionId);
+  writeU32(tagInput, 4, counter);
+  writeU32(tagInput, 8, window);
+  const n = addressBytes(address, tagInput, 12);
+  sipHash64(secret, tagInput, 0, 12 + n, tagOut);
+  return readU32(tagOut, 0);
 }
 
 /** Client: a rebinding in progress (requests on a timer until the server answers or we give up). */
@@ -119,11 +127,13 @@ export class ClientRebind {
   attempts = 0;
   /** When the next request goes (Infinity: none due, e.g. a response is being written). */
   nextSendAt: number;
-  /** The connection's request counter in the newest request (its challenge is bound to it). */
+  /** Request counters of this round: the first and the newest (a challenge for any of them
+   *  is accepted: a slow path's answer to an earlier request still counts). */
+  firstCounter = 0;
   counter = 0;
   /** CRC field of the newest request (a NO_CONNECTION echoing it is genuine). */
   requestCrc = 0;
-  /** A challenge's token to send back (responseDue), and the challenge's session check. */
+  /** A challenge's token to send back (responseDue). */
   responseDue = false;
   tokenLow = 0;
   tokenHigh = 0;

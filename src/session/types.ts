@@ -118,8 +118,9 @@ export interface EndpointConfig {
   /**
    * At least 16 bytes of secret entropy: the key of everything an attacker must not predict
    * (the cookie secret, client salts, session ids, migration tokens), each drawn as SipHash
-   * of a counter under it. Adapters pass 16 crypto-random bytes. Without it the key is
-   * derived from `seed`: repeatable, for tests and benchmarks, and no secret.
+   * of a counter under it. Adapters pass 16 crypto-random bytes, and an Endpoint given
+   * neither this nor `seed` draws them itself. With `seed` alone the key is derived from the
+   * seed: repeatable, for tests and benchmarks, and no secret (a 32-bit seed can be guessed).
    */
   secret?: Uint8Array;
   /** Which engine: "wasm" (default) or "ts" (reference). */

@@ -56,7 +56,8 @@ class NatHarness {
     this.latencyMs = options.latencyMs ?? 20;
   }
   private readonly loss: number;
-  private readonly latencyMs: number;
+  /** One-way delay, both ways (a test may change it: a new path). */
+  latencyMs: number;
 
   /** Datagrams sent from the outside, as if by another host (`from`), to the server. */
   inject(from: string, bytes: Uint8Array): void {
@@ -234,7 +235,7 @@ describe("address migration (NAT rebinding)", () => {
     expect(down).toEqual(expected);
   });
 
-  it("a second move tens of thousands of packets after the first (past the 16-bit sequence half) works", () => {
+  it("a second move 70,000 packets after the first (past a whole 16-bit sequence wrap) works", () => {
     const h = new NatHarness(3115);
     const [c, s] = h.connect();
     let i = 0;
@@ -243,12 +244,12 @@ describe("address migration (NAT rebinding)", () => {
       h.client.send(c, payload(i++, 50), { channel: 0 }, now);
     });
     expect(h.server.counters.migrations).toBe(1);
-    // 40,000+ client packets: 4 unreliable 1000 B messages per 5 ms tick for 50 s.
+    // 70,000+ client packets: 4 unreliable 1000 B messages per 5 ms tick for 90 s.
     const sentBefore = h.client.stats(c).packets.dispatched;
-    h.runUntil(h.now + 50_000, (now) => {
+    h.runUntil(h.now + 90_000, (now) => {
       for (let k = 0; k < 4; k++) h.client.send(c, payload(k, 1000), { channel: 1 }, now);
     }, 5);
-    expect(h.client.stats(c).packets.dispatched - sentBefore).toBeGreaterThan(40_000);
+    expect(h.client.stats(c).packets.dispatched - sentBefore).toBeGreaterThan(70_000);
     h.runUntil(h.now + 2000, (now) => {
       h.publicAddress = "198.51.100.7:42000";
       h.client.send(c, payload(i++, 50), { channel: 0 }, now);
@@ -256,6 +257,36 @@ describe("address migration (NAT rebinding)", () => {
     expect(h.server.counters.migrations).toBe(2);
     expect(h.server.addressOf(s)).toBe("198.51.100.7:42000");
     expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([]);
+  });
+
+  it("the mark of the last move never makes a packet sent after it look older, across a whole sequence wrap", () => {
+    const h = new NatHarness(3116);
+    const [c] = h.connect();
+    let i = 0;
+    h.runUntil(h.now + 1000, (now) => {
+      if (i === 10) h.publicAddress = "198.51.100.7:41000";
+      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    });
+    expect(h.server.counters.migrations).toBe(1);
+    type Conn = { answersBeforeLastMove(sequence: number): boolean; rebindDoneAt: number; delivery: { dispatched: number; newestDispatched: number } };
+    const conn = (h.client as unknown as { byId: Map<number, Conn> }).byId.get(c)!;
+    const mark = conn.rebindDoneAt;
+    const d = conn.delivery;
+    const sequenceOf = (index: number): number => (d.newestDispatched - (d.dispatched - 1 - index)) & 0xffff;
+    // Just after the move: a packet from before it is old, the newest is not.
+    expect(conn.answersBeforeLastMove(sequenceOf(mark - 1))).toBe(true);
+    expect(conn.answersBeforeLastMove(sequenceOf(d.dispatched - 1))).toBe(false);
+    // 65,546+ packets later, the packet sent 65,531 after the mark has the mark's sequence - 5:
+    // a 16-bit comparison would call it older than the move.
+    for (let n = 0; n < 2000 && d.dispatched - mark < 65_546; n++) {
+      h.runUntil(h.now + 50, (now) => {
+        for (let k = 0; k < 4; k++) h.client.send(c, payload(k, 1000), { channel: 1 }, now);
+      }, 5);
+    }
+    expect(d.dispatched - mark).toBeGreaterThanOrEqual(65_546);
+    expect(d.dispatched - 1 - (mark + 65_531)).toBeLessThan(256);
+    expect(sequenceOf(mark + 65_531)).toBe((sequenceOf(mark) - 5) & 0xffff);
+    expect(conn.answersBeforeLastMove(sequenceOf(mark + 65_531))).toBe(false);
   });
 
   it("a client with migration off closes with no-connection, as before", () => {
@@ -362,13 +393,26 @@ describe("address migration under attack", () => {
     expect(sent[0].length).toBeLessThanOrEqual(request.length);
     // The victim never answers; a response with any other token from it, or the right token
     // from elsewhere, is refused.
-    h.server.handleDatagram(h.now, victim, forged(PacketType.RebindResponse, salt, sessionId, 1, 2));
+    h.server.handleDatagram(h.now, victim, forged(PacketType.RebindResponse, salt, sessionId, 1, 7));
     const token = new DataView(sent[0].buffer, sent[0].byteOffset);
     h.server.handleDatagram(h.now, "203.0.113.51:1", forged(PacketType.RebindResponse, salt, sessionId, token.getUint32(5, true), token.getUint32(9, true)));
     h.runUntil(h.now + 500);
     expect(h.server.counters.migrations).toBe(0);
     expect(h.server.counters.rebindsRefused).toBe(2);
     expect(h.server.addressOf(s)).toBe(h.publicAddress);
+  });
+
+  it("copies of a valid request from one address draw at most the handshake rate of challenges", () => {
+    const h = new NatHarness(3128);
+    const [, s] = h.connect();
+    const { sessionId, salt } = sessionOf(h.server, s);
+    const request = forged(PacketType.RebindRequest, salt, sessionId, 1, 0);
+    const before = h.server.counters.rebindChallengesSent;
+    for (let k = 0; k < 100; k++) h.server.handleDatagram(h.now, "203.0.113.60:7", request);
+    for (const tx of transmitsOf(h.server, h.now)) void tx;
+    // The default handshake bucket: 10 per second per address, burst 10.
+    expect(h.server.counters.rebindChallengesSent - before).toBe(10);
+    expect(h.server.counters.handshakeRateLimited).toBe(90);
   });
 
   it("a challenge the client did not ask for is ignored", () => {
@@ -383,36 +427,93 @@ describe("address migration under attack", () => {
     expect(h.client.counters.unexpectedControl).toBe(before + 1);
   });
 
-  it("a challenge for an earlier request of the client is ignored; one for its current request is answered", () => {
+  it("a challenge for a request of an earlier move is ignored; one for any request of the move in progress is answered", () => {
     const h = new NatHarness(3123);
     const [c] = h.connect();
     type Conn = { startRebind(now: number): void; rebindCounter: number; sessionId: number; salt: number };
     const conn = (h.client as unknown as { byId: Map<number, Conn> }).byId.get(c)!;
     const ready = (h.client as unknown as { markReady(conn: Conn): void }).markReady.bind(h.client);
-    // A first round, answered by the server (its challenge is bound to request 1).
+    // A first move, answered by the server (request 1).
     conn.startRebind(h.now);
     ready(conn);
     h.runUntil(h.now + 500);
     expect(h.server.counters.rebindChallengesSent).toBe(1);
-    // A second round whose request (counter 2) never reaches the server.
+    // A second one whose requests (2 and 3) never reach the server.
     conn.startRebind(h.now);
     ready(conn);
     for (const tx of transmitsOf(h.client, h.now)) void tx;
-    expect(conn.rebindCounter).toBe(2);
-    const challenge = (bound: number): Uint8Array => {
+    h.client.handleTimeout(h.now + 150);
+    for (const tx of transmitsOf(h.client, h.now + 150)) void tx;
+    expect(conn.rebindCounter).toBe(3);
+    const challenge = (counter: number): Uint8Array => {
       const b = new Uint8Array(17);
-      encodeRebind(b, 0, PacketType.RebindChallenge, PROTOCOL_ID, conn.salt, conn.sessionId, 5, 6, bound);
+      encodeRebind(b, 0, PacketType.RebindChallenge, PROTOCOL_ID, conn.salt, conn.sessionId, 0x5555, counter);
       return sealControlPacket(attacker, b);
     };
     const before = h.client.counters.unexpectedControl;
-    h.client.handleDatagram(h.now, SERVER, challenge(1));
-    h.client.handleTimeout(h.now);
+    h.client.handleDatagram(h.now + 150, SERVER, challenge(1));
+    h.client.handleTimeout(h.now + 150);
     expect(h.client.counters.unexpectedControl).toBe(before + 1);
-    h.client.handleDatagram(h.now, SERVER, challenge(2));
-    h.client.handleTimeout(h.now);
-    const sent = [...transmitsOf(h.client, h.now)].map((tx) => tx.bytes[0]);
-    expect(sent).toContain(PacketType.RebindResponse);
+    // Request 2's challenge, arriving after request 3 left (a slow path): answered.
+    h.client.handleDatagram(h.now + 150, SERVER, challenge(2));
+    h.client.handleTimeout(h.now + 150);
+    const sent = [...transmitsOf(h.client, h.now + 150)].map((tx) => tx.bytes.slice());
+    const response = sent.find((bytes) => bytes[0] === PacketType.RebindResponse);
+    expect(response).toBeDefined();
+    const echo = new DataView(response!.buffer);
+    expect([echo.getUint32(5, true), echo.getUint32(9, true)]).toEqual([0x5555, 2]);
     expect(h.client.counters.unexpectedControl).toBe(before + 1);
+  });
+
+  it("an observer's copy of the client's request that reaches the server first, from another address, does not stop the move", () => {
+    const h = new NatHarness(3126);
+    const [c, s] = h.connect();
+    // Every request the client sends is copied and delivered 5 ms earlier from the observer.
+    const observer = "203.0.113.77:5000";
+    let copied = 0;
+    const originalInject = h.inject.bind(h);
+    const seen = new Set<Uint8Array>();
+    let i = 0;
+    h.runUntil(h.now + 3000, (now) => {
+      if (i === 10) h.publicAddress = "198.51.100.7:44000";
+      for (const request of h.requests) {
+        if (seen.has(request)) continue;
+        seen.add(request);
+        // The harness queued the original for now + 20 ms; the copy arrives at now + 15.
+        h.latencyMs = 15;
+        originalInject(observer, request);
+        h.latencyMs = 20;
+        copied++;
+      }
+      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    }, 1);
+    h.runUntil(h.now + 1000);
+    expect(copied).toBeGreaterThan(0);
+    expect(h.server.counters.migrations).toBe(1);
+    expect(h.server.addressOf(s)).toBe(h.publicAddress);
+    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([]);
+  });
+
+  it("a new path much slower than the old still moves (a challenge answers any request of the move)", () => {
+    for (const latencyMs of [300, 500, 700]) {
+      const h = new NatHarness(3127 + latencyMs);
+      const [c, s] = h.connect();
+      let i = 0;
+      h.runUntil(h.now + 8000, (now) => {
+        if (i === 10) {
+          h.publicAddress = "198.51.100.7:45000";
+          h.latencyMs = latencyMs; // 600-1400 ms round trips from here on
+        }
+        h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+      });
+      h.runUntil(h.now + 5000);
+      const why = `one-way ${latencyMs} ms after the move`;
+      expect(h.server.counters.migrations, why).toBe(1);
+      expect(h.server.addressOf(s), why).toBe(h.publicAddress);
+      expect(h.clientEvents.filter((e) => e.type === "disconnect"), why).toEqual([]);
+      const up = h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+      expect(up, why).toEqual(Array.from({ length: i }, (_, k) => k));
+    }
   });
 
   it("a copied request replayed from other addresses later is refused without a reply, and the next move still works", () => {
