@@ -61,7 +61,7 @@ import {
   readU32,
   writeU32,
 } from "./handshake.js";
-import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_WINDOW_MS } from "./rebind.js";
+import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -979,7 +979,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       // Fresh: at least the highest counter seen (the same one again is a retransmission, or
       // an observer's copy racing it: each address gets its own challenge). Older: a replay.
       const counter = fields.tokenLow;
-      if (counter < conn.rebindCounter || counter <= conn.rebindDoneCounter) {
+      // Never far ahead either: a client sends 4 requests per move, so a jump past
+      // REBIND_COUNTER_LEAD is no client's (it would lock the real client's requests out).
+      if (counter < conn.rebindCounter || counter <= conn.rebindDoneCounter || counter > Math.max(conn.rebindCounter, conn.rebindDoneCounter) + REBIND_COUNTER_LEAD) {
         this.counters.rebindsRefused++;
         return;
       }
@@ -1009,8 +1011,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.counters.rebindsRefused++;
       return;
     }
-    conn.rebindDoneCounter = counter;
-    if (counter > conn.rebindCounter) conn.rebindCounter = counter;
+    // Every request of this move is spent, not only the one answered (on a slow path the
+    // server has seen later ones too): a replay of any of them gets no reply.
+    conn.rebindDoneCounter = Math.max(counter, conn.rebindCounter);
+    conn.rebindCounter = conn.rebindDoneCounter;
     const old = conn.address;
     // Already there (the client asked again for data sent before the move).
     if (old === from) return;

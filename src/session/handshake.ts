@@ -10,7 +10,7 @@
  *            <----------------------------- ACCEPT (sessionId, userData) or DENY (reason)
  *
  * cookie = SipHash-2-4-128(secret, address || clientSalt || window), window = floor(now / W).
- * The secret is derived from the endpoint seed. Nothing about an address is stored before a
+ * The secret is drawn from the endpoint's secret (EndpointConfig.secret). Nothing about an address is stored before a
  * response carrying a cookie only that address could have received (anti-spoofing), and every
  * reply to an unvalidated address is smaller than the request it answers (anti-amplification:
  * the request is padded to 256 bytes, a CHALLENGE is 25 and a DENY without user data 12).

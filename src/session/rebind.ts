@@ -48,6 +48,12 @@ import { readU32, writeU32 } from "./handshake.js";
 const PROVEN_BYTES = 13;
 /** Client: requests sent before giving up. */
 export const REBIND_ATTEMPTS = 4;
+/**
+ * Server: how far a request's counter may run ahead of the highest seen. A client sends
+ * REBIND_ATTEMPTS per move and a failed move closes the connection, so its counter is never
+ * more than a few ahead.
+ */
+export const REBIND_COUNTER_LEAD = 64;
 /** Server: a challenge's tag is good in its time window and the next one (5-10 s). */
 export const REBIND_WINDOW_MS = 5000;
 

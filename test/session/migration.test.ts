@@ -415,6 +415,46 @@ describe("address migration under attack", () => {
     expect(h.server.counters.handshakeRateLimited).toBe(90);
   });
 
+  it("a request whose counter runs far ahead of any the client could have sent draws no challenge", () => {
+    const h = new NatHarness(3129);
+    const [, s] = h.connect();
+    const { sessionId, salt } = sessionOf(h.server, s);
+    const before = h.server.counters.rebindChallengesSent;
+    // Made with the key (what it takes to get past the proof): a jump past 64 is refused...
+    h.server.handleDatagram(h.now, "203.0.113.61:7", forged(PacketType.RebindRequest, salt, sessionId, 0xffffffff, 0));
+    h.server.handleDatagram(h.now, "203.0.113.61:7", forged(PacketType.RebindRequest, salt, sessionId, 65, 0));
+    for (const tx of transmitsOf(h.server, h.now)) void tx;
+    expect(h.server.counters.rebindChallengesSent).toBe(before);
+    // ...and the client's own next request (counter 1) still draws one.
+    h.server.handleDatagram(h.now, "203.0.113.61:7", forged(PacketType.RebindRequest, salt, sessionId, 1, 0));
+    for (const tx of transmitsOf(h.server, h.now)) void tx;
+    expect(h.server.counters.rebindChallengesSent).toBe(before + 1);
+  });
+
+  it("a challenge's tag is bound to its counter and address: any other pairing is refused", () => {
+    const h = new NatHarness(3130);
+    const [, s] = h.connect();
+    const { sessionId, salt } = sessionOf(h.server, s);
+    const at = "203.0.113.62:7";
+    h.server.handleDatagram(h.now, at, forged(PacketType.RebindRequest, salt, sessionId, 3, 0));
+    const challenge = [...transmitsOf(h.server, h.now)].map((tx) => tx.bytes.slice()).find((bytes) => bytes[0] === PacketType.RebindChallenge)!;
+    const v = new DataView(challenge.buffer);
+    const tag = v.getUint32(5, true);
+    expect(v.getUint32(9, true)).toBe(3);
+    const refusedBefore = h.server.counters.rebindsRefused;
+    h.server.handleDatagram(h.now, at, forged(PacketType.RebindResponse, salt, sessionId, tag, 4));
+    h.server.handleDatagram(h.now, at, forged(PacketType.RebindResponse, salt, sessionId, tag, 2));
+    h.server.handleDatagram(h.now, "203.0.113.62:8", forged(PacketType.RebindResponse, salt, sessionId, tag, 3));
+    h.server.handleTimeout(h.now); // datagrams are processed at the next call in
+    expect(h.server.counters.rebindsRefused - refusedBefore).toBe(3);
+    expect(h.server.counters.migrations).toBe(0);
+    // The right pairing moves it (the observer-with-the-key case the challenge exists for).
+    h.server.handleDatagram(h.now, at, forged(PacketType.RebindResponse, salt, sessionId, tag, 3));
+    h.server.handleTimeout(h.now);
+    expect(h.server.counters.migrations).toBe(1);
+    expect(h.server.addressOf(s)).toBe(at);
+  });
+
   it("a challenge the client did not ask for is ignored", () => {
     const h = new NatHarness(3122);
     const [c] = h.connect();
@@ -509,6 +549,12 @@ describe("address migration under attack", () => {
       h.runUntil(h.now + 5000);
       const why = `one-way ${latencyMs} ms after the move`;
       expect(h.server.counters.migrations, why).toBe(1);
+      // The server saw more requests of this move than the one answered: all are spent.
+      const challenges = h.server.counters.rebindChallengesSent;
+      expect(h.requests.length, why).toBeGreaterThan(1);
+      h.inject("203.0.113.90:9", h.requests[h.requests.length - 1]!);
+      h.runUntil(h.now + 2 * latencyMs + 10);
+      expect(h.server.counters.rebindChallengesSent, why).toBe(challenges);
       expect(h.server.addressOf(s), why).toBe(h.publicAddress);
       expect(h.clientEvents.filter((e) => e.type === "disconnect"), why).toEqual([]);
       const up = h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
@@ -525,7 +571,8 @@ describe("address migration under attack", () => {
       h.client.send(c, payload(i++, 50), { channel: 0 }, now);
     });
     expect(h.server.counters.migrations).toBe(1);
-    expect(h.requests.length).toBeGreaterThan(0);
+    const firstRound = h.requests.length;
+    expect(firstRound).toBeGreaterThan(0);
     const challengesBefore = h.server.counters.rebindChallengesSent;
     const unmappedBefore = h.unmapped;
     // The observer replays every request it copied, from 250 spoofed addresses, throughout a
@@ -533,7 +580,9 @@ describe("address migration under attack", () => {
     let spoof = 0;
     h.runUntil(h.now + 3000, (now) => {
       if (i === 60) h.publicAddress = "198.51.100.7:42000";
-      for (const request of h.requests.slice(0, 1)) h.inject(`203.0.113.${spoof++ % 250}:${1000 + (spoof % 7)}`, request);
+      // The first move's first and last requests (on a slow path the server saw more than the
+      // one it answered: every one of them is spent when the move completes).
+      for (const request of [h.requests[0]!, h.requests[firstRound - 1]!]) h.inject(`203.0.113.${spoof++ % 250}:${1000 + (spoof % 7)}`, request);
       h.client.send(c, payload(i++, 50), { channel: 0 }, now);
     });
     h.runUntil(h.now + 1000);
