@@ -126,6 +126,20 @@ class NatHarness {
     throw new Error(`seed ${this.seed}: the harness did not reach ${until} ms in its step bound`);
   }
 
+  /**
+   * A 30 Hz stream of 50 B reliable messages (payload indexes from `first`) from client
+   * connection `c` for `ms`; at its 10th message the NAT gives the client `newAddress`.
+   * Returns the next index.
+   */
+  streamAcrossRebinding(c: number, ms: number, newAddress: string, first = 0): number {
+    let i = first;
+    this.runUntil(this.now + ms, (now) => {
+      if (i === first + 10) this.publicAddress = newAddress;
+      this.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    });
+    return i;
+  }
+
   connect(): [number, number] {
     const c = this.client.connect(this.now, SERVER);
     this.runUntil(this.now + 1000);
@@ -238,11 +252,7 @@ describe("address migration (NAT rebinding)", () => {
   it("a second move 70,000 packets after the first (past a whole 16-bit sequence wrap) works", () => {
     const h = new NatHarness(3115);
     const [c, s] = h.connect();
-    let i = 0;
-    h.runUntil(h.now + 1000, (now) => {
-      if (i === 10) h.publicAddress = "198.51.100.7:41000";
-      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
-    });
+    let i = h.streamAcrossRebinding(c, 1000, "198.51.100.7:41000");
     expect(h.server.counters.migrations).toBe(1);
     // 70,000+ client packets: 4 unreliable 1000 B messages per 5 ms tick for 90 s.
     const sentBefore = h.client.stats(c).packets.dispatched;
@@ -262,11 +272,7 @@ describe("address migration (NAT rebinding)", () => {
   it("the mark of the last move never makes a packet sent after it look older, across a whole sequence wrap", () => {
     const h = new NatHarness(3116);
     const [c] = h.connect();
-    let i = 0;
-    h.runUntil(h.now + 1000, (now) => {
-      if (i === 10) h.publicAddress = "198.51.100.7:41000";
-      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
-    });
+    h.streamAcrossRebinding(c, 1000, "198.51.100.7:41000");
     expect(h.server.counters.migrations).toBe(1);
     type Conn = { answersBeforeLastMove(sequence: number): boolean; rebindDoneAt: number; delivery: { dispatched: number; newestDispatched: number } };
     const conn = (h.client as unknown as { byId: Map<number, Conn> }).byId.get(c)!;
@@ -565,11 +571,7 @@ describe("address migration under attack", () => {
   it("a copied request replayed from other addresses later is refused without a reply, and the next move still works", () => {
     const h = new NatHarness(3124);
     const [c, s] = h.connect();
-    let i = 0;
-    h.runUntil(h.now + 1500, (now) => {
-      if (i === 10) h.publicAddress = "198.51.100.7:41000";
-      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
-    });
+    let i = h.streamAcrossRebinding(c, 1500, "198.51.100.7:41000");
     expect(h.server.counters.migrations).toBe(1);
     const firstRound = h.requests.length;
     expect(firstRound).toBeGreaterThan(0);
