@@ -114,12 +114,14 @@ async function runProxy(argv: readonly string[], io: CliIo, signal?: StopSignal)
   await new Promise<void>((resolve) => {
     let durationTimer: unknown;
     let statsTimer: unknown;
+    let rebindTimer: unknown;
     const stop = (): void => {
       host.process.off("SIGINT", stop);
       host.process.off("SIGTERM", stop);
       signal?.removeEventListener("abort", stop);
       if (durationTimer !== undefined) host.clearTimeout(durationTimer);
       if (statsTimer !== undefined) host.clearInterval(statsTimer);
+      if (rebindTimer !== undefined) host.clearInterval(rebindTimer);
       resolve();
     };
     host.process.once("SIGINT", stop);
@@ -129,6 +131,13 @@ async function runProxy(argv: readonly string[], io: CliIo, signal?: StopSignal)
     if (command.durationS !== undefined) durationTimer = host.setTimeout(stop, command.durationS * 1000);
     if (command.statsEveryS > 0) {
       statsTimer = host.setInterval(() => io.out(formatProxyStats(proxy.stats())), command.statsEveryS * 1000);
+    }
+    if (command.rebindEveryS > 0) {
+      let rebinds = 0;
+      rebindTimer = host.setInterval(() => {
+        proxy.rebind();
+        io.out(`rebinding ${++rebinds}: every client has a new upstream port`);
+      }, command.rebindEveryS * 1000);
     }
   });
 

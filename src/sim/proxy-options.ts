@@ -31,6 +31,9 @@ export interface ProxyCommand {
   idleTimeoutMs: number;
   /** Print counters every N seconds while running (0: only at exit). */
   statsEveryS: number;
+  /** Give every client a new upstream port every N seconds, as a NAT that loses its
+   *  mappings (0: never). */
+  rebindEveryS: number;
 }
 
 export const PROXY_HELP = `ackwire proxy: a UDP impairment proxy (loss, bursts, latency, jitter, reordering,
@@ -71,6 +74,9 @@ Run:
   --duration S           stop after S seconds (default: until Ctrl-C)
   --idle-timeout S       forget a client after S seconds of silence (default 60)
   --stats-every S        print counters every S seconds (default 0: only at exit)
+  --rebind-every S       every S seconds give each client a new upstream port, as a NAT that
+                         lost its mappings: the server sees it come from a new address
+                         (ackwire connections move with it; default 0: never)
   --help                 this text
 
 Example:
@@ -98,6 +104,7 @@ const VALUE_FLAGS = new Set([
   "duration",
   "idle-timeout",
   "stats-every",
+  "rebind-every",
 ]);
 const BOOLEAN_FLAGS = new Set(["help", "jitter-reorders"]);
 
@@ -264,6 +271,9 @@ export function parseProxyArgs(argv: readonly string[]): ProxyCommand {
   if (idleTimeoutMs <= 0) throw new ProxyUsageError("--idle-timeout must be more than 0 seconds");
   const statsText = get("stats-every");
   const statsEveryS = statsText === undefined ? 0 : nonNegative("stats-every", statsText, "seconds");
+  const rebindText = get("rebind-every");
+  const rebindEveryS = rebindText === undefined ? 0 : nonNegative("rebind-every", rebindText, "seconds");
+  if (rebindEveryS > 0 && rebindEveryS < 0.1) throw new ProxyUsageError(`--rebind-every ${rebindText}: use 0.1 seconds or more (0 turns it off)`);
 
   const toText = get("to");
   if (toText === undefined && !help) {
@@ -272,7 +282,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyCommand {
   const upstream = toText === undefined ? { host: "127.0.0.1", port: 0, family: 4 as const } : parseHostPort(toText, "to");
   if (toText !== undefined && upstream.port === 0) throw new ProxyUsageError(`--to ${toText}: the server port cannot be 0`);
   const listen = parseHostPort(get("listen") ?? "127.0.0.1:9000", "listen");
-  return { help, listen, upstream, link, seed, durationS, idleTimeoutMs, statsEveryS };
+  return { help, listen, upstream, link, seed, durationS, idleTimeoutMs, statsEveryS, rebindEveryS };
 }
 
 function exampleFor(name: string): string {

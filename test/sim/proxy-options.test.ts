@@ -36,6 +36,12 @@ describe("proxy flags", () => {
     expect(cmd.help).toBe(false);
   });
 
+  it("parses --rebind-every (0 or absent: never)", () => {
+    expect(parseProxyArgs(["--to", "127.0.0.1:7777"]).rebindEveryS).toBe(0);
+    expect(parseProxyArgs(["--to", "127.0.0.1:7777", "--rebind-every", "30"]).rebindEveryS).toBe(30);
+    expect(parseProxyArgs(["--to", "127.0.0.1:7777", "--rebind-every=0"]).rebindEveryS).toBe(0);
+  });
+
   it("accepts --flag=value, IPv6 and defaults", () => {
     const cmd = parseProxyArgs(["--to=[::1]:7777", "--loss=5%", "--jitter-reorders"]);
     expect(cmd.upstream).toEqual({ host: "::1", port: 7777, family: 6 });

@@ -152,6 +152,46 @@ describe("node proxy over real UDP", () => {
     expect(out.pop()).toMatch(/queue delay/);
   });
 
+  it("rebind() gives the client's flow a new upstream port, and replies still reach the client", async () => {
+    const upstream = await bindSocket("udp4", "127.0.0.1");
+    const ports: number[] = [];
+    upstream.on("message", (msg, rinfo) => {
+      ports.push(rinfo.port);
+      upstream.send(msg, rinfo.port, rinfo.address);
+    });
+    const proxy = await proxyTo(upstream.address().port, {});
+    const client = await bindSocket("udp4", "127.0.0.1");
+    let echoes = 0;
+    client.on("message", () => void echoes++);
+    const sendAndWait = async (i: number): Promise<void> => {
+      const before = echoes;
+      client.send(indexed(i), proxy.address.port, "127.0.0.1");
+      await waitFor(() => echoes > before, 2000);
+    };
+    await sendAndWait(1);
+    await sendAndWait(2);
+    proxy.rebind();
+    await sendAndWait(3);
+    await sendAndWait(4);
+    expect(echoes).toBe(4);
+    expect(ports[0]).toBe(ports[1]);
+    expect(ports[2]).toBe(ports[3]);
+    expect(ports[2]).not.toBe(ports[1]);
+  });
+
+  it("the CLI's --rebind-every rebinds on schedule and says so", async () => {
+    const server = await echoServer("udp4", "127.0.0.1");
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(`ERR ${t}`) };
+    const code = await main(["proxy", "--listen", "127.0.0.1:0", "--to", `127.0.0.1:${server.port}`, "--rebind-every", "0.1", "--duration", "0.45"], { io });
+    expect(code).toBe(0);
+    const rebinds = out.filter((line) => /^rebinding \d+: every client has a new upstream port$/.test(line));
+    expect(rebinds.length).toBeGreaterThanOrEqual(1);
+    expect(rebinds[0]).toBe("rebinding 1: every client has a new upstream port");
+    expect(await main(["proxy", "--to", "127.0.0.1:1", "--rebind-every", "0.01"], { io })).toBe(2);
+    expect(out.pop()).toMatch(/--rebind-every 0.01: use 0.1 seconds or more/);
+  });
+
   it("reports a clear error when the listen port is taken", async () => {
     const taken = await bindSocket("udp4", "127.0.0.1");
     const err: string[] = [];
