@@ -52,6 +52,9 @@ export interface SentPacket {
   firstSentTime: number;
   /** True if the sender was application-limited when this packet was sent. */
   appLimited: boolean;
+  /** The peer's receive time (its clock, ms) of the newest delivery known when this packet was
+   *  sent (NaN: none known; see onReceiveTime). */
+  deliveredRecvTime: number;
 }
 
 export interface CongestionController {
@@ -91,6 +94,15 @@ export interface CongestionController {
    * is limiting the flow right now (a 30 Hz stream does this with every packet).
    */
   onSendQueueEmpty?(now: number): void;
+  /**
+   * Optional: after the acks of one datagram, the peer's receive time (its own clock, ms,
+   * unwrapped: only differences count) of the newest packet that datagram newly acknowledged.
+   * The session asks the peer for these (ACK_FREQUENCY, docs/PROTOCOL.md §3) while the network
+   * limits the flow, and they ride only on packets that carry frames anyway. Delivery-rate
+   * samples timed by them measure the path's delivery at the receiver: acks compressed on the
+   * way back (behind the peer's own upload in its queue) cannot inflate them.
+   */
+  onReceiveTime?(now: number, receiveTimeMs: number): void;
   /** The session had nothing to send although it was allowed to: samples taken now are app-limited. */
   onAppLimited(now: number, inFlightBytes: number): void;
   /** Window check: may a datagram of `bytes` be sent with `inFlightBytes` already in flight? */
@@ -150,7 +162,7 @@ export function fillSentPacket(
   firstSentTime: number,
   appLimited: boolean,
 ): SentPacket {
-  if (out === undefined) return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited };
+  if (out === undefined) return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited, deliveredRecvTime: NaN };
   out.sentTime = sentTime;
   out.bytes = bytes;
   out.inFlightAtSend = inFlightAtSend;
@@ -158,5 +170,6 @@ export function fillSentPacket(
   out.deliveredTime = deliveredTime;
   out.firstSentTime = firstSentTime;
   out.appLimited = appLimited;
+  out.deliveredRecvTime = NaN;
   return out;
 }

@@ -114,6 +114,8 @@ export type DefaultState = "startup" | "drain" | "probe-bw" | "probe-rtt";
 const STARTUP_GAIN = 2 / Math.LN2;
 const DRAIN_GAIN = Math.LN2 / 2;
 const PROBE_BW_CWND_GAIN = 2;
+/** Receive-time reports time the samples while one came within this many min RTTs. */
+const REPORTS_FRESH_RTTS = 4;
 const PROBE_GAINS = [1.25, 0.75, 1, 1, 1, 1, 1, 1] as const;
 const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
@@ -229,6 +231,23 @@ export class DefaultController implements CongestionController {
   /** networkLimited() when the pacing rate was last computed: pacing follows btlBw alone and
    *  the peer is asked for an ack threshold from the BDP. */
   private networkLimitedModel = false;
+  /**
+   * Receive-time reports (onReceiveTime). The newest packet acked so far in the datagram being
+   * read, as onAck saw it (its record is recycled before the report that follows the acks).
+   */
+  private readonly acked = { valid: false, delivered: 0, deliveredRecvTime: NaN, sentTime: 0, firstSentTime: 0, appLimited: false, deliveredNow: 0 };
+  /** The peer's receive time (its clock, ms) of the newest delivery reported (NaN: none yet). */
+  private deliveredRecvTime = NaN;
+  /** When a report last timed a sample: while recent, acks alone time none (REPORTS_FRESH_RTTS). */
+  private receiveTimeAt = -Infinity;
+  /**
+   * Min RTT of full-size packets (at least half the MTU) and when it was taken: while valid,
+   * the floor of min RTT. A small packet's round trip (a clock-sync request, a game tick's
+   * message) leaves out two serializations of a full one: 0.8 ms of a 3.4 ms round trip at
+   * 20 Mbit/s, and a window and BDP that much too small for a bulk flow.
+   */
+  private minRttFull = NaN;
+  private minRttFullStamp = -Infinity;
   /**
    * An input of the pacing rate (btlBw, min RTT, pacing gain, filledPipe) changed since the
    * last updatePacingRate. The rate is a function of those alone (it only ever rises in
@@ -415,6 +434,7 @@ export class DefaultController implements CongestionController {
       inlineInteger(s[S.FirstSentTime]),
       s[S.AppLimitedUntil] !== 0,
     );
+    packet.deliveredRecvTime = this.deliveredRecvTime;
     pacerOnSend(s, PACER, now, bytes);
     return packet;
   }
@@ -435,10 +455,22 @@ export class DefaultController implements CongestionController {
     const minRtt = s[S.MinRtt];
     const minRttExpired = !Number.isNaN(minRtt) && now - s[S.MinRttStamp] > this.minRttWindowMs;
     if (Number.isFinite(rtt) && rtt >= 0) {
+      if (bytes * 2 >= this.mtu && (!(rtt >= this.minRttFull) || now - this.minRttFullStamp > this.minRttWindowMs)) {
+        this.minRttFull = rtt;
+        this.minRttFullStamp = now;
+      }
+      // Once a full-size packet's round trip is known (within the window), it is the floor: a
+      // smaller packet's shorter one leaves out the serialization of the packets this flow sends.
+      const floor = now - this.minRttFullStamp <= this.minRttWindowMs ? this.minRttFull : 0;
       if (Number.isNaN(minRtt) || rtt <= minRtt || minRttExpired) {
-        if (rtt !== minRtt) this.pacingInputsChanged = true;
-        s[S.MinRtt] = rtt;
+        const next = rtt < floor ? floor : rtt;
+        if (next !== minRtt) this.pacingInputsChanged = true;
+        s[S.MinRtt] = next;
         s[S.MinRttStamp] = now;
+      } else if (minRtt < floor) {
+        // Taken from small packets before the first full-size one was measured.
+        s[S.MinRtt] = floor;
+        this.pacingInputsChanged = true;
       }
       const i = s[S.RecentRttIndex];
       s[S.RecentRtt + i] = rtt;
@@ -456,30 +488,61 @@ export class DefaultController implements CongestionController {
       if (!this.networkLimitedModel && this.networkLimited()) this.pacingInputsChanged = true;
     }
 
-    // Delivery-rate sample.
+    // Delivery-rate sample, timed by the acks' arrival unless the peer reports receive times
+    // (then onReceiveTime takes one per datagram, timed at the receiver).
     const sentTime = p.sentTime;
     s[S.FirstSentTime] = Math.max(s[S.FirstSentTime], sentTime);
     const sendElapsed = sentTime - p.firstSentTime;
-    const ackElapsed = now - p.deliveredTime;
-    const interval = Math.max(sendElapsed, ackElapsed);
-    const deliveredDelta = delivered - p.delivered;
-    if (interval > 0 && !(interval < s[S.MinRtt]) && deliveredDelta > 0) {
-      const rate = deliveredDelta / interval;
-      if (!this.filledPipe) {
-        // Startup: every sample, at once (the ramp must not wait for round ends; an estimate a
-        // few percent high only makes startup overshoot a little more, which Drain removes).
-        if (!p.appLimited || !(rate < s[S.BtlBw])) this.updateBtlBw(rate);
-      } else if (p.appLimited) {
-        s[S.RoundAppLimitedMax] = Math.max(s[S.RoundAppLimitedMax], rate);
-      } else {
-        this.addRoundSample(rate);
-      }
+    const a = this.acked;
+    a.valid = true;
+    a.delivered = p.delivered;
+    a.deliveredRecvTime = p.deliveredRecvTime;
+    a.sentTime = sentTime;
+    a.firstSentTime = p.firstSentTime;
+    a.appLimited = p.appLimited;
+    a.deliveredNow = delivered;
+    if (!(now - this.receiveTimeAt <= REPORTS_FRESH_RTTS * s[S.MinRtt])) {
+      this.rateSample(delivered - p.delivered, Math.max(sendElapsed, now - p.deliveredTime), p.appLimited);
     }
 
     this.updateState(now, p, inFlightBytes + bytes, inFlightBytes, minRttExpired, roundStart);
     this.updateWindow(bytes);
     if (this.pacingInputsChanged) this.updatePacingRate();
     this.refreshWindow();
+  }
+
+  onReceiveTime(now: number, receiveTimeMs: number): void {
+    const a = this.acked;
+    if (!a.valid) return;
+    a.valid = false;
+    const previous = a.deliveredRecvTime;
+    if (!(receiveTimeMs >= this.deliveredRecvTime)) {
+      // The first report, or the peer's clock went back: start timing from here.
+      if (Number.isNaN(this.deliveredRecvTime) || receiveTimeMs < this.deliveredRecvTime) this.deliveredRecvTime = receiveTimeMs;
+      return;
+    }
+    this.deliveredRecvTime = receiveTimeMs;
+    if (Number.isNaN(previous)) return; // sent before any report: no start time to time from
+    this.receiveTimeAt = now;
+    const before = this.pacingInputsChanged;
+    this.rateSample(a.deliveredNow - a.delivered, Math.max(a.sentTime - a.firstSentTime, receiveTimeMs - previous), a.appLimited);
+    if (this.pacingInputsChanged && !before) this.updatePacingRate();
+  }
+
+  /** One delivery-rate sample: `bytes` delivered over `interval` ms. */
+  private rateSample(bytes: number, interval: number, appLimited: boolean): void {
+    const s = this.s;
+    if (!(interval > 0) || interval < s[S.MinRtt] || !(bytes > 0)) return;
+    const rate = bytes / interval;
+    if (!this.filledPipe) {
+      // Startup: every sample, at once (the ramp must not wait for round ends; an estimate a
+      // few percent high only makes startup overshoot a little more, which Drain removes).
+      if (!appLimited || !(rate < s[S.BtlBw])) this.updateBtlBw(rate);
+    } else if (appLimited) {
+      s[S.RoundAppLimitedMax] = Math.max(s[S.RoundAppLimitedMax], rate);
+    } else {
+      this.addRoundSample(rate);
+    }
   }
 
   onLoss(now: number, p: SentPacket, _inFlightBytes: number): void {

@@ -17,7 +17,11 @@
  *
  * Wire payload after the system type byte: u8 request sequence (wraps; a receiver applies only
  * a request newer than the last it applied, so a reordered or resent old one changes nothing),
- * u8 threshold (1..MAX_ACK_THRESHOLD).
+ * u8 threshold (1..MAX_ACK_THRESHOLD) | RECEIVE_TIMES_FLAG.
+ *
+ * The flag asks the receiver to report receive times (RECEIVE_TIME, PROTOCOL §3) on the packets
+ * it sends with frames anyway: the sender asks for them, as for a lower threshold, only while
+ * the network limits its flow and its controller takes them (onReceiveTime).
  */
 import type { CongestionController } from "../congestion/controller.js";
 
@@ -27,16 +31,21 @@ export const MAX_ACK_THRESHOLD = 16;
 export const ACK_FREQUENCY_FRAME = 6 + 1 + 1 + 1;
 /** Payload length (type byte included) of an ACK_FREQUENCY system message. */
 export const ACK_FREQUENCY_LENGTH = 3;
+/** Threshold byte bit 7: report receive times. Bits 5-6 must be 0. */
+export const RECEIVE_TIMES_FLAG = 0x80;
 /** How long after data last waited for the window or the pacer a lowered threshold holds. */
 const BLOCKED_HOLD_MS = 1000;
 
 export class AckFrequency {
   /** Receiver: ack at once after this many ack-eliciting packets (the peer's latest request). */
   threshold: number;
+  /** Receiver: the peer's latest request asked for receive times. */
+  reportTimes = false;
   /** Receiver: the sequence of the last request applied (-1: none yet). */
   private applied = -1;
 
-  /** Sender: the threshold last asked for, and the one the peer has confirmed. */
+  /** Sender: the threshold last asked for (with RECEIVE_TIMES_FLAG if times were asked for),
+   *  and the threshold the peer has confirmed. */
   private asked: number;
   private confirmed: number;
   private sequence = 0;
@@ -53,13 +62,16 @@ export class AckFrequency {
     this.confirmed = defaultThreshold;
   }
 
-  /** Receiver: a request arrived. Returns false if it is malformed (the caller counts it). */
-  onRequest(sequence: number, threshold: number): boolean {
+  /** Receiver: a request arrived (its threshold byte as sent). Returns false if it is
+   *  malformed (the caller counts it). */
+  onRequest(sequence: number, code: number): boolean {
+    const threshold = code & ~RECEIVE_TIMES_FLAG;
     if (threshold < 1 || threshold > MAX_ACK_THRESHOLD) return false;
     const newer = this.applied < 0 || (((sequence - this.applied) & 0xff) > 0 && ((sequence - this.applied) & 0xff) < 128);
     if (newer) {
       this.applied = sequence;
       this.threshold = threshold;
+      this.reportTimes = (code & RECEIVE_TIMES_FLAG) !== 0;
     }
     return true;
   }
@@ -73,11 +85,13 @@ export class AckFrequency {
    */
   update(cc: CongestionController, now: number): void {
     if (cc.peerAckThreshold === undefined || this.due || this.packet >= 0) return;
-    const wanted = now - this.blockedAt < BLOCKED_HOLD_MS ? cc.peerAckThreshold() : this.defaultThreshold;
+    const blocked = now - this.blockedAt < BLOCKED_HOLD_MS;
+    const wanted = blocked ? cc.peerAckThreshold() : this.defaultThreshold;
     // A controller without an ack-clock floor (threshold 0) wants nothing: the default.
     const want = wanted >= 1 ? Math.min(MAX_ACK_THRESHOLD, Math.floor(wanted)) : this.defaultThreshold;
-    if (want === this.asked) return;
-    this.asked = want;
+    const code = blocked && cc.onReceiveTime !== undefined ? want | RECEIVE_TIMES_FLAG : want;
+    if (code === this.asked) return;
+    this.asked = code;
     this.sequence = (this.sequence + 1) & 0xff;
     this.due = true;
     if (want > this.confirmed) cc.setPeerAckThreshold?.(want);
@@ -87,6 +101,7 @@ export class AckFrequency {
   get requestSequence(): number {
     return this.sequence;
   }
+  /** The threshold byte: the threshold, with RECEIVE_TIMES_FLAG if times are asked for. */
   get requestThreshold(): number {
     return this.asked;
   }
@@ -101,8 +116,8 @@ export class AckFrequency {
   onAcked(sequence: number, cc: CongestionController): void {
     if (sequence !== this.packet) return;
     this.packet = -1;
-    this.confirmed = this.asked;
-    cc.setPeerAckThreshold?.(this.asked);
+    this.confirmed = this.asked & ~RECEIVE_TIMES_FLAG;
+    cc.setPeerAckThreshold?.(this.confirmed);
   }
 
   /** Sender: packet `sequence` was declared lost: the same request goes again. */

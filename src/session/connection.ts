@@ -172,6 +172,12 @@ const SYSTEM_ACK_DELAY = 3;
 const SYSTEM_PADDING = 4;
 /** After how many ack-eliciting packets to ack at once (PROTOCOL §3, ack-frequency.ts). */
 const SYSTEM_ACK_FREQUENCY = 5;
+/** When the newest packet received arrived, on the receiver's clock (PROTOCOL §3). */
+const SYSTEM_RECEIVE_TIME = 6;
+/** Frame header (6) + type (1) + u16 sequence + u32 microseconds: a RECEIVE_TIME frame. */
+const RECEIVE_TIME_FRAME = 6 + 1 + 2 + 4;
+/** Payload length (type byte included) of a RECEIVE_TIME system message. */
+const RECEIVE_TIME_LENGTH = 7;
 /** Frame header (6) + type (1) + u32: a CLOCK_REQUEST frame. */
 const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 /** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
@@ -244,6 +250,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    */
   private newestReceivedSeq = -1;
   private newestReceivedUnreported = false;
+  /** Receiver: a packet newer than the last RECEIVE_TIME reported has arrived. */
+  private receiveTimeUnreported = false;
+  /** Sender: the newest of our packets the datagram being read newly acknowledged (-1: none),
+   *  which a RECEIVE_TIME in the same datagram must name to be used. */
+  private newestAckedInDatagram = -1;
+  /** Sender: the peer's receive clock, unwrapped from its u32 microseconds (NaN: no report yet). */
+  private peerClockWire = -1;
+  private peerClockMs = NaN;
   /** Idle (lastReceivedAt + timeoutMs) and Unresponsive (lastReceivedAt + unresponsiveMs) armed. */
   private idleArmed = false;
   private unresponsiveArmed = false;
@@ -450,10 +464,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // The previous datagram's acks and frames are all read: its RTT sample is final.
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     this.received++;
+    this.newestAckedInDatagram = -1;
     if (this.newestReceivedSeq < 0 || sequenceGreaterThan(sequence, this.newestReceivedSeq)) {
       this.newestReceivedSeq = sequence;
       this.num[Num.NewestReceivedAt] = now;
       this.newestReceivedUnreported = elicits;
+      this.receiveTimeUnreported = true;
     }
     this.onPeerAlive(now);
     // Only a connected side acks: a closing one sends nothing but DISCONNECT, and an ack timer
@@ -490,6 +506,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   onPacketAcked(now: number, sequence: number): void {
     if (!this.delivery.acknowledge(sequence, now)) this.onLateAck(now, sequence);
+    // Records come oldest first: the last one newly acknowledged is the newest.
+    else this.newestAckedInDatagram = sequence;
   }
 
   /**
@@ -539,6 +557,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // Packets already received may now be enough for an ack at once (only a connected side acks).
       // (ackOwed is false unless connected: close() clears it and only a connected side sets it.)
       if (this.ackOwed && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
+    } else if (type === SYSTEM_RECEIVE_TIME && length === RECEIVE_TIME_LENGTH) {
+      this.onReceiveTime(now, readU16(arena, offset + 1), readU32(arena, offset + 3));
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const sent = unwrapU32(now, readU32(arena, offset + 1));
       const serverTime = readF64LE(arena, offset + 5);
@@ -546,6 +566,19 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     } else {
       this.onDropCounted("invalid");
     }
+  }
+
+  /**
+   * RECEIVE_TIME: the peer received our packet `sequence` at `micros` on its clock (u32
+   * microseconds, wrapping every 71 minutes). Unwrapped into a running clock (only differences
+   * count, and reports are milliseconds apart), and handed to the controller when it names the
+   * newest packet this datagram newly acknowledged: the one whose delivery it times.
+   */
+  private onReceiveTime(now: number, sequence: number, micros: number): void {
+    if (this.peerClockWire < 0) this.peerClockMs = 0;
+    else this.peerClockMs += ((micros - this.peerClockWire) | 0) / 1000;
+    this.peerClockWire = micros;
+    if (sequence === this.newestAckedInDatagram && this.cc.onReceiveTime !== undefined) this.cc.onReceiveTime(now, this.peerClockMs);
   }
 
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
@@ -924,6 +957,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // are application-limited (the controller must not read them as the path's capacity).
       if (windowRoom && this.cc.canSend(this.ccInFlightBytes, mtu)) this.cc.onAppLimited(now, this.ccInFlightBytes);
     } else if (windowRoom) {
+      // Only session messages to send (a clock request, an ack-frequency request), no data: the
+      // application limits the flow as much as when nothing is due, so the sample this packet
+      // gives is app-limited too. (An ack-frequency request sent alone while idle was read as
+      // the path's capacity: a 4 Mbit/s estimate fell to 4 kbit/s.)
+      if (!channelsDue && this.cc.canSend(this.ccInFlightBytes, mtu)) this.cc.onAppLimited(now, this.ccInFlightBytes);
       allowed = this.cc.canSend(this.ccInFlightBytes, mtu);
       if (allowed) {
         const at = this.cc.nextSendTime(now);
@@ -946,6 +984,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.ackFrequency.due) {
         framesLength = this.writeAckFrequency(bytes, framesAt, room);
         requestWritten = framesLength > 0;
+      }
+      // The peer asked for receive times (its flow is network-limited): ahead of the channels'
+      // frames too, so a full packet does not crowd it out; only when data goes in this packet.
+      if (this.ackFrequency.reportTimes && this.receiveTimeUnreported && channelsDue) {
+        framesLength += this.writeReceiveTime(bytes, framesAt + framesLength, room - framesLength);
       }
       framesLength += this.channels.writeFrames(now, bytes, framesAt + framesLength, room - framesLength, contents);
       // Both writers are called only when they have something to write: neither is inlined
@@ -1088,6 +1131,17 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     bytes[at + 7] = af.requestSequence;
     bytes[at + 8] = af.requestThreshold;
     return ACK_FREQUENCY_FRAME;
+  }
+
+  /** RECEIVE_TIME (PROTOCOL §3): when the newest packet received arrived, in microseconds. */
+  private writeReceiveTime(bytes: Uint8Array, at: number, room: number): number {
+    if (room < RECEIVE_TIME_FRAME) return 0;
+    writeFrameHeader(bytes, at, RECEIVE_TIME_LENGTH);
+    bytes[at + 6] = SYSTEM_RECEIVE_TIME;
+    writeU16(bytes, at + 7, this.newestReceivedSeq);
+    writeU32(bytes, at + 9, Math.floor(this.num[Num.NewestReceivedAt] * 1000) >>> 0);
+    this.receiveTimeUnreported = false;
+    return RECEIVE_TIME_FRAME;
   }
 
   /**

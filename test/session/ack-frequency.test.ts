@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { AckFrequency, MAX_ACK_THRESHOLD } from "../../src/session/ack-frequency.js";
+import { AckFrequency, MAX_ACK_THRESHOLD, RECEIVE_TIMES_FLAG } from "../../src/session/ack-frequency.js";
 import type { CongestionController } from "../../src/congestion/controller.js";
 import type { Endpoint } from "../../src/session/endpoint.js";
 import { connectPair, makePair, payload, checkPayload } from "./helpers.js";
@@ -64,6 +64,84 @@ describe("AckFrequency, the receiver of requests", () => {
         return af.threshold === thresholds[thresholds.length - 1];
       }),
     );
+  });
+});
+
+describe("receive-time reports (RECEIVE_TIMES_FLAG, RECEIVE_TIME)", () => {
+  it("the flag in the threshold byte turns reports on and off; bits 5-6 make the request invalid", () => {
+    const af = new AckFrequency(8);
+    expect(af.reportTimes).toBe(false);
+    expect(af.onRequest(1, RECEIVE_TIMES_FLAG | 3)).toBe(true);
+    expect([af.threshold, af.reportTimes]).toEqual([3, true]);
+    expect(af.onRequest(2, 8)).toBe(true);
+    expect([af.threshold, af.reportTimes]).toEqual([8, false]);
+    expect(af.onRequest(3, 0x20 | 3)).toBe(false);
+    expect(af.onRequest(3, 0x40 | 3)).toBe(false);
+    expect(af.onRequest(3, RECEIVE_TIMES_FLAG)).toBe(false); // threshold 0
+    expect([af.threshold, af.reportTimes]).toEqual([8, false]);
+  });
+
+  it("a sender asks for reports only while blocked, and only if its controller takes them", () => {
+    const { cc, asController } = fakeController(8);
+    const withTimes = { ...cc, onReceiveTime() {} } as unknown as CongestionController;
+    const af = new AckFrequency(8);
+    af.update(asController, 0); // not blocked, no reports taken: nothing to ask
+    expect(af.due).toBe(false);
+    af.blockedAt = 10;
+    af.update(asController, 20); // blocked, but this controller takes no reports: still 8
+    expect(af.due).toBe(false);
+    af.update(withTimes, 30);
+    expect(af.due).toBe(true);
+    expect(af.requestThreshold).toBe(RECEIVE_TIMES_FLAG | 8);
+  });
+
+  it("a receiver asked for reports puts RECEIVE_TIME first in packets carrying data, and never in a pure ack", () => {
+    const pair = makePair(611);
+    const [c, s] = connectPair(pair);
+    const server = connectionOf(pair.server, s);
+    // Data from the client, so the server has something to report and ack.
+    pair.client.send(c, payload(1, 100), { channel: 0 });
+    pair.network.flush();
+    pair.drive({ maxTimeMs: 100 });
+    const firstFrameType = (bytes: Uint8Array): [number, number] => [bytes[9]!, bytes[15]!];
+    const sent: Uint8Array[] = [];
+    const capture = () => {
+      for (let tx = pair.server.pollTransmit(pair.now); tx !== undefined; tx = pair.server.pollTransmit(pair.now)) sent.push(tx.bytes.slice());
+    };
+    // Not asked: the server's data packet starts with its channel-0 frame.
+    pair.client.send(c, payload(2, 100), { channel: 0 });
+    pair.network.flush();
+    pair.drive({ maxTimeMs: 50 });
+    pair.server.send(s, payload(3, 100), { channel: 0 }, pair.now);
+    capture();
+    expect(sent.length).toBeGreaterThan(0);
+    expect(firstFrameType(sent.at(-1)!)[0]).toBe(0);
+    // Asked: a RECEIVE_TIME system frame (channel 255, type 6) comes first.
+    (server.ackFrequency as unknown as { reportTimes: boolean }).reportTimes = true;
+    pair.client.send(c, payload(4, 100), { channel: 0 });
+    pair.network.flush();
+    pair.drive({ maxTimeMs: 50 });
+    sent.length = 0;
+    pair.server.send(s, payload(5, 100), { channel: 0 }, pair.now);
+    capture();
+    expect(firstFrameType(sent.at(-1)!)).toEqual([255, 6]);
+    expect(sent.at(-1)!.length).toBe(13 + 13 + 6 + 100); // header+CRC, RECEIVE_TIME, the message
+  });
+
+  it("a receiver asked for reports still sends a pure ack of 13 bytes when it has no data", () => {
+    const pair = makePair(612);
+    const [c, s] = connectPair(pair);
+    (connectionOf(pair.server, s).ackFrequency as unknown as { reportTimes: boolean }).reportTimes = true;
+    const received = pair.server.stats(s).packets.received;
+    pair.client.send(c, payload(6, 100), { channel: 0 });
+    pair.network.flush();
+    for (let i = 0; i < 1000 && pair.server.stats(s).packets.received === received; i++) pair.step();
+    expect(pair.server.stats(s).packets.received).toBe(received + 1);
+    const later = pair.now + 50; // past the ack delay: the owed ack leaves on its own
+    pair.server.handleTimeout(later);
+    const pure: Uint8Array[] = [];
+    for (let tx = pair.server.pollTransmit(later); tx !== undefined; tx = pair.server.pollTransmit(later)) pure.push(tx.bytes.slice());
+    expect(pure.map((b) => b.length)).toEqual([13]);
   });
 });
 
