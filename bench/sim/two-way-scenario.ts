@@ -27,7 +27,8 @@ export interface TwoWayResult {
 const PROTOCOL_ID = 0x2a2a7777;
 const MESSAGE_BYTES = 1000;
 
-export function runTwoWay(o: TwoWayOptions): TwoWayResult {
+/** A connected client and server over the bottleneck; their connection ids. */
+function connected(o: { seed: number; bandwidthBps: number; oneWayMs: number }) {
   const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: o.seed * 2 + 1 });
   const client = new Endpoint({ protocolId: PROTOCOL_ID, seed: o.seed * 2 + 2 });
   const pair = new Pair<Endpoint, Endpoint, EndpointEvent>(server, client, {
@@ -36,12 +37,18 @@ export function runTwoWay(o: TwoWayOptions): TwoWayResult {
   });
   const c = client.connect(pair.now, pair.serverAddress);
   let s = -1;
-  for (let i = 0; i < 1000 && s < 0; i++) {
+  let clientUp = false;
+  for (let i = 0; i < 1000 && (s < 0 || !clientUp); i++) {
     pair.drive({ maxTimeMs: 10, maxSteps: 100_000 });
     for (const e of pair.serverEvents()) if (e.type === "connect") s = e.connection;
-    pair.clientEvents();
+    for (const e of pair.clientEvents()) if (e.type === "connect") clientUp = true;
   }
-  if (s < 0) throw new Error(`seed ${o.seed}: no handshake`);
+  if (s < 0 || !clientUp) throw new Error(`seed ${o.seed}: no handshake`);
+  return { pair, server, client, c, s };
+}
+
+export function runTwoWay(o: TwoWayOptions): TwoWayResult {
+  const { pair, server, client, c, s } = connected(o);
   const message = new Uint8Array(MESSAGE_BYTES);
   const perMs = (o.bandwidthBps / 8 / 1000 / MESSAGE_BYTES) * 1.2;
   const start = pair.now;
@@ -62,4 +69,36 @@ export function runTwoWay(o: TwoWayOptions): TwoWayResult {
   }
   const mbps = (n: number): number => +((n * MESSAGE_BYTES * 8) / (totalMs / 2 / 1000) / 1e6).toFixed(2);
   return { upMbps: mbps(up), downMbps: mbps(down), ceilingMbps: +((o.bandwidthBps / 1e6) * (MESSAGE_BYTES / 1019)).toFixed(2) };
+}
+
+/**
+ * A bulk download (server -> client, 1000 B messages at 1.2x the link) beside 100 B client
+ * inputs at `inputHz`: the download's acks ride the inputs and its pure acks. Goodput of the
+ * download over the second half.
+ */
+export function runDownloadWithInputs(o: TwoWayOptions & { inputHz: number }): { downMbps: number; ceilingMbps: number } {
+  const { pair, server, client, c, s } = connected(o);
+  const message = new Uint8Array(MESSAGE_BYTES);
+  const input = new Uint8Array(100);
+  const perMs = (o.bandwidthBps / 8 / 1000 / MESSAGE_BYTES) * 1.2;
+  const start = pair.now;
+  const totalMs = Math.round(o.seconds * 1000);
+  let debt = 0;
+  let down = 0;
+  let nextInput = 0;
+  for (let t = 0; t < totalMs; t++) {
+    for (debt += perMs; debt >= 1; debt--) server.send(s, message, { channel: 0 });
+    if (t >= nextInput) {
+      client.send(c, input, { channel: 0 });
+      nextInput += 1000 / o.inputHz;
+    }
+    pair.network.flush();
+    pair.drive({ until: start + t + 1, maxSteps: 1_000_000 });
+    pair.serverEvents();
+    for (const e of pair.clientEvents()) if (e.type === "message" && t >= totalMs / 2) down++;
+  }
+  return {
+    downMbps: +((down * MESSAGE_BYTES * 8) / (totalMs / 2 / 1000) / 1e6).toFixed(2),
+    ceilingMbps: +((o.bandwidthBps / 1e6) * (MESSAGE_BYTES / 1019)).toFixed(2),
+  };
 }

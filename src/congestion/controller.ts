@@ -52,9 +52,12 @@ export interface SentPacket {
   firstSentTime: number;
   /** True if the sender was application-limited when this packet was sent. */
   appLimited: boolean;
-  /** The peer's receive time (its clock, ms) of the newest delivery known when this packet was
-   *  sent (NaN: none known; see onReceiveTime). */
+  /** The peer's receive time (its clock, ms) of the newest delivery reported when this packet
+   *  was sent (NaN: none known; see onReceiveTime). */
   deliveredRecvTime: number;
+  /** The controller's delivered-bytes counter at that report: a report-timed sample counts
+   *  bytes from one report to another, as it counts time. */
+  deliveredAtReport: number;
 }
 
 export interface CongestionController {
@@ -103,6 +106,9 @@ export interface CongestionController {
    * way back (behind the peer's own upload in its queue) cannot inflate them.
    */
   onReceiveTime?(now: number, receiveTimeMs: number): void;
+  /** Optional, with onReceiveTime: does the controller want receive-time reports now (its flow
+   *  is network-limited)? The session asks the peer for them only then. */
+  wantsReceiveTimes?(): boolean;
   /** The session had nothing to send although it was allowed to: samples taken now are app-limited. */
   onAppLimited(now: number, inFlightBytes: number): void;
   /** Window check: may a datagram of `bytes` be sent with `inFlightBytes` already in flight? */
@@ -162,7 +168,9 @@ export function fillSentPacket(
   firstSentTime: number,
   appLimited: boolean,
 ): SentPacket {
-  if (out === undefined) return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited, deliveredRecvTime: NaN };
+  if (out === undefined) {
+    return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited, deliveredRecvTime: NaN, deliveredAtReport: 0 };
+  }
   out.sentTime = sentTime;
   out.bytes = bytes;
   out.inFlightAtSend = inFlightAtSend;
@@ -171,5 +179,6 @@ export function fillSentPacket(
   out.firstSentTime = firstSentTime;
   out.appLimited = appLimited;
   out.deliveredRecvTime = NaN;
+  out.deliveredAtReport = 0;
   return out;
 }

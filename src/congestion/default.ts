@@ -235,9 +235,13 @@ export class DefaultController implements CongestionController {
    * Receive-time reports (onReceiveTime). The newest packet acked so far in the datagram being
    * read, as onAck saw it (its record is recycled before the report that follows the acks).
    */
-  private readonly acked = { valid: false, delivered: 0, deliveredRecvTime: NaN, sentTime: 0, firstSentTime: 0, appLimited: false, deliveredNow: 0 };
-  /** The peer's receive time (its clock, ms) of the newest delivery reported (NaN: none yet). */
+  private readonly acked = { valid: false, deliveredAtReport: 0, deliveredRecvTime: NaN, sentTime: 0, firstSentTime: 0, appLimited: false, deliveredNow: 0 };
+  /** The peer's receive time (its clock, ms) of the newest delivery reported (NaN: none yet),
+   *  and the delivered-bytes counter when that report came. */
   private deliveredRecvTime = NaN;
+  private deliveredAtReport = 0;
+  /** min RTT was last set by a packet under half the MTU (minRttFull may raise it). */
+  private minRttFromSmall = false;
   /** When a report last timed a sample: while recent, acks alone time none (REPORTS_FRESH_RTTS). */
   private receiveTimeAt = -Infinity;
   /**
@@ -435,6 +439,7 @@ export class DefaultController implements CongestionController {
       s[S.AppLimitedUntil] !== 0,
     );
     packet.deliveredRecvTime = this.deliveredRecvTime;
+    packet.deliveredAtReport = this.deliveredAtReport;
     pacerOnSend(s, PACER, now, bytes);
     return packet;
   }
@@ -455,7 +460,8 @@ export class DefaultController implements CongestionController {
     const minRtt = s[S.MinRtt];
     const minRttExpired = !Number.isNaN(minRtt) && now - s[S.MinRttStamp] > this.minRttWindowMs;
     if (Number.isFinite(rtt) && rtt >= 0) {
-      if (bytes * 2 >= this.mtu && (!(rtt >= this.minRttFull) || now - this.minRttFullStamp > this.minRttWindowMs)) {
+      const full = bytes * 2 >= this.mtu;
+      if (full && (!(rtt > this.minRttFull) || now - this.minRttFullStamp > this.minRttWindowMs)) {
         this.minRttFull = rtt;
         this.minRttFullStamp = now;
       }
@@ -467,9 +473,12 @@ export class DefaultController implements CongestionController {
         if (next !== minRtt) this.pacingInputsChanged = true;
         s[S.MinRtt] = next;
         s[S.MinRttStamp] = now;
-      } else if (minRtt < floor) {
-        // Taken from small packets before the first full-size one was measured.
+        this.minRttFromSmall = !full && next === rtt;
+      } else if (this.minRttFromSmall && full && minRtt < floor) {
+        // Taken from small packets before the first full-size one was measured (never a raise
+        // of a min RTT that full-size packets set: a fresh floor may sit behind a queue).
         s[S.MinRtt] = floor;
+        this.minRttFromSmall = false;
         this.pacingInputsChanged = true;
       }
       const i = s[S.RecentRttIndex];
@@ -495,7 +504,7 @@ export class DefaultController implements CongestionController {
     const sendElapsed = sentTime - p.firstSentTime;
     const a = this.acked;
     a.valid = true;
-    a.delivered = p.delivered;
+    a.deliveredAtReport = p.deliveredAtReport;
     a.deliveredRecvTime = p.deliveredRecvTime;
     a.sentTime = sentTime;
     a.firstSentTime = p.firstSentTime;
@@ -516,17 +525,25 @@ export class DefaultController implements CongestionController {
     if (!a.valid) return;
     a.valid = false;
     const previous = a.deliveredRecvTime;
+    this.deliveredAtReport = a.deliveredNow;
     if (!(receiveTimeMs >= this.deliveredRecvTime)) {
       // The first report, or the peer's clock went back: start timing from here.
-      if (Number.isNaN(this.deliveredRecvTime) || receiveTimeMs < this.deliveredRecvTime) this.deliveredRecvTime = receiveTimeMs;
+      this.deliveredRecvTime = receiveTimeMs;
       return;
     }
     this.deliveredRecvTime = receiveTimeMs;
-    if (Number.isNaN(previous)) return; // sent before any report: no start time to time from
+    if (Number.isNaN(previous)) return; // sent before any report: no start to time from
     this.receiveTimeAt = now;
     const before = this.pacingInputsChanged;
-    this.rateSample(a.deliveredNow - a.delivered, Math.max(a.sentTime - a.firstSentTime, receiveTimeMs - previous), a.appLimited);
+    // From one report to another, bytes and time alike: the report current when the packet was
+    // sent, and this one (its delivered count and its receive time).
+    this.rateSample(a.deliveredNow - a.deliveredAtReport, Math.max(a.sentTime - a.firstSentTime, receiveTimeMs - previous), a.appLimited);
     if (this.pacingInputsChanged && !before) this.updatePacingRate();
+  }
+
+  /** Reports are wanted while the network, not the application, limits the flow. */
+  wantsReceiveTimes(): boolean {
+    return this.networkLimited();
   }
 
   /** One delivery-rate sample: `bytes` delivered over `interval` ms. */

@@ -89,7 +89,9 @@ export class AckFrequency {
     const wanted = blocked ? cc.peerAckThreshold() : this.defaultThreshold;
     // A controller without an ack-clock floor (threshold 0) wants nothing: the default.
     const want = wanted >= 1 ? Math.min(MAX_ACK_THRESHOLD, Math.floor(wanted)) : this.defaultThreshold;
-    const code = blocked && cc.onReceiveTime !== undefined ? want | RECEIVE_TIMES_FLAG : want;
+    // Receive times too while the controller says the network limits the flow (not merely
+    // that data waited: a game's occasional snapshot burst must not turn reports on and off).
+    const code = blocked && cc.wantsReceiveTimes?.() === true ? want | RECEIVE_TIMES_FLAG : want;
     if (code === this.asked) return;
     this.asked = code;
     this.sequence = (this.sequence + 1) & 0xff;
@@ -101,6 +103,11 @@ export class AckFrequency {
   get requestSequence(): number {
     return this.sequence;
   }
+  /** Sender: receive times are asked for (the peer's reports are used only then). */
+  get asksTimes(): boolean {
+    return (this.asked & RECEIVE_TIMES_FLAG) !== 0;
+  }
+
   /** The threshold byte: the threshold, with RECEIVE_TIMES_FLAG if times are asked for. */
   get requestThreshold(): number {
     return this.asked;

@@ -506,8 +506,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   onPacketAcked(now: number, sequence: number): void {
     if (!this.delivery.acknowledge(sequence, now)) this.onLateAck(now, sequence);
-    // Records come oldest first: the last one newly acknowledged is the newest.
-    else this.newestAckedInDatagram = sequence;
   }
 
   /**
@@ -578,7 +576,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.peerClockWire < 0) this.peerClockMs = 0;
     else this.peerClockMs += ((micros - this.peerClockWire) | 0) / 1000;
     this.peerClockWire = micros;
-    if (sequence === this.newestAckedInDatagram && this.cc.onReceiveTime !== undefined) this.cc.onReceiveTime(now, this.peerClockMs);
+    // Only reports we asked for: a peer sending them unasked is not trusted to time anything.
+    if (sequence === this.newestAckedInDatagram && this.ackFrequency.asksTimes && this.cc.onReceiveTime !== undefined) {
+      this.cc.onReceiveTime(now, this.peerClockMs);
+    }
   }
 
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
@@ -690,6 +691,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       }
       this.num[Num.LossRate] += LOSS_GAIN * (0 - this.num[Num.LossRate]);
       this.cc.onAck(now, record, this.ccInFlightBytes);
+      // Acks come oldest first: the last packet the controller saw in this datagram is the
+      // newest (a pure ack, keepalive or probe has no record and is not it).
+      this.newestAckedInDatagram = sequence;
       if (idleSentRecords.length < MAX_IDLE_SENT_RECORDS) idleSentRecords.push(record);
     }
     if (contents === NO_FRAMES) return;

@@ -43,4 +43,14 @@ describe("min RTT with a full-size floor", () => {
     ack(quiet, 11_000, 60, 2.6); // the full-size sample has expired
     expect(quiet.minRttMs()).toBe(2.6);
   });
+
+  it("a full-size sample behind a queue never raises a min RTT that full-size packets set", () => {
+    const cc = new DefaultController({ mtu: MTU, minRttWindowMs: 10_000 });
+    for (let t = 0; t <= 12_000; t += 100) ack(cc, t, 1100, 40);
+    expect(cc.minRttMs()).toBe(40);
+    ack(cc, 12_100, 1100, 80); // one sample taken behind a queue
+    expect(cc.minRttMs()).toBe(40);
+    ack(cc, 12_200, 60, 30); // and a small one below the floor does not lower it
+    expect(cc.minRttMs()).toBe(40);
+  });
 });

@@ -81,18 +81,23 @@ describe("receive-time reports (RECEIVE_TIMES_FLAG, RECEIVE_TIME)", () => {
     expect([af.threshold, af.reportTimes]).toEqual([8, false]);
   });
 
-  it("a sender asks for reports only while blocked, and only if its controller takes them", () => {
+  it("a sender asks for reports only while blocked and its controller wants them (network-limited)", () => {
     const { cc, asController } = fakeController(8);
-    const withTimes = { ...cc, onReceiveTime() {} } as unknown as CongestionController;
+    let limited = false;
+    const withTimes = { ...cc, onReceiveTime() {}, wantsReceiveTimes: () => limited } as unknown as CongestionController;
     const af = new AckFrequency(8);
     af.update(asController, 0); // not blocked, no reports taken: nothing to ask
     expect(af.due).toBe(false);
     af.blockedAt = 10;
     af.update(asController, 20); // blocked, but this controller takes no reports: still 8
     expect(af.due).toBe(false);
-    af.update(withTimes, 30);
+    af.update(withTimes, 30); // blocked, but not network-limited (a burst): still nothing
+    expect(af.due).toBe(false);
+    limited = true;
+    af.update(withTimes, 40);
     expect(af.due).toBe(true);
     expect(af.requestThreshold).toBe(RECEIVE_TIMES_FLAG | 8);
+    expect(af.asksTimes).toBe(true);
   });
 
   it("a receiver asked for reports puts RECEIVE_TIME first in packets carrying data, and never in a pure ack", () => {
