@@ -47,20 +47,19 @@ function connected(o: { seed: number; bandwidthBps: number; oneWayMs: number }) 
   return { pair, server, client, c, s };
 }
 
-export function runTwoWay(o: TwoWayOptions): TwoWayResult {
-  const { pair, server, client, c, s } = connected(o);
-  const message = new Uint8Array(MESSAGE_BYTES);
-  const perMs = (o.bandwidthBps / 8 / 1000 / MESSAGE_BYTES) * 1.2;
+/**
+ * Run `o.seconds` in 1 ms ticks: `tick(t)` sends, then the network runs to the next tick.
+ * Counts messages each way over the second half and returns Mbit/s of messages.
+ */
+function measure(o: TwoWayOptions, tick: (ends: ReturnType<typeof connected>, t: number) => void): TwoWayResult {
+  const ends = connected(o);
+  const { pair } = ends;
   const start = pair.now;
   const totalMs = Math.round(o.seconds * 1000);
-  let debt = 0;
   let up = 0;
   let down = 0;
   for (let t = 0; t < totalMs; t++) {
-    for (debt += perMs; debt >= 1; debt--) {
-      client.send(c, message, { channel: 0 });
-      server.send(s, message, { channel: 0 });
-    }
+    tick(ends, t);
     pair.network.flush();
     pair.drive({ until: start + t + 1, maxSteps: 1_000_000 });
     const counted = t >= totalMs / 2;
@@ -71,34 +70,45 @@ export function runTwoWay(o: TwoWayOptions): TwoWayResult {
   return { upMbps: mbps(up), downMbps: mbps(down), ceilingMbps: +((o.bandwidthBps / 1e6) * (MESSAGE_BYTES / 1019)).toFixed(2) };
 }
 
+/** 1000 B messages offered at 1.2x the link per ms: how many this tick (a running debt). */
+function offered(o: TwoWayOptions): () => number {
+  const perMs = (o.bandwidthBps / 8 / 1000 / MESSAGE_BYTES) * 1.2;
+  let debt = 0;
+  return () => {
+    debt += perMs;
+    const n = Math.floor(debt);
+    debt -= n;
+    return n;
+  };
+}
+
+export function runTwoWay(o: TwoWayOptions): TwoWayResult {
+  const message = new Uint8Array(MESSAGE_BYTES);
+  const due = offered(o);
+  return measure(o, ({ server, client, c, s }) => {
+    for (let n = due(); n > 0; n--) {
+      client.send(c, message, { channel: 0 });
+      server.send(s, message, { channel: 0 });
+    }
+  });
+}
+
 /**
  * A bulk download (server -> client, 1000 B messages at 1.2x the link) beside 100 B client
  * inputs at `inputHz`: the download's acks ride the inputs and its pure acks. Goodput of the
  * download over the second half.
  */
 export function runDownloadWithInputs(o: TwoWayOptions & { inputHz: number }): { downMbps: number; ceilingMbps: number } {
-  const { pair, server, client, c, s } = connected(o);
   const message = new Uint8Array(MESSAGE_BYTES);
   const input = new Uint8Array(100);
-  const perMs = (o.bandwidthBps / 8 / 1000 / MESSAGE_BYTES) * 1.2;
-  const start = pair.now;
-  const totalMs = Math.round(o.seconds * 1000);
-  let debt = 0;
-  let down = 0;
+  const due = offered(o);
   let nextInput = 0;
-  for (let t = 0; t < totalMs; t++) {
-    for (debt += perMs; debt >= 1; debt--) server.send(s, message, { channel: 0 });
+  const r = measure(o, ({ server, client, c, s }, t) => {
+    for (let n = due(); n > 0; n--) server.send(s, message, { channel: 0 });
     if (t >= nextInput) {
       client.send(c, input, { channel: 0 });
       nextInput += 1000 / o.inputHz;
     }
-    pair.network.flush();
-    pair.drive({ until: start + t + 1, maxSteps: 1_000_000 });
-    pair.serverEvents();
-    for (const e of pair.clientEvents()) if (e.type === "message" && t >= totalMs / 2) down++;
-  }
-  return {
-    downMbps: +((down * MESSAGE_BYTES * 8) / (totalMs / 2 / 1000) / 1e6).toFixed(2),
-    ceilingMbps: +((o.bandwidthBps / 1e6) * (MESSAGE_BYTES / 1019)).toFixed(2),
-  };
+  });
+  return { downMbps: r.downMbps, ceilingMbps: r.ceilingMbps };
 }
