@@ -965,8 +965,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // application limits the flow as much as when nothing is due, so the sample this packet
       // gives is app-limited too. (An ack-frequency request sent alone while idle was read as
       // the path's capacity: a 4 Mbit/s estimate fell to 4 kbit/s.)
-      if (!channelsDue && this.cc.canSend(this.ccInFlightBytes, mtu)) this.cc.onAppLimited(now, this.ccInFlightBytes);
       allowed = this.cc.canSend(this.ccInFlightBytes, mtu);
+      if (allowed && !channelsDue) this.cc.onAppLimited(now, this.ccInFlightBytes);
       if (allowed) {
         const at = this.cc.nextSendTime(now);
         if (at > now) {
@@ -1205,8 +1205,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /**
    * Client: a NO_CONNECTION answering packet `sequence` (verified as ours) came after our last
    * move completed, yet the packet was sent before it: the answer is about the old address.
-   * Only within the last PACKET_WINDOW packets (all an echo can name): past that the mark is
-   * dropped, so a 16-bit wrap can never make a fresh answer look old.
+   * Judged by the packet's place in the count of packets sent, never by 16-bit sequence.
    */
   answersBeforeLastMove(sequence: number): boolean {
     if (this.rebindDoneAt < 0) return false;
@@ -1220,7 +1219,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Client: is `counter` one of the requests of the move in progress? */
   asksRebindChallenge(counter: number): boolean {
     const rebind = this.rebind;
-    return rebind !== undefined && rebind.firstCounter > 0 && counter >= rebind.firstCounter && counter <= rebind.counter;
+    // This move's requests carried the connection's counters counter - attempts + 1 .. counter.
+    return rebind !== undefined && counter > rebind.counter - rebind.attempts && counter <= rebind.counter;
   }
 
   /** Client: the server's challenge for our request; the response carries its token back. */
@@ -1253,7 +1253,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (rebind.nextSendAt > now || rebind.exhausted) return 0;
     rebind.counter = ++this.rebindCounter;
-    if (rebind.firstCounter === 0) rebind.firstCounter = rebind.counter;
     const length = engine.sealControl(
       offset,
       encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.counter, 0),

@@ -981,7 +981,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       const counter = fields.tokenLow;
       // Never far ahead either: a client sends 4 requests per move, so a jump past
       // REBIND_COUNTER_LEAD is no client's (it would lock the real client's requests out).
-      if (counter < conn.rebindCounter || counter <= conn.rebindDoneCounter || counter > Math.max(conn.rebindCounter, conn.rebindDoneCounter) + REBIND_COUNTER_LEAD) {
+      // (rebindCounter >= rebindDoneCounter always: a move completes at the highest seen.)
+      if (counter < conn.rebindCounter || counter <= conn.rebindDoneCounter || counter > conn.rebindCounter + REBIND_COUNTER_LEAD) {
         this.counters.rebindsRefused++;
         return;
       }
@@ -1012,9 +1013,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       return;
     }
     // Every request of this move is spent, not only the one answered (on a slow path the
-    // server has seen later ones too): a replay of any of them gets no reply.
-    conn.rebindDoneCounter = Math.max(counter, conn.rebindCounter);
-    conn.rebindCounter = conn.rebindDoneCounter;
+    // server has seen later ones too): a replay of any of them gets no reply. (A valid tag is
+    // only ever made for a counter the server accepted, so counter <= rebindCounter.)
+    conn.rebindDoneCounter = conn.rebindCounter;
     const old = conn.address;
     // Already there (the client asked again for data sent before the move).
     if (old === from) return;

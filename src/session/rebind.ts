@@ -131,11 +131,10 @@ export function rebindTag(secret: SipKey, sessionId: number, counter: number, ad
 export class ClientRebind {
   /** Requests sent so far. */
   attempts = 0;
-  /** When the next request goes (Infinity: none due, e.g. a response is being written). */
+  /** When the next request goes. */
   nextSendAt: number;
-  /** Request counters of this round: the first and the newest (a challenge for any of them
-   *  is accepted: a slow path's answer to an earlier request still counts). */
-  firstCounter = 0;
+  /** The newest request's counter. The move's requests carried the `attempts` counters up to
+   *  it, and a challenge for any of them is accepted (a slow path's answer to an earlier one). */
   counter = 0;
   /** CRC field of the newest request (a NO_CONNECTION echoing it is genuine). */
   requestCrc = 0;
