@@ -18,9 +18,9 @@ const RULE_AT_LEAST: u8 = 2;
 const RULE_USER_DATA: u8 = 3;
 
 // Indexed by packet type 0..15.
-//                                    DATA REQ CHAL RESP ACC DENY DISC DACK NOCO KEEP RBRQ RBCH RBRS
-const RULE = memory.data<u8>([2, 1, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0]);
-const FIXED = memory.data<u16>([8, 251, 20, 36, 10, 7, 7, 4, 6, 8, 16, 16, 16, 0, 0, 0]);
+//                                    DATA REQ CHAL RESP ACC DENY DISC DACK NOCO KEEP RBRQ RBCH RBRS PNCH
+const RULE = memory.data<u8>([2, 1, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+const FIXED = memory.data<u16>([8, 251, 20, 36, 10, 7, 7, 4, 6, 8, 16, 16, 16, 8, 0, 0]);
 const UDL_AT = memory.data<u8>([0, 0, 0, 35, 9, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
 const UDL_MAX = memory.data<u16>([0, 0, 0, 512, 512, 200, 512, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
 

@@ -32,7 +32,7 @@ export function netnsUnsupported() {
 }
 
 /** @param {string[]} args */
-function ip(args) {
+export function ip(args) {
   return execFileSync("ip", args, { stdio: ["ignore", "pipe", "pipe"] }).toString();
 }
 
@@ -156,10 +156,10 @@ export class TwoHosts {
   }
 }
 
-/** Deletes namespaces (`aw-<tag>-<pid>-<c|s|p>`) left by processes that no longer exist (a run killed mid-test). */
-function removeStale() {
+/** Deletes namespaces (`aw-<tag>-<pid>-<role>`) left by processes that no longer exist (a run killed mid-test). */
+export function removeStale() {
   for (const line of ip(["netns", "list"]).split("\n")) {
-    const m = /^(aw-[a-z0-9]+-(\d+)-[csp])\b/.exec(line);
+    const m = /^(aw-[a-z0-9]+-(\d+)-[a-z]+)\b/.exec(line);
     if (m === null) continue;
     try {
       process.kill(Number(m[2]), 0);

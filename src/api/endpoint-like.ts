@@ -16,6 +16,8 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
   send(connection: ConnectionId, data: Uint8Array, options: SendOptions): number | void;
   close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array): void;
   stats(connection: ConnectionId): ConnectionStats;
+  /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */
+  punch?(now: number, address: Address, token: Uint8Array): void;
 }
 
 export type EndpointFactory = (config: EndpointConfig) => EndpointLike;

@@ -2,7 +2,7 @@
 export { Connection, DEFAULT_MAX_QUEUED_MESSAGES } from "./connection.js";
 export type { ConnectionEvents, DisconnectInfo, Message, SendCallOptions } from "./connection.js";
 export { Server } from "./runtime.js";
-export type { Runtime, ServerEvents } from "./runtime.js";
+export type { Runtime, ServerConnectOptions, ServerEvents } from "./runtime.js";
 export type { CommonOptions, ConnectOptions, ListenOptions } from "./options.js";
 export type { HostPort, Target } from "./address.js";
 export type { AbortSignalLike } from "./host.js";

@@ -9,10 +9,12 @@ import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { TypedEmitter } from "./emitter.js";
-import { ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
+import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
 import { deferToNextTurn, host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
 import type { RuntimeAdapter } from "./socket.js";
+import type { AbortSignalLike } from "./host.js";
+import type { Address } from "../session/sans-io.js";
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -39,34 +41,94 @@ function makeEndpoint(options: CommonOptions, config: EndpointConfig): EndpointL
 export interface ServerEvents {
   connection: Connection;
   disconnect: { connection: Connection; info: DisconnectInfo };
+  /**
+   * A NAT_PUNCH with a token this server is punching with arrived from `address` (see
+   * `punch()`): that address reaches this socket through both NATs.
+   */
+  punch: { address: Address; token: Uint8Array };
 }
 
-/** A listening endpoint: one socket, many connections. */
+/**
+ * A listening endpoint: one socket, many connections. It also opens connections of its own
+ * from that socket (`connect()`), so that a peer-to-peer game, or a host behind a NAT that
+ * registered with a lobby from this socket, needs one port only.
+ */
 export class Server extends TypedEmitter<ServerEvents> {
   readonly runtime: RuntimeAdapter["name"];
   /** The bound address; `address.port` is the real port when you passed 0. */
   readonly address: HostPort;
+  #adapter: RuntimeAdapter;
   #driver: Driver;
   #connections = new Map<number, Connection>();
+  /** Connections this server opened itself (connect()), until they connect or fail. */
+  #attempts = new Map<number, ConnectAttempt>();
   #maxQueued: number;
   #closing: Promise<void> | undefined;
 
   /** @internal use listen(). */
-  constructor(runtime: RuntimeAdapter["name"], driver: Driver, maxQueued: number) {
+  constructor(adapter: RuntimeAdapter, driver: Driver, maxQueued: number) {
     super();
-    this.runtime = runtime;
+    this.runtime = adapter.name;
+    this.#adapter = adapter;
     this.#driver = driver;
     this.address = driver.socket.localAddress;
     this.#maxQueued = maxQueued;
   }
 
-  /** Open connections, by id. */
+  /** Open connections, by id: the clients' and those this server opened with connect(). */
   get connections(): ReadonlyMap<number, Connection> {
     return this.#connections;
   }
 
+  /**
+   * Connects from this server's socket to another endpoint that listens, e.g. a peer in a
+   * peer-to-peer game, or a NAT-punched host (src/game/nat.ts). Resolves with the Connection
+   * (it is in `connections`, but no "connection" event fires for it); rejects as the
+   * package's connect() does. Its channels and settings are this server's.
+   */
+  async connect(target: Target, options: ServerConnectOptions = {}): Promise<Connection> {
+    if (this.#closing !== undefined) throw new ClosedError("this server");
+    const { peer, targetText } = await resolvePeer(this.#adapter, target, options.signal);
+    const ipv6 = peer.startsWith("[");
+    if (ipv6 !== isIpv6Literal(this.address.host)) {
+      throw new InvalidOptionError(`connect(): ${targetText} is ${ipv6 ? "IPv6" : "IPv4"} but this server's socket is bound to ${this.address.host}; listen on ${ipv6 ? '"::"' : '"0.0.0.0"'} to reach it`);
+    }
+    const attempt = new ConnectAttempt(this.#driver, peer, options, options.maxQueuedMessages ?? this.#maxQueued, {
+      closed: (c) => this.#connections.delete(c.id),
+      failed: () => undefined,
+    });
+    const id = attempt.start();
+    if (id >= 0) this.#attempts.set(id, attempt);
+    try {
+      const connection = await attempt.promise;
+      this.#connections.set(connection.id, connection);
+      connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
+      return connection;
+    } finally {
+      this.#attempts.delete(id);
+    }
+  }
+
+  /**
+   * Sends one NAT_PUNCH to `address` (PROTOCOL §7) with the 8-byte `token` an introducer gave
+   * both peers: it opens this socket's NAT for packets from there. For 30 s, punches that
+   * arrive with the same token are "punch" events. src/game/nat.ts schedules the repeats.
+   */
+  punch(address: Address, token: Uint8Array): void {
+    const endpoint = this.#driver.endpoint;
+    if (endpoint.punch === undefined) throw new InvalidOptionError("punch(): this server's endpoint (createEndpoint) has no punch()");
+    endpoint.punch(monotonicNow(), address, token);
+    this.#driver.requestService();
+  }
+
   /** @internal */
   _onEvent(event: EndpointEvent): void {
+    if (event.type === "punch") {
+      this.emit("punch", { address: event.address, token: event.token });
+      return;
+    }
+    const attempt = this.#attempts.get(event.connection);
+    if (attempt !== undefined) return attempt.dispatch(event);
     if (event.type === "connect") {
       const conn = new Connection(this.#driver, event.connection, event.address, event.userData, this.#maxQueued, (c) => this.#connections.delete(c.id));
       this.#connections.set(event.connection, conn);
@@ -82,10 +144,11 @@ export class Server extends TypedEmitter<ServerEvents> {
     return { ...this.#driver.counters, ...this.#driver.socket.counters };
   }
 
-  /** Tells every client (reason "server-shutdown"), then closes the socket. */
+  /** Tells every peer (reason "server-shutdown"), then closes the socket. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      // Each close resolves when the client acknowledged or the endpoint's close timeout passed;
+      for (const attempt of [...this.#attempts.values()]) attempt.abort(new ClosedError("this server"));
+      // Each close resolves when the peer acknowledged or the endpoint's close timeout passed;
       // the socket stays open until then so a lost DISCONNECT is resent.
       await Promise.all([...this.#connections.values()].map((conn) => conn.close("server-shutdown")));
       this.#driver.service();
@@ -94,6 +157,119 @@ export class Server extends TypedEmitter<ServerEvents> {
     return this.#closing;
   }
 }
+
+/** Options of `server.connect()`: the handshake's; the channels and settings are the server's. */
+export interface ServerConnectOptions {
+  /** Sent to the peer's accept hook (small: it rides in the handshake). */
+  userData?: Uint8Array;
+  /** Aborts the handshake: connect() rejects with ConnectAbortedError. */
+  signal?: AbortSignalLike;
+  /** Give up the handshake after this long (ConnectTimeoutError). Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** Bound of the connection's async iterator queue. Default: the server's. */
+  maxQueuedMessages?: number;
+}
+
+/** The target as an "ip:port" address (a host name resolved through the runtime). */
+async function resolvePeer(adapter: RuntimeAdapter, target: Target, signal: AbortSignalLike | undefined): Promise<{ peer: Address; ip: string; port: number; targetText: string }> {
+  const { host: peerHost, port } = parseTarget(target);
+  const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
+  if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
+  const ip = isIpv4Literal(peerHost) || isIpv6Literal(peerHost) ? peerHost : await adapter.resolve(peerHost);
+  if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
+  return { peer: formatAddress(ip, port), ip, port, targetText };
+}
+
+/**
+ * One outgoing handshake on a driver: `promise` resolves with the Connection at the endpoint's
+ * "connect" event and rejects with a typed error on deny, timeout, abort or failure.
+ */
+class ConnectAttempt {
+  readonly promise: Promise<Connection>;
+  #resolve!: (connection: Connection) => void;
+  #reject!: (error: Error) => void;
+  readonly #driver: Driver;
+  readonly #peer: Address;
+  readonly #options: ServerConnectOptions;
+  readonly #maxQueued: number;
+  readonly #hooks: { closed: (connection: Connection) => void; failed: () => void };
+  readonly #timeoutMs: number;
+  #id = -1;
+  #connection: Connection | undefined;
+  #settled = false;
+  #timer: unknown;
+  readonly #onAbort = (): void => this.abort(new ConnectAbortedError(this.#peer, this.#options.signal?.reason));
+
+  constructor(driver: Driver, peer: Address, options: ServerConnectOptions, maxQueued: number, hooks: { closed: (connection: Connection) => void; failed: () => void }) {
+    this.#driver = driver;
+    this.#peer = peer;
+    this.#options = options;
+    this.#maxQueued = maxQueued;
+    this.#hooks = hooks;
+    this.#timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.promise = new Promise<Connection>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  /** Starts the handshake; the connection id, or -1 if the endpoint refused at once (the promise rejects). */
+  start(): number {
+    this.#timer = host.setTimeout(() => this.abort(new ConnectTimeoutError(this.#peer, this.#timeoutMs)), this.#timeoutMs);
+    this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });
+    try {
+      const userData = this.#options.userData;
+      this.#id = this.#driver.endpoint.connect(monotonicNow(), this.#peer, userData !== undefined ? { userData } : {});
+    } catch (error) {
+      this.#finish(error as Error);
+      return -1;
+    }
+    this.#driver.service();
+    return this.#id;
+  }
+
+  /** An endpoint event for this attempt's connection. */
+  dispatch(event: ConnectionEvent): void {
+    if (this.#connection !== undefined) return this.#connection._dispatch(event);
+    if (event.type === "connect") {
+      this.#connection = new Connection(this.#driver, this.#id, this.#peer, event.userData, this.#maxQueued, this.#hooks.closed);
+      this.#connection._hold();
+      this.#finish(undefined);
+      // After the application's `await connect()` continuation has run (a later turn).
+      const connection = this.#connection;
+      deferToNextTurn(() => connection._release());
+    } else if (event.type === "disconnect") {
+      const peer = this.#peer;
+      if (event.reason === "denied") this.#finish(new ConnectDeniedError(peer, event.deny, event.userData));
+      else if (event.reason === "connect-timeout" || event.reason === "timeout") this.#finish(new ConnectTimeoutError(peer, this.#timeoutMs));
+      else if (event.reason === "aborted") this.#finish(new ConnectAbortedError(peer, this.#options.signal?.reason));
+      else this.#finish(new ConnectFailedError(peer, event.reason));
+    }
+  }
+
+  /** Gives the handshake up (timeout, abort signal, the server closing). */
+  abort(error: Error): void {
+    if (this.#settled) return;
+    try {
+      if (this.#id >= 0) this.#driver.endpoint.close(this.#id, "aborted");
+    } catch {
+      // The endpoint may already have dropped the attempt; the error below is what matters.
+    }
+    this.#finish(error);
+  }
+
+  #finish(error: Error | undefined): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    host.clearTimeout(this.#timer);
+    this.#options.signal?.removeEventListener("abort", this.#onAbort);
+    if (error === undefined) return this.#resolve(this.#connection!);
+    this.#reject(error);
+    this.#hooks.failed();
+  }
+}
+
+type ConnectionEvent = Exclude<EndpointEvent, { type: "punch" }>;
 
 async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Promise<Server> {
   validateCommon(options, "listen()");
@@ -115,20 +291,14 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   });
   let server: Server | undefined;
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
-  server = new Server(adapter.name, driver, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES);
+  server = new Server(adapter, driver, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES);
   driver.service();
   return server;
 }
 
 async function connectWith(adapter: RuntimeAdapter, target: Target, options: ConnectOptions): Promise<Connection> {
   validateCommon(options, "connect()");
-  const { host: peerHost, port } = parseTarget(target);
-  const signal = options.signal;
-  const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
-  if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
-  const ip = isIpv4Literal(peerHost) || isIpv6Literal(peerHost) ? peerHost : await adapter.resolve(peerHost);
-  if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
-  const peer = formatAddress(ip, port);
+  const { peer, ip, port } = await resolvePeer(adapter, target, options.signal);
   const endpoint = makeEndpoint(options, endpointConfig(options, false));
   const socket = await adapter.openSocket({
     host: isIpv6Literal(ip) ? "::" : "0.0.0.0",
@@ -137,62 +307,20 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
   });
-  const maxQueued = options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES;
-  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-
-  return new Promise<Connection>((resolve, reject) => {
-    let connection: Connection | undefined;
-    let settled = false;
-    let id = -1;
-    const finish = (error: Error | undefined): void => {
-      if (settled) return;
-      settled = true;
-      host.clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      if (error === undefined) return resolve(connection!);
-      reject(error);
+  let attempt: ConnectAttempt | undefined;
+  const driver = new Driver(endpoint, socket, (event) => {
+    if (event.type !== "punch") attempt?.dispatch(event);
+  }, { dropTest: options.dropTest, seed: options.seed });
+  attempt = new ConnectAttempt(driver, peer, options, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, {
+    // A client owns its socket: once the last packet is out, close it.
+    closed: () => host.queueMicrotask(() => void driver.close()),
+    failed: () => {
       if (!driver.closed) {
         driver.service();
         void driver.close();
       }
-    };
-    const driver = new Driver(endpoint, socket, (event) => {
-      if (event.connection !== id) return;
-      if (connection !== undefined) return connection._dispatch(event);
-      if (event.type === "connect") {
-        connection = new Connection(driver, id, peer, event.userData, maxQueued, () => {
-          // A client owns its socket: once the last packet is out, close it.
-          host.queueMicrotask(() => void driver.close());
-        });
-        connection._hold();
-        finish(undefined);
-        // After the application's `await connect()` continuation has run (a later turn).
-        deferToNextTurn(() => connection!._release());
-      } else if (event.type === "disconnect") {
-        if (event.reason === "denied") finish(new ConnectDeniedError(peer, event.deny, event.userData));
-        else if (event.reason === "connect-timeout" || event.reason === "timeout") finish(new ConnectTimeoutError(peer, timeoutMs));
-        else if (event.reason === "aborted") finish(new ConnectAbortedError(peer, signal?.reason));
-        else finish(new ConnectFailedError(peer, event.reason));
-      }
-    }, { dropTest: options.dropTest, seed: options.seed });
-    const giveUp = (error: Error): void => {
-      if (settled) return;
-      try {
-        if (id >= 0) endpoint.close(id, "aborted");
-      } catch {
-        // The endpoint may already have dropped the attempt; the error below is what matters.
-      }
-      finish(error);
-    };
-    const onAbort = (): void => giveUp(new ConnectAbortedError(peer, signal?.reason));
-    const timer = host.setTimeout(() => giveUp(new ConnectTimeoutError(peer, timeoutMs)), timeoutMs);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      id = endpoint.connect(monotonicNow(), peer, options.userData !== undefined ? { userData: options.userData } : {});
-    } catch (error) {
-      finish(error as Error);
-      return;
-    }
-    driver.service();
+    },
   });
+  attempt.start();
+  return attempt.promise;
 }

@@ -30,9 +30,13 @@ export const enum PacketType {
   RebindChallenge = 11,
   /** Client -> server from the new address: the token back; the connection moves. */
   RebindResponse = 12,
+  /** Either way, between two endpoints behind NATs: opens the sender's NAT for the peer (PROTOCOL §7). */
+  NatPunch = 13,
 }
 /** Body of the three REBIND packets: u32 sessionId, u32 token low, u32 token high, u32 proof. */
 export const REBIND_BODY_BYTES = 16;
+/** Body of NAT_PUNCH: the introducer's 8-byte token for the pair. */
+export const PUNCH_BODY_BYTES = 8;
 
 /** Delivery kinds (frame flags bits 0-2). docs/PROTOCOL.md §3. */
 export const enum DeliveryKind {
@@ -55,7 +59,7 @@ export const FRAGMENT_EXTRA_BYTES = 4;
 export const LATEST_STATE_EXTRA_BYTES = 4;
 export const CONNECT_REQUEST_BYTES = 256;
 export const PROTOCOL_MAGIC = 0x776b6361; // "ackw" little-endian
-export const WIRE_VERSION = 4;
+export const WIRE_VERSION = 5;
 /** Bytes of a connection key (PROTOCOL §1): clientSalt (u32), sessionId (u32). */
 export const CONNECTION_KEY_BYTES = 8;
 /** Longest key keySlot takes. */

@@ -19,6 +19,7 @@ import {
   PACKET_WINDOW,
   PacketType,
   PROTOCOL_MAGIC,
+  PUNCH_BODY_BYTES,
   REBIND_BODY_BYTES,
   RECORD_INTS,
   RecordType,
@@ -233,7 +234,7 @@ export class TsEngine implements Engine {
     const type = typeByte & 0x0f;
     const acksValid = (typeByte & ACKS_VALID) !== 0;
     const sequenced = type === PacketType.Data || type === PacketType.Keepalive;
-    if ((typeByte & 0xe0) !== 0 || type > PacketType.RebindResponse || (acksValid && !sequenced))
+    if ((typeByte & 0xe0) !== 0 || type > PacketType.NatPunch || (acksValid && !sequenced))
       return this.drop(index, slot, DropReason.UnknownType);
     const bodyLength = len - 1 - CRC_BYTES;
     if (!sequenced) {
@@ -485,6 +486,8 @@ export function bodyLengthValid(v: DataView, type: number, off: number, body: nu
     case PacketType.RebindChallenge:
     case PacketType.RebindResponse:
       return body === REBIND_BODY_BYTES;
+    case PacketType.NatPunch:
+      return body === PUNCH_BODY_BYTES;
     default:
       return false;
   }

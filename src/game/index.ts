@@ -39,3 +39,16 @@ export {
 export { startDiscoveryResponder, discoverHosts, type RunningResponder } from "./discovery-socket.js";
 export { LobbyRegistry, LobbyHost, lobbyHandlers, type LobbyHostInfo, type LobbyEntry, type LobbyFilter } from "./lobby.js";
 export { ModuleTimer, type Timed } from "./timer.js";
+export {
+  NatIntroducer,
+  natHandlers,
+  parseIntroduction,
+  PunchRuns,
+  NatHostUnavailableError,
+  NatRateLimitedError,
+  INTRODUCE_METHOD,
+  type NatIntroduction,
+  type NatIntroducerOptions,
+  type PunchSchedule,
+} from "./nat.js";
+export { natConnect, answerIntroductions, type NatConnectOptions, type AnsweringIntroductions } from "./nat-socket.js";

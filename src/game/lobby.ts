@@ -17,6 +17,8 @@
  *   lobby.unregister null -> null
  *   lobby.list       { name?, tag?, notFull?, limit? } -> [{ id, address, name, players, maxPlayers, tags, appData }]
  */
+import { isIpv4Literal, isIpv6Literal } from "../api/address.js";
+import { isValidAddress } from "../session/address.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
 import { GameUsageError, LobbyFullError, LobbyNotRegisteredError } from "./errors.js";
@@ -24,11 +26,20 @@ import type { RpcHandler } from "./rpc.js";
 
 export interface LobbyHostInfo {
   name: string;
+  /**
+   * The port players connect to; 0: the port the lobby sees this registration come from. A
+   * host behind a NAT registers from its game socket (`server.connect()` to the lobby) with 0,
+   * so the listed address is its game socket's public one (NAT traversal: ./nat.ts).
+   */
   gamePort: number;
   players: number;
   maxPlayers: number;
   tags?: string[];
   appData?: Uint8Array;
+  /** The game socket's addresses on the host's own networks (at most 4 "ip:port", private
+   *  ranges only): given only to players the lobby introduces (./nat.ts), who try them too
+   *  (same LAN, no hairpinning). */
+  local?: string[];
 }
 
 export interface LobbyEntry extends Required<LobbyHostInfo> {
@@ -70,9 +81,16 @@ export class LobbyRegistry {
     return this.#byOwner.size;
   }
 
-  /** Adds (or replaces) `owner`'s host. Throws GameUsageError on bad info, LobbyFullError when full. */
-  register(now: number, owner: number, ip: string, info: LobbyHostInfo): LobbyEntry {
+  /**
+   * Adds (or replaces) `owner`'s host. `seenPort` is the port the registration came from (used
+   * for gamePort 0). Throws GameUsageError on bad info, LobbyFullError when full.
+   */
+  register(now: number, owner: number, ip: string, info: LobbyHostInfo, seenPort?: number): LobbyEntry {
     const clean = validateInfo(info);
+    if (clean.gamePort === 0) {
+      if (seenPort === undefined) throw new GameUsageError("gamePort 0 (the port the lobby sees) needs the lobby to know the connection's port (lobbyHandlers' port argument)");
+      clean.gamePort = seenPort;
+    }
     const previous = this.#byOwner.get(owner);
     if (previous === undefined && this.#byOwner.size >= this.maxEntries) {
       this.handleTimeout(now);
@@ -100,6 +118,12 @@ export class LobbyRegistry {
     if (players !== undefined) entry.players = checkInt("players", players, 0, entry.maxPlayers);
     entry.lastHeartbeat = now;
     return entry;
+  }
+
+  /** The live entry with this id, if any. A scan of at most maxEntries: per request, not per frame. */
+  get(now: number, id: number): LobbyEntry | undefined {
+    for (const entry of this.#byOwner.values()) if (entry.id === id) return now - entry.lastHeartbeat > this.ttlMs ? undefined : entry;
+    return undefined;
   }
 
   /** Removes `owner`'s entry (unregister, or its connection ended). */
@@ -139,6 +163,13 @@ export class LobbyRegistry {
   }
 }
 
+/** "ip:port" or "[ipv6]:port" with an IP literal. */
+export function isIpAddress(address: string): boolean {
+  if (!isValidAddress(address)) return false;
+  const host = address.slice(0, address.lastIndexOf(":"));
+  return host.startsWith("[") ? isIpv6Literal(host.slice(1, -1)) : isIpv4Literal(host);
+}
+
 function checkInt(field: string, value: unknown, min: number, max: number): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) throw new GameUsageError(`${field} must be an integer in ${min}..${max}, got ${String(value)}`);
   return value;
@@ -160,28 +191,62 @@ function validateInfo(info: unknown): Required<LobbyHostInfo> {
   if (!(appData instanceof Uint8Array) || appData.length > MAX_APP_DATA) throw new GameUsageError(`appData must be a Uint8Array of at most ${MAX_APP_DATA} bytes`);
   return {
     name: checkString("name", i.name, MAX_NAME),
-    gamePort: checkInt("gamePort", i.gamePort, 1, 65535),
+    gamePort: checkInt("gamePort", i.gamePort, 0, 65535),
     players: checkInt("players", i.players, 0, maxPlayers),
     maxPlayers,
     tags: tags.map((t) => checkString("tag", t, MAX_TAG)),
     appData: appData.slice(),
+    local: checkLocalAddresses(i.local),
   };
 }
 
-/** What a client sees of an entry (no owner ids or server times). */
+const MAX_LOCAL_ADDRESSES = 4;
+
+/**
+ * At most 4 "ip:port" addresses on private networks, or none. Only private ranges: a peer that
+ * is introduced punches these, so a joiner declaring a public address could aim a host's
+ * punches at a third party.
+ */
+export function checkLocalAddresses(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_LOCAL_ADDRESSES) throw new GameUsageError(`local must be an array of at most ${MAX_LOCAL_ADDRESSES} "ip:port" addresses`);
+  return value.map((a) => {
+    if (typeof a !== "string" || !isIpAddress(a) || !isPrivateAddress(a)) {
+      throw new GameUsageError(
+        `local address ${JSON.stringify(a)} is not "ip:port" or "[ipv6]:port" with a private IP (10/8, 172.16/12, 192.168/16, 169.254/16, 127/8, fc00::/7, fe80::/10, ::1)`,
+      );
+    }
+    return a;
+  });
+}
+
+/** An "ip:port" (isIpAddress) on a private, link-local or loopback network. */
+function isPrivateAddress(address: string): boolean {
+  const host = address.slice(0, address.lastIndexOf(":"));
+  if (host.startsWith("[")) {
+    const v6 = host.slice(1, -1).toLowerCase();
+    if (!/^[0-9a-f:]+$/.test(v6)) return false;
+    return v6 === "::1" || /^f[cd][0-9a-f]{0,2}:/.test(v6) || /^fe[89ab][0-9a-f]?:/.test(v6);
+  }
+  const [a, b] = host.split(".").map(Number) as [number, number, number, number];
+  return a === 10 || a === 127 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254);
+}
+
+/** What a client sees of an entry (no owner ids, server times or local addresses). */
 function publicEntry(e: LobbyEntry): Value {
   return { id: e.id, address: e.address, name: e.name, players: e.players, maxPlayers: e.maxPlayers, tags: e.tags, appData: e.appData };
 }
 
 /**
  * The RPC methods for one connection to the lobby server. `owner` identifies the connection
- * (its id), `ip` is the peer's IP as the server saw it, `now` the server's clock. When the
- * connection ends, call `registry.remove(owner)`.
+ * (its id), `ip` is the peer's IP as the server saw it, `now` the server's clock, `port` the
+ * peer's port as the server saw it (lets hosts register with gamePort 0). When the connection
+ * ends, call `registry.remove(owner)`.
  */
-export function lobbyHandlers(registry: LobbyRegistry, owner: number, ip: string, now: () => number): Record<string, RpcHandler> {
+export function lobbyHandlers(registry: LobbyRegistry, owner: number, ip: string, now: () => number, port?: number): Record<string, RpcHandler> {
   return {
     "lobby.register": (params) => {
-      const entry = registry.register(now(), owner, ip, params as unknown as LobbyHostInfo);
+      const entry = registry.register(now(), owner, ip, params as unknown as LobbyHostInfo, port);
       return { id: entry.id, ttlMs: registry.ttlMs };
     },
     "lobby.heartbeat": (params) => {

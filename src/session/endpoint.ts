@@ -16,6 +16,7 @@ import {
   DropReason,
   MAX_DATAGRAM_BYTES,
   PacketType,
+  PUNCH_BODY_BYTES,
   REBIND_BODY_BYTES,
   RECORD_INTS,
   RecordType,
@@ -33,6 +34,7 @@ import {
   AlreadyConnectedError,
   ConnectionClosedError,
   InvalidAddressError,
+  InvalidPunchTokenError,
   InvalidReasonError,
   TooManyHandshakesError,
   UnknownConnectionError,
@@ -62,6 +64,7 @@ import {
   writeU32,
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
+import { encodePunch, isPunchToken, PunchTokens } from "./punch.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -72,7 +75,7 @@ interface ControlReply {
   type: PacketType;
   /** The client's salt; NO_CONNECTION: the echoed CRC. */
   salt: number;
-  /** CHALLENGE: the cookie (copied); DENY: user data. */
+  /** CHALLENGE: the cookie (copied); DENY: user data; NAT_PUNCH: the token (copied). */
   bytes: Uint8Array | undefined;
   /** DENY reason, DISCONNECT_ACK session id, or NO_CONNECTION's echoed sequence. */
   value: number;
@@ -105,6 +108,12 @@ export interface EndpointCounters {
   rebindsRefused: number;
   /** Server: connections moved to a new address. */
   migrations: number;
+  /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
+  punchesSent: number;
+  punchesReceived: number;
+  /** NAT_PUNCH dropped: a token this endpoint is not punching with (or no longer), or past its
+   *  per-token event limit. */
+  punchesIgnored: number;
 }
 
 const CONTROL_QUEUE_LIMIT = 1024;
@@ -132,6 +141,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly prfOutput = new Uint8Array(8);
   private readonly cookies: CookieJar;
   private readonly handshakeLimiter: AddressRateLimiter;
+  private readonly punchTokens = new PunchTokens();
   private readonly noConnectionLimiter: AddressRateLimiter;
   private readonly byAddress = new Map<Address, Connection>();
   /**
@@ -239,6 +249,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       rebindChallengesSent: 0,
       rebindsRefused: 0,
       migrations: 0,
+      punchesSent: 0,
+      punchesReceived: 0,
+      punchesIgnored: 0,
     };
   }
 
@@ -286,6 +299,21 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.markReady(conn);
     this.reschedule(conn);
     return conn.id;
+  }
+
+  /**
+   * Send one NAT_PUNCH to `address` (PROTOCOL §7, punch.ts): opens this side's NAT for packets
+   * from there. `token` (8 bytes) is the one an introducer gave both peers; for
+   * PUNCH_ACCEPT_MS from now, punches carrying it are reported as "punch" events. Send it a
+   * few times (the first ones are dropped by the peer's NAT until the peer has punched too).
+   */
+  punch(now: number, address: Address, token: Uint8Array): void {
+    if (!isValidAddress(address)) throw new InvalidAddressError(address);
+    if (!isPunchToken(token)) throw new InvalidPunchTokenError(token);
+    if (now > this.lastNow) this.lastNow = now;
+    this.punchTokens.punching(now, token);
+    this.counters.punchesSent++;
+    this.queueControl({ to: address, type: PacketType.NatPunch, salt: 0, bytes: token.slice(), value: 0 });
   }
 
   /**
@@ -602,6 +630,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         break;
       case PacketType.DisconnectAck:
         length = encodeDisconnectAck(b, offset, reply.value);
+        break;
+      case PacketType.NatPunch:
+        length = encodePunch(b, offset, reply.bytes as Uint8Array);
         break;
       case PacketType.RebindChallenge: {
         // Encoded when queued (it carries the connection's proof): copied in here.
@@ -924,6 +955,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       case PacketType.RebindRequest:
       case PacketType.RebindResponse:
         return this.onRebind(now, from, type, offset, length);
+      case PacketType.NatPunch:
+        // Never answered (PROTOCOL §7): reported only for a token this endpoint punches with.
+        if (!this.punchTokens.accept(now, b, offset)) {
+          this.counters.punchesIgnored++;
+          return;
+        }
+        this.counters.punchesReceived++;
+        this.emit({ type: "punch", address: from, token: b.slice(offset, offset + PUNCH_BODY_BYTES) });
+        return;
       case PacketType.RebindChallenge: {
         const fields = parseRebind(b, offset, length);
         if (

@@ -57,6 +57,13 @@ export class InvalidAddressError extends SessionError {
   }
 }
 
+export class InvalidPunchTokenError extends SessionError {
+  constructor(token: unknown) {
+    const what = token instanceof Uint8Array ? `a Uint8Array of ${token.length} bytes` : typeof token;
+    super("ERR_INVALID_PUNCH_TOKEN", `a punch token is the 8-byte Uint8Array the introducer gave both peers, got ${what}`);
+  }
+}
+
 export class AlreadyConnectedError extends SessionError {
   constructor(address: string) {
     super("ERR_ALREADY_CONNECTED", `this endpoint already has a connection with ${address}; close it first or reuse it`);

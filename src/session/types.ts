@@ -191,7 +191,10 @@ export type EndpointEvent =
   | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number }
   /** Server: the client's address changed (NAT rebinding, network switch) and the connection
    *  moved with it (PROTOCOL §5); `from` no longer reaches it. */
-  | { type: "migrate"; connection: ConnectionId; from: Address; to: Address };
+  | { type: "migrate"; connection: ConnectionId; from: Address; to: Address }
+  /** A NAT_PUNCH with a token this endpoint is punching with arrived from `address` (PROTOCOL
+   *  §7): that address reaches this endpoint through both NATs. No connection is involved. */
+  | { type: "punch"; address: Address; token: Uint8Array };
 
 export interface ConnectionStats {
   rttMs: number;

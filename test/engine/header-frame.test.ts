@@ -96,6 +96,7 @@ describe("packet type and length rules (PROTOCOL §1)", () => {
     [PacketType.RebindRequest, 16],
     [PacketType.RebindChallenge, 16],
     [PacketType.RebindResponse, 16],
+    [PacketType.NatPunch, 8],
   ];
   it.each(legal)("type %i: legal length gives Control, +-1 gives BadLength", async (type, fixed, udlAt) => {
     const e = await wasmEngine();
@@ -118,7 +119,7 @@ describe("packet type and length rules (PROTOCOL §1)", () => {
 
   it("unknown types, reserved bits and ACKS_VALID on control types are UnknownType", async () => {
     const e = await wasmEngine();
-    for (const typeByte of [13, 15, 0x20, 0x80, 0x11, 0x18, 0x1a]) {
+    for (const typeByte of [14, 15, 0x20, 0x80, 0x11, 0x18, 0x1a]) {
       const recs = deliver(e, [{ bytes: sealControlPacket(e, new Uint8Array([typeByte, 0, 0, 0, 0])), slot: 0 }]);
       expect(recs[0].slice(0, 3), `type byte ${typeByte}`).toEqual([RecordType.DatagramDropped, 0, DropReason.UnknownType]);
     }

@@ -1,0 +1,133 @@
+/**
+ * NAT traversal on a real socket (./nat.ts explains the exchange): the joiner's `natConnect()`
+ * and the host's `answerIntroductions()`, both on a `Server` (a listening socket that also
+ * connects out), so the lobby, the punches and the game all use one port, the one whose NAT
+ * mapping the lobby saw.
+ */
+import type { Connection } from "../api/connection.js";
+import { host, monotonicNow } from "../api/host.js";
+import type { Server, ServerConnectOptions } from "../api/runtime.js";
+import type { Address } from "../session/sans-io.js";
+import type { Value } from "./codec.js";
+import { GameUsageError } from "./errors.js";
+import { candidates, INTRODUCE_METHOD, parseIntroduction, PunchRuns, sameToken, type PunchSchedule } from "./nat.js";
+import type { RpcHandler } from "./rpc.js";
+import { ModuleTimer } from "./timer.js";
+
+/** Punch runs sent from a server's socket, on one timer. */
+class ServerPuncher {
+  readonly runs = new PunchRuns();
+  readonly #server: Server;
+  readonly #timer: ModuleTimer;
+
+  constructor(server: Server) {
+    this.#server = server;
+    this.#timer = new ModuleTimer({
+      pollTimeout: () => this.runs.pollTimeout(),
+      handleTimeout: (now) => this.runs.handleTimeout(now, (address, token) => this.#server.punch(address, token)),
+    });
+  }
+
+  start(targets: Address[], token: Uint8Array, schedule?: PunchSchedule): void {
+    this.runs.start(monotonicNow(), targets, token, schedule);
+    this.#timer.poke();
+  }
+
+  stop(token: Uint8Array): void {
+    this.runs.stop(token);
+  }
+
+  close(): void {
+    this.#timer.stop();
+  }
+}
+
+export interface AnsweringIntroductions {
+  /** Mount these on the host's lobby RPC (attachRpc(..., { handlers })). */
+  readonly handlers: Record<string, RpcHandler>;
+  /** Introductions answered (punching started). */
+  readonly counters: { introductions: number; refused: number };
+  /** Stops punching. */
+  close(): void;
+}
+
+/**
+ * The host's side: when the lobby introduces a joiner ("nat.introduce"), punch the joiner's
+ * addresses from `server`'s socket. The host must have registered with the lobby from that
+ * socket (`server.connect(lobby)`, gamePort 0). The joiner then connects as to any server.
+ */
+export function answerIntroductions(server: Server, schedule?: PunchSchedule): AnsweringIntroductions {
+  const puncher = new ServerPuncher(server);
+  const counters = { introductions: 0, refused: 0 };
+  return {
+    handlers: {
+      [INTRODUCE_METHOD]: (params) => {
+        let intro;
+        try {
+          intro = parseIntroduction(params);
+        } catch (error) {
+          counters.refused++;
+          throw error;
+        }
+        counters.introductions++;
+        puncher.start(candidates(intro), intro.token, schedule);
+        return null;
+      },
+    },
+    counters,
+    close: () => puncher.close(),
+  };
+}
+
+export interface NatConnectOptions {
+  /** This socket's addresses on its own networks ("ip:port"), for a host on the same LAN. */
+  local?: Address[];
+  /** How long to wait for the host's first punch before connecting to its public address. Default 2000 ms. */
+  punchWaitMs?: number;
+  schedule?: PunchSchedule;
+  /** The handshake's options (timeout, user data, abort signal). */
+  connect?: ServerConnectOptions;
+}
+
+/**
+ * The joiner's side: asks the lobby (`lobby.call`, an attachRpc over a connection that
+ * `server` opened to the lobby) to introduce it to host `hostId`, punches the host's
+ * addresses, and connects from `server`'s socket to the first address a punch came from (else
+ * the host's public address). Rejects with the lobby's error (NatHostUnavailableError,
+ * NatRateLimitedError...) or the handshake's (ConnectTimeoutError when no path exists).
+ */
+export async function natConnect(
+  server: Server,
+  lobby: { call(method: string, params?: unknown): Promise<Value> },
+  hostId: number,
+  options: NatConnectOptions = {},
+): Promise<Connection> {
+  const waitMs = options.punchWaitMs ?? 2000;
+  if (!(waitMs >= 0 && waitMs <= 60_000)) throw new GameUsageError(`punchWaitMs must be in 0..60000, got ${String(waitMs)}`);
+  const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [] }));
+  const puncher = new ServerPuncher(server);
+  try {
+    const punched = firstPunch(server, intro.token, waitMs);
+    puncher.start(candidates(intro), intro.token, options.schedule);
+    const target = (await punched) ?? intro.address;
+    return await server.connect(target, options.connect);
+  } finally {
+    puncher.close();
+  }
+}
+
+/** The address of the first punch with `token` to reach `server`, or undefined after `waitMs`. */
+function firstPunch(server: Server, token: Uint8Array, waitMs: number): Promise<Address | undefined> {
+  return new Promise((resolve) => {
+    const done = (address: Address | undefined): void => {
+      host.clearTimeout(timer);
+      server.off("punch", onPunch);
+      resolve(address);
+    };
+    const onPunch = (punch: { address: Address; token: Uint8Array }): void => {
+      if (sameToken(punch.token, token)) done(punch.address);
+    };
+    const timer = host.setTimeout(() => done(undefined), waitMs);
+    server.on("punch", onPunch);
+  });
+}

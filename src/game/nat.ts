@@ -1,0 +1,238 @@
+/**
+ * NAT traversal through the lobby (seed 000's matchmaking server, as an introducer), sans-IO.
+ *
+ * Two hosts behind NATs that filter unsolicited packets cannot connect to each other directly,
+ * but both can reach the lobby. The lobby introduces them:
+ *
+ *   host (registered from its game socket,          joiner (connected to the lobby from the
+ *         gamePort 0, so the lobby knows its               socket it will play from)
+ *         public game address)
+ *                         lobby  <---- nat.introduce { id, local } ----
+ *   <-- nat.introduce { address, local, token }      ---- { address, local, token } ---->
+ *       (the joiner's public address as the lobby         (the host's public address as the
+ *        saw it, its local addresses, a fresh token)       lobby saw it, its local addresses)
+ *
+ * Then both send NAT_PUNCH (PROTOCOL §7, src/session/punch.ts) to every address of the other,
+ * a few times. Each punch opens its sender's NAT for the peer; once both have punched, punches
+ * arrive. The joiner connects (a normal handshake from the same socket) to the first address a
+ * punch came from, or to the host's public address if none came in time (a host not behind a
+ * NAT, or a NAT that does not filter). Local addresses find a host on the same network, where
+ * a NAT that does not hairpin would drop packets sent to its own public address.
+ *
+ * What it cannot do: a NAT that gives each destination its own public port (a "symmetric" NAT,
+ * endpoint-dependent mapping) sends the punches from a port the lobby never saw, so the peer's
+ * NAT drops them; such a pair needs a relay, which this module does not provide. The connect
+ * then fails with ConnectTimeoutError (test/interop/nat-traversal.test.ts shows both cases).
+ *
+ * This file is the lobby's side (`NatIntroducer`, `natHandlers`) and the punch schedule
+ * (`PunchRuns`); ./nat-socket.ts runs them on a Server.
+ */
+import { host } from "../api/host.js";
+import type { Address } from "../session/sans-io.js";
+import type { Value } from "./codec.js";
+import { GameError, GameUsageError } from "./errors.js";
+import { checkLocalAddresses, isIpAddress, type LobbyRegistry } from "./lobby.js";
+import type { RpcHandler } from "./rpc.js";
+
+/** What each side of an introduction learns of the other. */
+export interface NatIntroduction {
+  /** The peer's public address, as the lobby saw it. */
+  address: Address;
+  /** The peer's addresses on its own networks. */
+  local: Address[];
+  /** 8 random bytes shared by the pair: their punches carry it. */
+  token: Uint8Array;
+}
+
+/** The notification the host receives, and the joiner's answer: the same shape. */
+export const INTRODUCE_METHOD = "nat.introduce";
+
+/** Introduce: no live host with that id, or it registered without NAT support (not attached). */
+export class NatHostUnavailableError extends GameError {
+  constructor(id: number) {
+    super("ERR_NAT_HOST_UNAVAILABLE", `host ${id} is not in the lobby, or its lobby connection cannot be introduced (register it from its game socket with NAT support)`);
+  }
+}
+
+/** Introduce: this connection asked for introductions faster than the lobby allows. */
+export class NatRateLimitedError extends GameError {
+  constructor(perSecond: number) {
+    super("ERR_NAT_RATE_LIMITED", `at most ${perSecond} introductions per second per connection: wait and retry`);
+  }
+}
+
+export interface NatIntroducerOptions {
+  /** Introductions a connection may ask for per second (token bucket). Default 2. */
+  ratePerSecond?: number;
+  /** Bucket size. Default 4. */
+  burst?: number;
+  /** 8 random bytes per introduction. Default: Web Crypto. */
+  random?: () => Uint8Array;
+}
+
+interface Attached {
+  address: Address;
+  notify: (method: string, params: Value) => void;
+  tokens: number;
+  refilledAt: number;
+}
+
+/** The lobby server's side: which connections can be introduced, and the introductions. */
+export class NatIntroducer {
+  readonly ratePerSecond: number;
+  readonly burst: number;
+  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0 };
+  readonly #registry: LobbyRegistry;
+  readonly #attached = new Map<number, Attached>();
+  readonly #random: () => Uint8Array;
+
+  constructor(registry: LobbyRegistry, options: NatIntroducerOptions = {}) {
+    this.#registry = registry;
+    this.ratePerSecond = options.ratePerSecond ?? 2;
+    this.burst = options.burst ?? 4;
+    this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(8)));
+  }
+
+  /**
+   * `owner`'s lobby connection, seen from `address` (its public address), can be introduced:
+   * `notify` sends it an RPC notification. Call `detach(owner)` when it ends.
+   */
+  attach(owner: number, address: Address, notify: (method: string, params: Value) => void): void {
+    this.#attached.set(owner, { address, notify, tokens: this.burst, refilledAt: Number.NaN });
+  }
+
+  detach(owner: number): void {
+    this.#attached.delete(owner);
+  }
+
+  /**
+   * `owner` (a joiner) asks to be introduced to host `id`, declaring its own local addresses.
+   * The host is notified; the joiner gets the host's side. Throws NatHostUnavailableError,
+   * NatRateLimitedError or GameUsageError (bad local addresses, or introducing itself).
+   */
+  introduce(now: number, owner: number, id: number, local: unknown): NatIntroduction {
+    const joiner = this.#attached.get(owner);
+    if (joiner === undefined) throw new GameUsageError("this lobby connection is not attached to the NAT introducer");
+    if (!this.#take(now, joiner)) {
+      this.counters.rateLimited++;
+      throw new NatRateLimitedError(this.ratePerSecond);
+    }
+    const joinerLocal = checkLocalAddresses(local);
+    const entry = this.#registry.get(now, id);
+    const hostSide = entry === undefined ? undefined : this.#attached.get(entry.owner);
+    if (entry === undefined || hostSide === undefined) {
+      this.counters.unavailable++;
+      throw new NatHostUnavailableError(id);
+    }
+    if (entry.owner === owner) throw new GameUsageError("a host cannot be introduced to itself");
+    const token = this.#random().slice(0, 8);
+    if (token.length !== 8) throw new GameUsageError("the introducer's random() must return 8 bytes");
+    hostSide.notify(INTRODUCE_METHOD, { address: joiner.address, local: joinerLocal, token });
+    this.counters.introductions++;
+    return { address: entry.address, local: entry.local.slice(), token };
+  }
+
+  #take(now: number, peer: Attached): boolean {
+    if (Number.isNaN(peer.refilledAt)) peer.refilledAt = now;
+    peer.tokens = Math.min(this.burst, peer.tokens + ((now - peer.refilledAt) * this.ratePerSecond) / 1000);
+    peer.refilledAt = now;
+    if (peer.tokens < 1) return false;
+    peer.tokens--;
+    return true;
+  }
+}
+
+/** The "nat.introduce" RPC method for `owner`'s lobby connection (mount beside lobbyHandlers). */
+export function natHandlers(introducer: NatIntroducer, owner: number, now: () => number): Record<string, RpcHandler> {
+  return {
+    [INTRODUCE_METHOD]: (params) => {
+      const p = (params ?? {}) as { id?: unknown; local?: unknown };
+      if (typeof p.id !== "number" || !Number.isInteger(p.id) || p.id < 1) throw new GameUsageError("nat.introduce needs { id } of a lobby entry");
+      const intro = introducer.introduce(now(), owner, p.id, p.local);
+      return { address: intro.address, local: intro.local, token: intro.token };
+    },
+  };
+}
+
+/** Reads an introduction off the wire (the host's notification or the joiner's answer). */
+export function parseIntroduction(value: unknown): NatIntroduction {
+  const v = (value ?? {}) as { address?: unknown; local?: unknown; token?: unknown };
+  if (typeof v.address !== "string" || !isIpAddress(v.address)) throw new GameUsageError(`an introduction's address must be "ip:port", got ${JSON.stringify(v.address)}`);
+  if (!(v.token instanceof Uint8Array) || v.token.length !== 8) throw new GameUsageError("an introduction's token must be 8 bytes");
+  return { address: v.address, local: checkLocalAddresses(v.local), token: v.token };
+}
+
+/** Every address of an introduction, the public one first, each once. */
+export function candidates(intro: NatIntroduction): Address[] {
+  return [...new Set([intro.address, ...intro.local])];
+}
+
+export interface PunchSchedule {
+  /** Punches per address. Default 20. */
+  count?: number;
+  /** Between two rounds. Default 100 ms (20 rounds: 2 s, longer than a handshake retry). */
+  intervalMs?: number;
+}
+
+interface Run {
+  targets: Address[];
+  token: Uint8Array;
+  left: number;
+  next: number;
+  intervalMs: number;
+}
+
+/** Concurrent punch runs kept; the oldest is dropped first. */
+const MAX_RUNS = 32;
+
+/**
+ * Punch runs, sans-IO: each punches every address of an introduction once per round, for a
+ * bounded number of rounds. Drive it with `pollTimeout()` / `handleTimeout(now, punch)`.
+ */
+export class PunchRuns {
+  readonly #runs: Run[] = [];
+
+  get size(): number {
+    return this.#runs.length;
+  }
+
+  /** Starts punching `targets` with `token`; the first round goes out at the next handleTimeout. */
+  start(now: number, targets: Address[], token: Uint8Array, schedule: PunchSchedule = {}): void {
+    const count = schedule.count ?? 20;
+    const intervalMs = schedule.intervalMs ?? 100;
+    if (!Number.isInteger(count) || count < 1 || count > 1000) throw new GameUsageError(`punch count must be an integer in 1..1000, got ${String(count)}`);
+    if (!(intervalMs >= 10 && intervalMs <= 10_000)) throw new GameUsageError(`punch intervalMs must be in 10..10000, got ${String(intervalMs)}`);
+    if (this.#runs.length >= MAX_RUNS) this.#runs.shift();
+    this.#runs.push({ targets: targets.slice(), token: token.slice(), left: count, next: now, intervalMs });
+  }
+
+  /** Stops the runs with this token (the connection is up, or was given up). */
+  stop(token: Uint8Array): void {
+    for (let i = this.#runs.length - 1; i >= 0; i--) if (sameToken(this.#runs[i]!.token, token)) this.#runs.splice(i, 1);
+  }
+
+  pollTimeout(): number | undefined {
+    let earliest: number | undefined;
+    for (const run of this.#runs) if (earliest === undefined || run.next < earliest) earliest = run.next;
+    return earliest;
+  }
+
+  handleTimeout(now: number, punch: (address: Address, token: Uint8Array) => void): void {
+    for (let i = 0; i < this.#runs.length; ) {
+      const run = this.#runs[i]!;
+      if (run.next <= now) {
+        for (const target of run.targets) punch(target, run.token);
+        run.left--;
+        run.next = now + run.intervalMs;
+      }
+      if (run.left <= 0) this.#runs.splice(i, 1);
+      else i++;
+    }
+  }
+}
+
+export function sameToken(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,148 @@
+/**
+ * The lobby as a NAT introducer (src/game/nat.ts), sans-IO: what each side learns, the limits
+ * on who may ask, and the punch schedule. The exchange over real NATs is
+ * test/interop/nat-traversal.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { LobbyRegistry, lobbyHandlers } from "../../src/game/lobby.js";
+import { candidates, NatIntroducer, natHandlers, parseIntroduction, PunchRuns } from "../../src/game/nat.js";
+import { RpcPeer } from "../../src/game/rpc.js";
+import type { Value } from "../../src/game/codec.js";
+import { settle } from "./helpers.js";
+
+const HOST = 1;
+const JOINER = 2;
+const fixedToken = () => new Uint8Array([9, 8, 7, 6, 5, 4, 3, 2]);
+
+function setup() {
+  const registry = new LobbyRegistry({ ttlMs: 10_000 });
+  const introducer = new NatIntroducer(registry, { random: fixedToken });
+  const notified: [string, Value][] = [];
+  introducer.attach(HOST, "198.51.100.2:7777", (method, params) => notified.push([method, params]));
+  introducer.attach(JOINER, "203.0.113.2:5555", () => undefined);
+  // The host registered from its game socket: gamePort 0 is the port the lobby saw.
+  const entry = registry.register(0, HOST, "198.51.100.2", { name: "h", gamePort: 0, players: 1, maxPlayers: 4, local: ["10.1.0.2:7777"] }, 7777);
+  return { registry, introducer, notified, entry };
+}
+
+describe("NatIntroducer", () => {
+  it("gives the joiner the host's public and local addresses, and the host the joiner's, with one token", () => {
+    const { introducer, notified, entry } = setup();
+    expect(entry.address).toBe("198.51.100.2:7777");
+    const intro = introducer.introduce(100, JOINER, entry.id, ["10.2.0.2:5555"]);
+    expect(intro).toEqual({ address: "198.51.100.2:7777", local: ["10.1.0.2:7777"], token: fixedToken() });
+    expect(notified).toEqual([["nat.introduce", { address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: fixedToken() }]]);
+    expect(candidates(intro)).toEqual(["198.51.100.2:7777", "10.1.0.2:7777"]);
+    expect(introducer.counters.introductions).toBe(1);
+  });
+
+  it("refuses unknown, expired and unattached hosts, itself, bad local addresses, and too many requests", () => {
+    const { registry, introducer, entry } = setup();
+    expect(() => introducer.introduce(0, JOINER, 99, [])).toThrow(expect.objectContaining({ code: "ERR_NAT_HOST_UNAVAILABLE" }));
+    expect(() => introducer.introduce(0, HOST, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => introducer.introduce(0, JOINER, entry.id, ["example.com:80"])).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    // A public address as "local" would aim the host's punches at a third party.
+    expect(() => introducer.introduce(0, JOINER, entry.id, ["8.8.8.8:53"])).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => introducer.introduce(0, JOINER, entry.id, ["10.0.0.1:1", "10.0.0.1:2", "10.0.0.1:3", "10.0.0.1:4", "10.0.0.1:5"])).toThrow(
+      expect.objectContaining({ code: "ERR_GAME_USAGE" }),
+    );
+    expect(() => introducer.introduce(0, 77, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    // The joiner's bucket (burst 4): the four refused requests above spent it (it is charged
+    // before anything is checked), so the next is limited.
+    expect(() => introducer.introduce(0, JOINER, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_NAT_RATE_LIMITED" }));
+    expect(introducer.counters.rateLimited).toBe(1);
+    // 2 per second: half a second later there is one again.
+    expect(introducer.introduce(500, JOINER, entry.id, []).address).toBe("198.51.100.2:7777");
+    // The host's lobby connection ended.
+    introducer.detach(HOST);
+    expect(() => introducer.introduce(5000, JOINER, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_NAT_HOST_UNAVAILABLE" }));
+    introducer.attach(HOST, "198.51.100.2:7777", () => undefined);
+    expect(introducer.introduce(5000, JOINER, entry.id, []).token).toEqual(fixedToken());
+    // The entry expired (no heartbeat for ttl).
+    expect(registry.get(20_000, entry.id)).toBeUndefined();
+    expect(() => introducer.introduce(20_000, JOINER, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_NAT_HOST_UNAVAILABLE" }));
+  });
+
+  it("works over RPC beside the lobby's methods; bad requests get typed remote errors", async () => {
+    const registry = new LobbyRegistry();
+    const introducer = new NatIntroducer(registry, { random: fixedToken });
+    const wire: (() => void)[] = [];
+    /** One lobby connection: a client peer, and its server peer with lobby + nat handlers. */
+    function connection(owner: number, ip: string, port: number | undefined, clientHandlers = {}) {
+      let server!: RpcPeer;
+      const client = new RpcPeer({ send: (d) => wire.push(() => server.receive(d)), now: () => 0, handlers: clientHandlers });
+      server = new RpcPeer({
+        send: (d) => wire.push(() => client.receive(d)),
+        now: () => 0,
+        handlers: { ...lobbyHandlers(registry, owner, ip, () => 0, port), ...natHandlers(introducer, owner, () => 0) },
+      });
+      introducer.attach(owner, `${ip}:${port ?? 1}`, (method, params) => server.notify(method, params));
+      return client;
+    }
+    const pump = async () => {
+      for (let i = 0; i < 50 && wire.length > 0; i++) {
+        for (const f of wire.splice(0)) f();
+        await settle();
+      }
+    };
+    const seen: unknown[] = [];
+    const hostRpc = connection(HOST, "198.51.100.2", 7777, { "nat.introduce": (p: Value) => void seen.push(parseIntroduction(p)) });
+    const joinerRpc = connection(JOINER, "203.0.113.2", 5555);
+    const registered = hostRpc.call("lobby.register", { name: "h", gamePort: 0, players: 0, maxPlayers: 2 });
+    await pump();
+    const { id } = (await registered) as { id: number };
+    const answer = joinerRpc.call("nat.introduce", { id, local: ["10.2.0.2:5555"] });
+    await pump();
+    expect(parseIntroduction(await answer)).toEqual({ address: "198.51.100.2:7777", local: [], token: fixedToken() });
+    expect(seen).toEqual([{ address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: fixedToken() }]);
+
+    // A lobby that does not know the connection's port cannot take gamePort 0.
+    const noPort = connection(3, "192.0.2.9", undefined);
+    const refused = noPort.call("lobby.register", { name: "x", gamePort: 0, players: 0, maxPlayers: 2 });
+    await pump();
+    await expect(refused).rejects.toMatchObject({ remoteCode: "ERR_GAME_USAGE" });
+    const badJoin = joinerRpc.call("nat.introduce", { id: "one" });
+    await pump();
+    await expect(badJoin).rejects.toMatchObject({ remoteCode: "ERR_GAME_USAGE" });
+  });
+
+  it("registering gamePort 0 needs the seen port", () => {
+    const registry = new LobbyRegistry();
+    expect(() => registry.register(0, 1, "192.0.2.1", { name: "x", gamePort: 0, players: 0, maxPlayers: 2 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(registry.register(0, 1, "192.0.2.1", { name: "x", gamePort: 0, players: 0, maxPlayers: 2 }, 4000).address).toBe("192.0.2.1:4000");
+  });
+
+  it("parseIntroduction rejects what a hostile lobby or peer could send", () => {
+    const token = fixedToken();
+    expect(() => parseIntroduction(null)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "host.example:1", local: [], token })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token: new Uint8Array(7) })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: "10.0.0.1:1", token })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(parseIntroduction({ address: "[2001:db8::1]:9", local: ["[fe80::1]:9", "[fd00:1::2]:9", "172.20.0.5:9", "192.168.1.2:9"], token }).local.length).toBe(4);
+    for (const bad of ["[2001:db8::2]:9", "172.32.0.1:9", "100.64.0.1:9", "[::ffff:8.8.8.8]:53"]) {
+      expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [bad], token }), bad).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    }
+  });
+});
+
+describe("PunchRuns", () => {
+  it("punches every target once per round for `count` rounds, then stops; stop() ends a run early", () => {
+    const runs = new PunchRuns();
+    const sent: string[] = [];
+    const punch = (address: string, token: Uint8Array) => sent.push(`${address}#${token[0]}`);
+    runs.start(0, ["1.1.1.1:1", "10.0.0.1:1"], new Uint8Array(8).fill(1), { count: 3, intervalMs: 100 });
+    runs.start(0, ["2.2.2.2:2"], new Uint8Array(8).fill(2), { count: 10, intervalMs: 50 });
+    for (let now = 0; now <= 1000; now += 10) {
+      const due = runs.pollTimeout();
+      if (due !== undefined && due <= now) runs.handleTimeout(now, punch);
+      if (now === 200) runs.stop(new Uint8Array(8).fill(2));
+    }
+    expect(sent.filter((s) => s.endsWith("#1"))).toEqual(["1.1.1.1:1#1", "10.0.0.1:1#1", "1.1.1.1:1#1", "10.0.0.1:1#1", "1.1.1.1:1#1", "10.0.0.1:1#1"]);
+    // Rounds at 0, 50, 100, 150, 200 (stopped after the 200 round).
+    expect(sent.filter((s) => s.endsWith("#2")).length).toBe(5);
+    expect(runs.size).toBe(0);
+    expect(runs.pollTimeout()).toBeUndefined();
+    expect(() => runs.start(0, [], new Uint8Array(8), { count: 0 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => runs.start(0, [], new Uint8Array(8), { intervalMs: 1 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+  });
+});

@@ -1,0 +1,110 @@
+// NAT traversal over real NATs: two home networks behind Linux routers that masquerade and
+// drop unsolicited packets (bench/lib/natlab.mjs, network namespaces + nftables), a lobby on
+// the "internet" between them, a host behind router A and joiners behind router B, each its
+// own process (test/interop/fixtures/nat-peer.mjs). What it shows:
+// - a joiner connecting straight to the host's public address is dropped by the host's NAT;
+// - through the lobby's introduction and NAT_PUNCH (src/game/nat.ts, PROTOCOL §7) it connects,
+//   from Node, Bun and Deno, and every message comes back;
+// - behind a symmetric NAT (a new port per destination) punching cannot work, and the joiner
+//   gets ConnectTimeoutError, not a hang.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NatLab, natLabUnsupported } from "../../bench/lib/natlab.mjs";
+import { assertBuilt, Peer, RUNTIMES, type RuntimeName } from "./helpers.js";
+
+const skip = natLabUnsupported();
+if (skip !== undefined) console.warn(`NAT traversal tests skipped: ${skip}`);
+
+const LOBBY_PORT = 9000;
+const HOST_PORT = 7777;
+
+interface Lab {
+  internet: string;
+  hostA: string;
+  hostB: string;
+  routerA: string;
+  lobbyIp: string;
+  publicA: string;
+  localA: string;
+  localB: string;
+  droppedAt(ns: string): number;
+  close(): void;
+}
+
+/** The lab, its lobby and its host (node), up and registered. */
+async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> {
+  assertBuilt();
+  const lab = new NatLab(symmetricB ? "nats" : "natc", { symmetricB }) as Lab;
+  const peers: Peer[] = [];
+  try {
+    const lobby = new Peer("node", "nat-peer.mjs", ["lobby", JSON.stringify({ host: lab.lobbyIp, port: LOBBY_PORT })], 120_000, lab.internet);
+    peers.push(lobby);
+    await lobby.waitFor("listening");
+    const host = new Peer("node", "nat-peer.mjs", ["host", JSON.stringify({ port: HOST_PORT, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localA })], 120_000, lab.hostA);
+    peers.push(host);
+    await host.waitFor("registered");
+    return { lab, peers };
+  } catch (error) {
+    for (const p of peers) p.stop();
+    lab.close();
+    throw error;
+  }
+}
+
+async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct"): Promise<Record<string, unknown>> {
+  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localB })], 40_000, lab.hostB);
+  try {
+    return await joiner.waitFor("ok", 30_000);
+  } finally {
+    joiner.stop();
+  }
+}
+
+describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftables: masquerade, unsolicited packets dropped)", () => {
+  let lab: Lab;
+  let peers: Peer[] = [];
+  beforeAll(async () => {
+    ({ lab, peers } = await start(false));
+  }, 60_000);
+  afterAll(() => {
+    for (const p of peers) p.stop();
+    lab?.close();
+  });
+
+  it("a joiner connecting straight to the host's public address is dropped by the host's NAT", async () => {
+    const before = lab.droppedAt(lab.routerA);
+    const result = await join("node", lab, "direct");
+    expect(result).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
+    // Every handshake attempt died at router A's filter.
+    expect(lab.droppedAt(lab.routerA) - before).toBeGreaterThanOrEqual(3);
+  }, 40_000);
+
+  for (const runtime of RUNTIMES) {
+    it(`${runtime} joiner: introduced by the lobby, it punches through both NATs and every message echoes`, async () => {
+      const result = await join(runtime, lab, "nat");
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50 });
+      // The host's public address (router A's, the port the host bound: a cone NAT keeps it).
+      expect(result.via).toBe(`${lab.publicA}:${HOST_PORT}`);
+      expect(result.listed).toBe(result.via);
+    }, 40_000);
+  }
+});
+
+describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random port per destination)", () => {
+  let lab: Lab;
+  let peers: Peer[] = [];
+  beforeAll(async () => {
+    ({ lab, peers } = await start(true));
+  }, 60_000);
+  afterAll(() => {
+    for (const p of peers) p.stop();
+    lab?.close();
+  });
+
+  it("punching cannot open a path, and natConnect fails with ConnectTimeoutError instead of hanging", async () => {
+    const before = lab.droppedAt(lab.routerA);
+    const result = await join("node", lab, "nat");
+    expect(result).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
+    // Router A dropped B's punches and handshakes: they came from ports it never punched to.
+    expect(lab.droppedAt(lab.routerA) - before).toBeGreaterThan(5);
+  }, 40_000);
+});
