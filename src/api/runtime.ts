@@ -89,6 +89,8 @@ export class Server extends TypedEmitter<ServerEvents> {
   async connect(target: Target, options: ServerConnectOptions = {}): Promise<Connection> {
     if (this.#closing !== undefined) throw new ClosedError("this server");
     const { peer, targetText } = await resolvePeer(this.#adapter, target, options.signal);
+    // close() may have run while the target was resolved: it aborted the attempts it saw.
+    if (this.#closing !== undefined) throw new ClosedError("this server");
     const ipv6 = peer.startsWith("[");
     if (ipv6 !== isIpv6Literal(this.address.host)) {
       throw new InvalidOptionError(`connect(): ${targetText} is ${ipv6 ? "IPv6" : "IPv4"} but this server's socket is bound to ${this.address.host}; listen on ${ipv6 ? '"::"' : '"0.0.0.0"'} to reach it`);
