@@ -3,9 +3,13 @@
 // runs. Needs root, iproute2 and nft; `natLabUnsupported()` says why not otherwise. Nothing
 // leaves the namespaces: their only links are the veth pairs between them.
 //
-//   host A 10.1.0.2 --- 10.1.0.1 [router A] 198.51.100.2 --- 198.51.100.1 [internet] 203.0.113.1
-//   host B 10.2.0.2 --- 10.2.0.1 [router B] 203.0.113.2 ----------------------------------+
+//   host A 10.1.0.2 --+
+//   host C 10.1.0.3 --+- 10.1.0.1 [router A] 198.51.100.2 --- 198.51.100.1 [internet] 203.0.113.1
+//   host B 10.2.0.2 ----- 10.2.0.1 [router B] 203.0.113.2 -----------------------------------+
 //   the lobby: 192.0.2.1 on the internet's loopback
+//
+// Router A does not hairpin: host C's packets to A's public address reach the router itself,
+// not host A, so two players on one home network find each other by their local addresses.
 //
 // The lobby binds its own address: a socket bound to 0.0.0.0 there would answer router B from
 // 203.0.113.1 (the kernel picks the source by route), which B's NAT rightly drops.
@@ -70,22 +74,31 @@ export class NatLab {
     this.routerB = `${base}-rb`;
     this.hostA = `${base}-ha`;
     this.hostB = `${base}-hb`;
+    this.hostC = `${base}-hc`;
     this.lobbyIp = "192.0.2.1";
     this.publicA = "198.51.100.2";
     this.publicB = "203.0.113.2";
     this.localA = "10.1.0.2";
     this.localB = "10.2.0.2";
+    this.localC = "10.1.0.3";
     /** @type {string[]} */
     this.created = [];
     try {
-      for (const ns of [this.internet, this.routerA, this.routerB, this.hostA, this.hostB]) {
+      for (const ns of [this.internet, this.routerA, this.routerB, this.hostA, this.hostB, this.hostC]) {
         ip(["netns", "add", ns]);
         this.created.push(ns);
         ip(["-n", ns, "link", "set", "lo", "up"]);
       }
       this.#link(this.internet, "wa", "198.51.100.1/24", this.routerA, "wan", "198.51.100.2/24");
       this.#link(this.internet, "wb", "203.0.113.1/24", this.routerB, "wan", "203.0.113.2/24");
-      this.#link(this.routerA, "lan", "10.1.0.1/24", this.hostA, "eth0", "10.1.0.2/24");
+      // Router A's home network is a bridge with two hosts on it.
+      ip(["-n", this.routerA, "link", "add", "lan", "type", "bridge"]);
+      ip(["-n", this.routerA, "addr", "add", "10.1.0.1/24", "dev", "lan"]);
+      ip(["-n", this.routerA, "link", "set", "lan", "up"]);
+      this.#link(this.routerA, "lan-a", undefined, this.hostA, "eth0", "10.1.0.2/24");
+      this.#link(this.routerA, "lan-c", undefined, this.hostC, "eth0", "10.1.0.3/24");
+      for (const port of ["lan-a", "lan-c"]) ip(["-n", this.routerA, "link", "set", port, "master", "lan"]);
+      ip(["-n", this.hostC, "route", "add", "default", "via", "10.1.0.1"]);
       this.#link(this.routerB, "lan", "10.2.0.1/24", this.hostB, "eth0", "10.2.0.2/24");
       ip(["-n", this.internet, "addr", "add", `${this.lobbyIp}/32`, "dev", "lo"]);
       sysctl(this.internet, "net.ipv4.ip_forward", "1");
@@ -117,12 +130,12 @@ export class NatLab {
   }
 
   /**
-   * @param {string} nsA @param {string} devA @param {string} addrA
+   * @param {string} nsA @param {string} devA @param {string | undefined} addrA none: a bridge port
    * @param {string} nsB @param {string} devB @param {string} addrB
    */
   #link(nsA, devA, addrA, nsB, devB, addrB) {
     ip(["link", "add", devA, "netns", nsA, "type", "veth", "peer", "name", devB, "netns", nsB]);
-    ip(["-n", nsA, "addr", "add", addrA, "dev", devA]);
+    if (addrA !== undefined) ip(["-n", nsA, "addr", "add", addrA, "dev", devA]);
     ip(["-n", nsB, "addr", "add", addrB, "dev", devB]);
     ip(["-n", nsA, "link", "set", devA, "up"]);
     ip(["-n", nsB, "link", "set", devB, "up"]);

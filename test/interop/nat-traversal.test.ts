@@ -5,6 +5,8 @@
 // - a joiner connecting straight to the host's public address is dropped by the host's NAT;
 // - through the lobby's introduction and NAT_PUNCH (src/game/nat.ts, PROTOCOL §7) it connects,
 //   from Node, Bun and Deno, and every message comes back;
+// - a joiner on the host's own network, where the router does not hairpin, connects through
+//   the host's local address;
 // - behind a symmetric NAT (a new port per destination) punching cannot work, and the joiner
 //   gets ConnectTimeoutError, not a hang.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,11 +23,13 @@ interface Lab {
   internet: string;
   hostA: string;
   hostB: string;
+  hostC: string;
   routerA: string;
   lobbyIp: string;
   publicA: string;
   localA: string;
   localB: string;
+  localC: string;
   droppedAt(ns: string): number;
   close(): void;
 }
@@ -50,8 +54,9 @@ async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> 
   }
 }
 
-async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct"): Promise<Record<string, unknown>> {
-  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localB })], 40_000, lab.hostB);
+async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B"): Promise<Record<string, unknown>> {
+  const [ns, localIp] = where === "B" ? [lab.hostB, lab.localB] : [lab.hostC, lab.localC];
+  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp })], 40_000, ns);
   try {
     return await joiner.waitFor("ok", 30_000);
   } finally {
@@ -87,6 +92,13 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
       expect(result.listed).toBe(result.via);
     }, 40_000);
   }
+
+  it("a joiner on the host's own network (router A does not hairpin) connects to the host's local address", async () => {
+    const direct = await join("node", lab, "direct", "C");
+    expect(direct).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
+    const result = await join("node", lab, "nat", "C");
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: `${lab.localA}:${HOST_PORT}` });
+  }, 40_000);
 });
 
 describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random port per destination)", () => {
