@@ -17,7 +17,7 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
   close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array): void;
   stats(connection: ConnectionId): ConnectionStats;
   /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */
-  punch?(now: number, address: Address, token: Uint8Array): void;
+  punch?(now: number, address: Address, token: Uint8Array, acceptToken?: Uint8Array): void;
 }
 
 export type EndpointFactory = (config: EndpointConfig) => EndpointLike;

@@ -96,30 +96,33 @@ export class Server extends TypedEmitter<ServerEvents> {
       throw new InvalidOptionError(`connect(): ${targetText} is ${ipv6 ? "IPv6" : "IPv4"} but this server's socket is bound to ${this.address.host}; listen on ${ipv6 ? '"::"' : '"0.0.0.0"'} to reach it`);
     }
     const attempt = new ConnectAttempt(this.#driver, peer, options, options.maxQueuedMessages ?? this.#maxQueued, {
+      // At the "connect" event itself, not in this method's continuation a turn later: a
+      // close() in between must see it (and tell the peer).
+      opened: (connection) => {
+        this.#connections.set(connection.id, connection);
+        connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
+      },
       closed: (c) => this.#connections.delete(c.id),
       failed: () => undefined,
     });
     const id = attempt.start();
     if (id >= 0) this.#attempts.set(id, attempt);
     try {
-      const connection = await attempt.promise;
-      this.#connections.set(connection.id, connection);
-      connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
-      return connection;
+      return await attempt.promise;
     } finally {
       this.#attempts.delete(id);
     }
   }
 
   /**
-   * Sends one NAT_PUNCH to `address` (PROTOCOL §7) with the 8-byte `token` an introducer gave
-   * both peers: it opens this socket's NAT for packets from there. For 30 s, punches that
-   * arrive with the same token are "punch" events. src/game/nat.ts schedules the repeats.
+   * Sends one NAT_PUNCH to `address` (PROTOCOL §7) carrying the 8-byte `token` an introducer
+   * gave: it opens this socket's NAT for packets from there. For 30 s, punches that arrive with
+   * `acceptToken` (default: `token`) are "punch" events. src/game/nat.ts schedules the repeats.
    */
-  punch(address: Address, token: Uint8Array): void {
+  punch(address: Address, token: Uint8Array, acceptToken: Uint8Array = token): void {
     const endpoint = this.#driver.endpoint;
     if (endpoint.punch === undefined) throw new InvalidOptionError("punch(): this server's endpoint (createEndpoint) has no punch()");
-    endpoint.punch(monotonicNow(), address, token);
+    endpoint.punch(monotonicNow(), address, token, acceptToken);
     this.#driver.requestService();
   }
 
@@ -194,7 +197,7 @@ class ConnectAttempt {
   readonly #peer: Address;
   readonly #options: ServerConnectOptions;
   readonly #maxQueued: number;
-  readonly #hooks: { closed: (connection: Connection) => void; failed: () => void };
+  readonly #hooks: AttemptHooks;
   readonly #timeoutMs: number;
   #id = -1;
   #connection: Connection | undefined;
@@ -202,7 +205,7 @@ class ConnectAttempt {
   #timer: unknown;
   readonly #onAbort = (): void => this.abort(new ConnectAbortedError(this.#peer, this.#options.signal?.reason));
 
-  constructor(driver: Driver, peer: Address, options: ServerConnectOptions, maxQueued: number, hooks: { closed: (connection: Connection) => void; failed: () => void }) {
+  constructor(driver: Driver, peer: Address, options: ServerConnectOptions, maxQueued: number, hooks: AttemptHooks) {
     this.#driver = driver;
     this.#peer = peer;
     this.#options = options;
@@ -217,6 +220,11 @@ class ConnectAttempt {
 
   /** Starts the handshake; the connection id, or -1 if the endpoint refused at once (the promise rejects). */
   start(): number {
+    // Aborted while the socket was opening: an abort listener added now would never fire.
+    if (this.#options.signal?.aborted === true) {
+      this.#finish(new ConnectAbortedError(this.#peer, this.#options.signal.reason));
+      return -1;
+    }
     this.#timer = host.setTimeout(() => this.abort(new ConnectTimeoutError(this.#peer, this.#timeoutMs)), this.#timeoutMs);
     this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });
     try {
@@ -236,6 +244,7 @@ class ConnectAttempt {
     if (event.type === "connect") {
       this.#connection = new Connection(this.#driver, this.#id, this.#peer, event.userData, this.#maxQueued, this.#hooks.closed);
       this.#connection._hold();
+      this.#hooks.opened?.(this.#connection);
       this.#finish(undefined);
       // After the application's `await connect()` continuation has run (a later turn).
       const connection = this.#connection;
@@ -272,6 +281,15 @@ class ConnectAttempt {
 }
 
 type ConnectionEvent = Exclude<EndpointEvent, { type: "punch" }>;
+
+interface AttemptHooks {
+  /** The handshake completed: the connection exists (its events are held until the next turn). */
+  opened?: (connection: Connection) => void;
+  /** The connection ended (after it opened). */
+  closed: (connection: Connection) => void;
+  /** The attempt failed (the promise rejected). */
+  failed: () => void;
+}
 
 async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Promise<Server> {
   validateCommon(options, "listen()");

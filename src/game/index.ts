@@ -44,6 +44,7 @@ export {
   natHandlers,
   parseIntroduction,
   PunchRuns,
+  MAX_PUNCH_RUNS,
   NatHostUnavailableError,
   NatRateLimitedError,
   INTRODUCE_METHOD,

@@ -220,15 +220,22 @@ export function checkLocalAddresses(value: unknown): string[] {
   });
 }
 
-/** An "ip:port" (isIpAddress) on a private, link-local or loopback network. */
+/**
+ * An "ip:port" (isIpAddress) on a private, link-local or loopback network. IPv4 must be strict
+ * dotted decimal (no leading zeros, each part 0..255): some runtimes read "010.8.8.8" as octal,
+ * i.e. 8.8.8.8, so a loose parse would let a public address through.
+ */
 function isPrivateAddress(address: string): boolean {
   const host = address.slice(0, address.lastIndexOf(":"));
   if (host.startsWith("[")) {
     const v6 = host.slice(1, -1).toLowerCase();
     if (!/^[0-9a-f:]+$/.test(v6)) return false;
-    return v6 === "::1" || /^f[cd][0-9a-f]{0,2}:/.test(v6) || /^fe[89ab][0-9a-f]?:/.test(v6);
+    // ::1, fc00::/7 (a full first group fcXX or fdXX), fe80::/10 (fe80..febf).
+    return v6 === "::1" || /^f[cd][0-9a-f]{2}:/.test(v6) || /^fe[89ab][0-9a-f]:/.test(v6);
   }
-  const [a, b] = host.split(".").map(Number) as [number, number, number, number];
+  const parts = host.split(".");
+  if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255)) return false;
+  const [a, b] = parts.map(Number) as [number, number];
   return a === 10 || a === 127 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254);
 }
 

@@ -10,7 +10,7 @@ import type { Server, ServerConnectOptions } from "../api/runtime.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
 import { GameUsageError } from "./errors.js";
-import { candidates, INTRODUCE_METHOD, parseIntroduction, PunchRuns, sameToken, type PunchSchedule } from "./nat.js";
+import { candidates, INTRODUCE_METHOD, parseIntroduction, PunchRuns, sameToken, type NatIntroduction, type PunchSchedule } from "./nat.js";
 import type { RpcHandler } from "./rpc.js";
 import { ModuleTimer } from "./timer.js";
 
@@ -24,17 +24,14 @@ class ServerPuncher {
     this.#server = server;
     this.#timer = new ModuleTimer({
       pollTimeout: () => this.runs.pollTimeout(),
-      handleTimeout: (now) => this.runs.handleTimeout(now, (address, token) => this.#server.punch(address, token)),
+      handleTimeout: (now) => this.runs.handleTimeout(now, (address, token, acceptToken) => this.#server.punch(address, token, acceptToken)),
     });
   }
 
-  start(targets: Address[], token: Uint8Array, schedule?: PunchSchedule): void {
-    this.runs.start(monotonicNow(), targets, token, schedule);
+  start(intro: NatIntroduction, schedule?: PunchSchedule): boolean {
+    const started = this.runs.start(monotonicNow(), candidates(intro), intro.token, intro.peerToken, schedule);
     this.#timer.poke();
-  }
-
-  stop(token: Uint8Array): void {
-    this.runs.stop(token);
+    return started;
   }
 
   close(): void {
@@ -45,7 +42,7 @@ class ServerPuncher {
 export interface AnsweringIntroductions {
   /** Mount these on the host's lobby RPC (attachRpc(..., { handlers })). */
   readonly handlers: Record<string, RpcHandler>;
-  /** Introductions answered (punching started). */
+  /** Introductions answered (punching started), and refused (malformed, or MAX_PUNCH_RUNS busy). */
   readonly counters: { introductions: number; refused: number };
   /** Stops punching. */
   close(): void;
@@ -69,8 +66,12 @@ export function answerIntroductions(server: Server, schedule?: PunchSchedule): A
           counters.refused++;
           throw error;
         }
+        // Busy (MAX_PUNCH_RUNS at once): refused, and the joiner falls back or times out.
+        if (!puncher.start(intro, schedule)) {
+          counters.refused++;
+          return null;
+        }
         counters.introductions++;
-        puncher.start(candidates(intro), intro.token, schedule);
         return null;
       },
     },
@@ -107,8 +108,8 @@ export async function natConnect(
   const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [] }));
   const puncher = new ServerPuncher(server);
   try {
-    const punched = firstPunch(server, intro.token, waitMs);
-    puncher.start(candidates(intro), intro.token, options.schedule);
+    const punched = firstPunch(server, intro.peerToken, waitMs);
+    puncher.start(intro, options.schedule);
     const target = (await punched) ?? intro.address;
     return await server.connect(target, options.connect);
   } finally {
@@ -116,7 +117,7 @@ export async function natConnect(
   }
 }
 
-/** The address of the first punch with `token` to reach `server`, or undefined after `waitMs`. */
+/** The address of the first punch carrying the host's `token` to reach `server`, or undefined after `waitMs`. */
 function firstPunch(server: Server, token: Uint8Array, waitMs: number): Promise<Address | undefined> {
   return new Promise((resolve) => {
     const done = (address: Address | undefined): void => {

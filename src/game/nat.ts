@@ -8,9 +8,15 @@
  *         gamePort 0, so the lobby knows its               socket it will play from)
  *         public game address)
  *                         lobby  <---- nat.introduce { id, local } ----
- *   <-- nat.introduce { address, local, token }      ---- { address, local, token } ---->
+ *   <-- nat.introduce { address, local,              ---- { address, local,
+ *                       token, peerToken }                       token, peerToken } ---->
  *       (the joiner's public address as the lobby         (the host's public address as the
- *        saw it, its local addresses, a fresh token)       lobby saw it, its local addresses)
+ *        saw it, its local addresses)                      lobby saw it, its local addresses)
+ *
+ * The lobby makes two fresh 8-byte tokens, one per side: each side's punches carry its own
+ * (`token`) and it listens for the other's (`peerToken`). A device that receives the joiner's
+ * punches (one holding the host's local address on the joiner's network, say) learns only the
+ * joiner's token, so it cannot answer as the host.
  *
  * Then both send NAT_PUNCH (PROTOCOL §7, src/session/punch.ts) to every address of the other,
  * a few times. Each punch opens its sender's NAT for the peer; once both have punched, punches
@@ -40,8 +46,10 @@ export interface NatIntroduction {
   address: Address;
   /** The peer's addresses on its own networks. */
   local: Address[];
-  /** 8 random bytes shared by the pair: their punches carry it. */
+  /** 8 random bytes this side's punches carry. */
   token: Uint8Array;
+  /** The peer's: a punch carrying it came from the peer. */
+  peerToken: Uint8Array;
 }
 
 /** The notification the host receives, and the joiner's answer: the same shape. */
@@ -54,10 +62,10 @@ export class NatHostUnavailableError extends GameError {
   }
 }
 
-/** Introduce: this connection asked for introductions faster than the lobby allows. */
+/** Introduce: this connection, or all joiners of this host together, asked faster than the lobby allows. */
 export class NatRateLimitedError extends GameError {
-  constructor(perSecond: number) {
-    super("ERR_NAT_RATE_LIMITED", `at most ${perSecond} introductions per second per connection: wait and retry`);
+  constructor(perSecond: number, per = "per connection") {
+    super("ERR_NAT_RATE_LIMITED", `at most ${perSecond} introductions per second ${per}: wait and retry`);
   }
 }
 
@@ -66,21 +74,34 @@ export interface NatIntroducerOptions {
   ratePerSecond?: number;
   /** Bucket size. Default 4. */
   burst?: number;
-  /** 8 random bytes per introduction. Default: Web Crypto. */
+  /**
+   * Introductions to one host per second, from all joiners together. Default 5 (burst 10):
+   * a host runs at most 32 punch runs of 2 s at once (PunchRuns), and many connections asking
+   * for one host must not crowd out its runs.
+   */
+  hostRatePerSecond?: number;
+  /** 16 random bytes per introduction (the two tokens). Default: Web Crypto. */
   random?: () => Uint8Array;
+}
+
+/** A token bucket; NaN refilledAt: full, not yet used. */
+interface Bucket {
+  tokens: number;
+  refilledAt: number;
 }
 
 interface Attached {
   address: Address;
   notify: (method: string, params: Value) => void;
-  tokens: number;
-  refilledAt: number;
+  asking: Bucket;
+  asked: Bucket;
 }
 
 /** The lobby server's side: which connections can be introduced, and the introductions. */
 export class NatIntroducer {
   readonly ratePerSecond: number;
   readonly burst: number;
+  readonly hostRatePerSecond: number;
   readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0 };
   readonly #registry: LobbyRegistry;
   readonly #attached = new Map<number, Attached>();
@@ -90,7 +111,8 @@ export class NatIntroducer {
     this.#registry = registry;
     this.ratePerSecond = options.ratePerSecond ?? 2;
     this.burst = options.burst ?? 4;
-    this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(8)));
+    this.hostRatePerSecond = options.hostRatePerSecond ?? 5;
+    this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(16)));
   }
 
   /**
@@ -98,7 +120,12 @@ export class NatIntroducer {
    * `notify` sends it an RPC notification. Call `detach(owner)` when it ends.
    */
   attach(owner: number, address: Address, notify: (method: string, params: Value) => void): void {
-    this.#attached.set(owner, { address, notify, tokens: this.burst, refilledAt: Number.NaN });
+    this.#attached.set(owner, {
+      address,
+      notify,
+      asking: { tokens: this.burst, refilledAt: Number.NaN },
+      asked: { tokens: 2 * this.hostRatePerSecond, refilledAt: Number.NaN },
+    });
   }
 
   detach(owner: number): void {
@@ -113,7 +140,7 @@ export class NatIntroducer {
   introduce(now: number, owner: number, id: number, local: unknown): NatIntroduction {
     const joiner = this.#attached.get(owner);
     if (joiner === undefined) throw new GameUsageError("this lobby connection is not attached to the NAT introducer");
-    if (!this.#take(now, joiner)) {
+    if (!take(now, joiner.asking, this.ratePerSecond, this.burst)) {
       this.counters.rateLimited++;
       throw new NatRateLimitedError(this.ratePerSecond);
     }
@@ -125,21 +152,28 @@ export class NatIntroducer {
       throw new NatHostUnavailableError(id);
     }
     if (entry.owner === owner) throw new GameUsageError("a host cannot be introduced to itself");
-    const token = this.#random().slice(0, 8);
-    if (token.length !== 8) throw new GameUsageError("the introducer's random() must return 8 bytes");
-    hostSide.notify(INTRODUCE_METHOD, { address: joiner.address, local: joinerLocal, token });
+    if (!take(now, hostSide.asked, this.hostRatePerSecond, 2 * this.hostRatePerSecond)) {
+      this.counters.rateLimited++;
+      throw new NatRateLimitedError(this.hostRatePerSecond, "for this host");
+    }
+    const random = this.#random();
+    if (random.length < 16) throw new GameUsageError("the introducer's random() must return 16 bytes");
+    const hostToken = random.slice(0, 8);
+    const joinerToken = random.slice(8, 16);
+    hostSide.notify(INTRODUCE_METHOD, { address: joiner.address, local: joinerLocal, token: hostToken, peerToken: joinerToken });
     this.counters.introductions++;
-    return { address: entry.address, local: entry.local.slice(), token };
+    return { address: entry.address, local: entry.local.slice(), token: joinerToken, peerToken: hostToken };
   }
+}
 
-  #take(now: number, peer: Attached): boolean {
-    if (Number.isNaN(peer.refilledAt)) peer.refilledAt = now;
-    peer.tokens = Math.min(this.burst, peer.tokens + ((now - peer.refilledAt) * this.ratePerSecond) / 1000);
-    peer.refilledAt = now;
-    if (peer.tokens < 1) return false;
-    peer.tokens--;
-    return true;
-  }
+/** Takes one from `bucket` (refilled at `perSecond`, up to `size`) if it has one. */
+function take(now: number, bucket: Bucket, perSecond: number, size: number): boolean {
+  if (Number.isNaN(bucket.refilledAt)) bucket.refilledAt = now;
+  bucket.tokens = Math.min(size, bucket.tokens + ((now - bucket.refilledAt) * perSecond) / 1000);
+  bucket.refilledAt = now;
+  if (bucket.tokens < 1) return false;
+  bucket.tokens--;
+  return true;
 }
 
 /** The "nat.introduce" RPC method for `owner`'s lobby connection (mount beside lobbyHandlers). */
@@ -149,17 +183,17 @@ export function natHandlers(introducer: NatIntroducer, owner: number, now: () =>
       const p = (params ?? {}) as { id?: unknown; local?: unknown };
       if (typeof p.id !== "number" || !Number.isInteger(p.id) || p.id < 1) throw new GameUsageError("nat.introduce needs { id } of a lobby entry");
       const intro = introducer.introduce(now(), owner, p.id, p.local);
-      return { address: intro.address, local: intro.local, token: intro.token };
+      return { address: intro.address, local: intro.local, token: intro.token, peerToken: intro.peerToken };
     },
   };
 }
 
 /** Reads an introduction off the wire (the host's notification or the joiner's answer). */
 export function parseIntroduction(value: unknown): NatIntroduction {
-  const v = (value ?? {}) as { address?: unknown; local?: unknown; token?: unknown };
+  const v = (value ?? {}) as { address?: unknown; local?: unknown; token?: unknown; peerToken?: unknown };
   if (typeof v.address !== "string" || !isIpAddress(v.address)) throw new GameUsageError(`an introduction's address must be "ip:port", got ${JSON.stringify(v.address)}`);
-  if (!(v.token instanceof Uint8Array) || v.token.length !== 8) throw new GameUsageError("an introduction's token must be 8 bytes");
-  return { address: v.address, local: checkLocalAddresses(v.local), token: v.token };
+  for (const t of [v.token, v.peerToken]) if (!(t instanceof Uint8Array) || t.length !== 8) throw new GameUsageError("an introduction's token and peerToken must be 8 bytes each");
+  return { address: v.address, local: checkLocalAddresses(v.local), token: v.token as Uint8Array, peerToken: v.peerToken as Uint8Array };
 }
 
 /** Every address of an introduction, the public one first, each once. */
@@ -177,13 +211,14 @@ export interface PunchSchedule {
 interface Run {
   targets: Address[];
   token: Uint8Array;
+  acceptToken: Uint8Array;
   left: number;
   next: number;
   intervalMs: number;
 }
 
-/** Concurrent punch runs kept; the oldest is dropped first. */
-const MAX_RUNS = 32;
+/** Concurrent punch runs; start() refuses more (a run already started is never cut short). */
+export const MAX_PUNCH_RUNS = 32;
 
 /**
  * Punch runs, sans-IO: each punches every address of an introduction once per round, for a
@@ -196,14 +231,18 @@ export class PunchRuns {
     return this.#runs.length;
   }
 
-  /** Starts punching `targets` with `token`; the first round goes out at the next handleTimeout. */
-  start(now: number, targets: Address[], token: Uint8Array, schedule: PunchSchedule = {}): void {
+  /**
+   * Starts punching `targets` with `token`, listening for `acceptToken`; the first round goes
+   * out at the next handleTimeout. False (nothing started) when MAX_PUNCH_RUNS are running.
+   */
+  start(now: number, targets: Address[], token: Uint8Array, acceptToken: Uint8Array, schedule: PunchSchedule = {}): boolean {
     const count = schedule.count ?? 20;
     const intervalMs = schedule.intervalMs ?? 100;
     if (!Number.isInteger(count) || count < 1 || count > 1000) throw new GameUsageError(`punch count must be an integer in 1..1000, got ${String(count)}`);
     if (!(intervalMs >= 10 && intervalMs <= 10_000)) throw new GameUsageError(`punch intervalMs must be in 10..10000, got ${String(intervalMs)}`);
-    if (this.#runs.length >= MAX_RUNS) this.#runs.shift();
-    this.#runs.push({ targets: targets.slice(), token: token.slice(), left: count, next: now, intervalMs });
+    if (this.#runs.length >= MAX_PUNCH_RUNS) return false;
+    this.#runs.push({ targets: targets.slice(), token: token.slice(), acceptToken: acceptToken.slice(), left: count, next: now, intervalMs });
+    return true;
   }
 
   /** Stops the runs with this token (the connection is up, or was given up). */
@@ -217,11 +256,11 @@ export class PunchRuns {
     return earliest;
   }
 
-  handleTimeout(now: number, punch: (address: Address, token: Uint8Array) => void): void {
+  handleTimeout(now: number, punch: (address: Address, token: Uint8Array, acceptToken: Uint8Array) => void): void {
     for (let i = 0; i < this.#runs.length; ) {
       const run = this.#runs[i]!;
       if (run.next <= now) {
-        for (const target of run.targets) punch(target, run.token);
+        for (const target of run.targets) punch(target, run.token, run.acceptToken);
         run.left--;
         run.next = now + run.intervalMs;
       }

@@ -36,6 +36,7 @@ import {
   InvalidAddressError,
   InvalidPunchTokenError,
   InvalidReasonError,
+  TooManyConnectionsError,
   TooManyHandshakesError,
   UnknownConnectionError,
   UserDataTooLargeError,
@@ -174,7 +175,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly slotsFreedInBatch: number[] = [];
   private dispatching = false;
   private nextId = 1;
-  private serverConnections = 0;
+  /** Our own connection attempts still handshaking (the rest of byId are connections). */
   private pendingAttempts = 0;
 
   private events: EndpointEvent[] = [];
@@ -292,6 +293,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (this.pendingAttempts >= this.config.maxPendingHandshakes || this.freeSlots.length === 0) {
       throw new TooManyHandshakesError(this.config.maxPendingHandshakes);
     }
+    // A server's own connections count against maxConnections like its clients' (attempts
+    // included: each becomes one), so they cannot take the slots its clients are promised.
+    if (this.config.server && this.byId.size >= this.config.maxConnections) throw new TooManyConnectionsError(this.config.maxConnections);
     this.processPending();
     const conn = this.allocate(now, address, Role.Client, this.secureRandom());
     this.pendingAttempts++;
@@ -303,15 +307,18 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   /**
    * Send one NAT_PUNCH to `address` (PROTOCOL §7, punch.ts): opens this side's NAT for packets
-   * from there. `token` (8 bytes) is the one an introducer gave both peers; for
-   * PUNCH_ACCEPT_MS from now, punches carrying it are reported as "punch" events. Send it a
-   * few times (the first ones are dropped by the peer's NAT until the peer has punched too).
+   * from there. `token` (8 bytes) is what the punch carries; for PUNCH_ACCEPT_MS from now,
+   * punches carrying `acceptToken` (default: the same token) are reported as "punch" events.
+   * An introducer that gives each peer its own token to send and the other's to accept keeps a
+   * party that sees only one side's punches from answering as the other. Send it a few times
+   * (the first ones are dropped by the peer's NAT until the peer has punched too).
    */
-  punch(now: number, address: Address, token: Uint8Array): void {
+  punch(now: number, address: Address, token: Uint8Array, acceptToken: Uint8Array = token): void {
     if (!isValidAddress(address)) throw new InvalidAddressError(address);
     if (!isPunchToken(token)) throw new InvalidPunchTokenError(token);
+    if (!isPunchToken(acceptToken)) throw new InvalidPunchTokenError(acceptToken);
     if (now > this.lastNow) this.lastNow = now;
-    this.punchTokens.punching(now, token);
+    this.punchTokens.punching(now, acceptToken);
     this.counters.punchesSent++;
     this.queueControl({ to: address, type: PacketType.NatPunch, salt: 0, bytes: token.slice(), value: 0 });
   }
@@ -580,7 +587,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.byAddress.set(address, conn);
     this.lastFrom = undefined;
     this.byId.set(conn.id, conn);
-    if (role === Role.Server) this.serverConnections++;
     return conn;
   }
 
@@ -602,7 +608,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.slots[conn.slot] = undefined;
     if (this.dispatching) this.slotsFreedInBatch.push(conn.slot);
     else this.freeSlots.push(conn.slot);
-    if (conn.role === Role.Server) this.serverConnections--;
     const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal" };
     if (conn.closeDeny !== undefined) ev.deny = conn.closeDeny;
     if (conn.closeUserData !== undefined && conn.closeUserData.length > 0) ev.userData = conn.closeUserData;
@@ -847,7 +852,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           return this.deny(from, res.salt, DenyCode.VersionMismatch, EMPTY);
         }
         if (res.channelHash !== this.config.channelHash) return this.deny(from, res.salt, DenyCode.ChannelMismatch, EMPTY);
-        if (this.serverConnections >= this.config.maxConnections || this.freeSlots.length === 0) {
+        // Every connection but our own attempts in handshake counts, whoever opened it.
+        if (this.byId.size - this.pendingAttempts >= this.config.maxConnections || this.freeSlots.length === 0) {
           return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
         }
         let acceptData: Uint8Array = EMPTY;

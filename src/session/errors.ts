@@ -76,6 +76,12 @@ export class TooManyHandshakesError extends SessionError {
   }
 }
 
+export class TooManyConnectionsError extends SessionError {
+  constructor(limit: number) {
+    super("ERR_TOO_MANY_CONNECTIONS", `this endpoint holds maxConnections (${limit}) connections, counting those it opened itself; close one or raise maxConnections`);
+  }
+}
+
 export class UserDataTooLargeError extends SessionError {
   constructor(bytes: number, limit: number) {
     super("ERR_USER_DATA_TOO_LARGE", `user data of ${bytes} bytes exceeds the ${limit}-byte limit of this handshake packet; send the rest as a message after connecting`);

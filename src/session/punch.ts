@@ -11,10 +11,11 @@
  * joining side then connects (a normal handshake) to the address a punch came from.
  *
  * A punch carries an 8-byte token the introducer made for this pair. An endpoint reports a
- * punch (the "punch" event) only for a token it is punching with itself, within
- * PUNCH_ACCEPT_MS of its last punch, and at most PUNCH_EVENTS_PER_TOKEN times per token: a
- * sender that does not know the token (it is not the introducer, the peer, or on the path)
- * cannot make the application act, and no sender can flood it with events. A punch is never
+ * punch (the "punch" event) only for a token it named when it punched itself (the one it sends,
+ * or the peer's: src/game/nat.ts gives each side its own), within PUNCH_ACCEPT_MS of its last
+ * punch, and at most PUNCH_EVENTS_PER_TOKEN times per token: a sender that does not know the
+ * token (it is not the introducer, the peer, or on the path) cannot make the application act,
+ * and no sender can flood it with events. A punch is never
  * answered: the endpoint sends punches only when its application asks, so it cannot be used
  * to reflect traffic.
  */
@@ -53,7 +54,7 @@ export class PunchTokens {
     return this.#active.size;
   }
 
-  /** This endpoint punches with `token` at `now`: accept its punches for PUNCH_ACCEPT_MS. */
+  /** This endpoint punches at `now`, accepting punches with `token` for PUNCH_ACCEPT_MS. */
   punching(now: number, token: Uint8Array): void {
     const key = tokenKey(token, 0);
     const entry = this.#active.get(key);

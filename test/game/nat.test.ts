@@ -5,18 +5,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { LobbyRegistry, lobbyHandlers } from "../../src/game/lobby.js";
-import { candidates, NatIntroducer, natHandlers, parseIntroduction, PunchRuns } from "../../src/game/nat.js";
+import { candidates, MAX_PUNCH_RUNS, NatIntroducer, natHandlers, parseIntroduction, PunchRuns } from "../../src/game/nat.js";
 import { RpcPeer } from "../../src/game/rpc.js";
 import type { Value } from "../../src/game/codec.js";
 import { settle } from "./helpers.js";
 
 const HOST = 1;
 const JOINER = 2;
-const fixedToken = () => new Uint8Array([9, 8, 7, 6, 5, 4, 3, 2]);
+const random = () => new Uint8Array([9, 8, 7, 6, 5, 4, 3, 2, 1, 1, 2, 2, 3, 3, 4, 4]);
+const HOST_TOKEN = random().slice(0, 8);
+const JOINER_TOKEN = random().slice(8);
 
 function setup() {
   const registry = new LobbyRegistry({ ttlMs: 10_000 });
-  const introducer = new NatIntroducer(registry, { random: fixedToken });
+  const introducer = new NatIntroducer(registry, { random });
   const notified: [string, Value][] = [];
   introducer.attach(HOST, "198.51.100.2:7777", (method, params) => notified.push([method, params]));
   introducer.attach(JOINER, "203.0.113.2:5555", () => undefined);
@@ -26,12 +28,12 @@ function setup() {
 }
 
 describe("NatIntroducer", () => {
-  it("gives the joiner the host's public and local addresses, and the host the joiner's, with one token", () => {
+  it("gives the joiner the host's public and local addresses, the host the joiner's, and each side its own token", () => {
     const { introducer, notified, entry } = setup();
     expect(entry.address).toBe("198.51.100.2:7777");
     const intro = introducer.introduce(100, JOINER, entry.id, ["10.2.0.2:5555"]);
-    expect(intro).toEqual({ address: "198.51.100.2:7777", local: ["10.1.0.2:7777"], token: fixedToken() });
-    expect(notified).toEqual([["nat.introduce", { address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: fixedToken() }]]);
+    expect(intro).toEqual({ address: "198.51.100.2:7777", local: ["10.1.0.2:7777"], token: JOINER_TOKEN, peerToken: HOST_TOKEN });
+    expect(notified).toEqual([["nat.introduce", { address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: HOST_TOKEN, peerToken: JOINER_TOKEN }]]);
     expect(candidates(intro)).toEqual(["198.51.100.2:7777", "10.1.0.2:7777"]);
     expect(introducer.counters.introductions).toBe(1);
   });
@@ -57,15 +59,41 @@ describe("NatIntroducer", () => {
     introducer.detach(HOST);
     expect(() => introducer.introduce(5000, JOINER, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_NAT_HOST_UNAVAILABLE" }));
     introducer.attach(HOST, "198.51.100.2:7777", () => undefined);
-    expect(introducer.introduce(5000, JOINER, entry.id, []).token).toEqual(fixedToken());
+    expect(introducer.introduce(5000, JOINER, entry.id, []).peerToken).toEqual(HOST_TOKEN);
     // The entry expired (no heartbeat for ttl).
     expect(registry.get(20_000, entry.id)).toBeUndefined();
     expect(() => introducer.introduce(20_000, JOINER, entry.id, [])).toThrow(expect.objectContaining({ code: "ERR_NAT_HOST_UNAVAILABLE" }));
   });
 
+  it("limits introductions to one host from all joiners together (5/s, burst 10)", () => {
+    const { introducer, entry } = setup();
+    for (let owner = 10; owner < 30; owner++) introducer.attach(owner, `203.0.113.${owner}:5555`, () => undefined);
+    let granted = 0;
+    for (let owner = 10; owner < 30; owner++) {
+      try {
+        introducer.introduce(0, owner, entry.id, []);
+        granted++;
+      } catch (error) {
+        expect(error).toMatchObject({ code: "ERR_NAT_RATE_LIMITED" });
+      }
+    }
+    expect(granted).toBe(10);
+    // A second later, five more.
+    let later = 0;
+    for (let owner = 10; owner < 20; owner++) {
+      try {
+        introducer.introduce(1000, owner, entry.id, []);
+        later++;
+      } catch {
+        // limited
+      }
+    }
+    expect(later).toBe(5);
+  });
+
   it("works over RPC beside the lobby's methods; bad requests get typed remote errors", async () => {
     const registry = new LobbyRegistry();
-    const introducer = new NatIntroducer(registry, { random: fixedToken });
+    const introducer = new NatIntroducer(registry, { random });
     const wire: (() => void)[] = [];
     /** One lobby connection: a client peer, and its server peer with lobby + nat handlers. */
     function connection(owner: number, ip: string, port: number | undefined, clientHandlers = {}) {
@@ -93,8 +121,8 @@ describe("NatIntroducer", () => {
     const { id } = (await registered) as { id: number };
     const answer = joinerRpc.call("nat.introduce", { id, local: ["10.2.0.2:5555"] });
     await pump();
-    expect(parseIntroduction(await answer)).toEqual({ address: "198.51.100.2:7777", local: [], token: fixedToken() });
-    expect(seen).toEqual([{ address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: fixedToken() }]);
+    expect(parseIntroduction(await answer)).toEqual({ address: "198.51.100.2:7777", local: [], token: JOINER_TOKEN, peerToken: HOST_TOKEN });
+    expect(seen).toEqual([{ address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: HOST_TOKEN, peerToken: JOINER_TOKEN }]);
 
     // A lobby that does not know the connection's port cannot take gamePort 0.
     const noPort = connection(3, "192.0.2.9", undefined);
@@ -113,14 +141,16 @@ describe("NatIntroducer", () => {
   });
 
   it("parseIntroduction rejects what a hostile lobby or peer could send", () => {
-    const token = fixedToken();
+    const token = HOST_TOKEN;
     expect(() => parseIntroduction(null)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(() => parseIntroduction({ address: "host.example:1", local: [], token })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token: new Uint8Array(7) })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: "10.0.0.1:1", token })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(parseIntroduction({ address: "[2001:db8::1]:9", local: ["[fe80::1]:9", "[fd00:1::2]:9", "172.20.0.5:9", "192.168.1.2:9"], token }).local.length).toBe(4);
-    for (const bad of ["[2001:db8::2]:9", "172.32.0.1:9", "100.64.0.1:9", "[::ffff:8.8.8.8]:53"]) {
-      expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [bad], token }), bad).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "host.example:1", local: [], token, peerToken: token })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: new Uint8Array(7) })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: "10.0.0.1:1", token, peerToken: token })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(parseIntroduction({ address: "[2001:db8::1]:9", local: ["[fe80::1]:9", "[fd00:1::2]:9", "172.20.0.5:9", "192.168.1.2:9"], token, peerToken: token }).local.length).toBe(4);
+    // Octal-looking parts ("010" is 8 to some runtimes' resolvers), out-of-range parts, IPv6
+    // first groups that only look like fc00::/7 or fe80::/10.
+    for (const bad of ["[2001:db8::2]:9", "172.32.0.1:9", "100.64.0.1:9", "[::ffff:8.8.8.8]:53", "010.8.8.8:53", "172.016.0.1:53", "10.0.0.256:1", "[fc::1]:9", "[fd1::1]:9", "[fe8::1]:9"]) {
+      expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [bad], token, peerToken: token }), bad).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
     }
   });
 });
@@ -129,9 +159,10 @@ describe("PunchRuns", () => {
   it("punches every target once per round for `count` rounds, then stops; stop() ends a run early", () => {
     const runs = new PunchRuns();
     const sent: string[] = [];
-    const punch = (address: string, token: Uint8Array) => sent.push(`${address}#${token[0]}`);
-    runs.start(0, ["1.1.1.1:1", "10.0.0.1:1"], new Uint8Array(8).fill(1), { count: 3, intervalMs: 100 });
-    runs.start(0, ["2.2.2.2:2"], new Uint8Array(8).fill(2), { count: 10, intervalMs: 50 });
+    const punch = (address: string, token: Uint8Array, accept: Uint8Array) => sent.push(`${address}#${token[0]}` + (accept[0] === token[0]! + 10 ? "" : "?"));
+    const t = (n: number) => new Uint8Array(8).fill(n);
+    runs.start(0, ["1.1.1.1:1", "10.0.0.1:1"], t(1), t(11), { count: 3, intervalMs: 100 });
+    runs.start(0, ["2.2.2.2:2"], t(2), t(12), { count: 10, intervalMs: 50 });
     for (let now = 0; now <= 1000; now += 10) {
       const due = runs.pollTimeout();
       if (due !== undefined && due <= now) runs.handleTimeout(now, punch);
@@ -142,7 +173,17 @@ describe("PunchRuns", () => {
     expect(sent.filter((s) => s.endsWith("#2")).length).toBe(5);
     expect(runs.size).toBe(0);
     expect(runs.pollTimeout()).toBeUndefined();
-    expect(() => runs.start(0, [], new Uint8Array(8), { count: 0 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(() => runs.start(0, [], new Uint8Array(8), { intervalMs: 1 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => runs.start(0, [], t(0), t(0), { count: 0 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => runs.start(0, [], t(0), t(0), { intervalMs: 1 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+  });
+
+  it(`refuses a run past ${MAX_PUNCH_RUNS} at once instead of cutting one short`, () => {
+    const runs = new PunchRuns();
+    const t = (n: number) => new Uint8Array(8).fill(n);
+    for (let i = 0; i < MAX_PUNCH_RUNS; i++) expect(runs.start(0, ["10.0.0.1:1"], t(i), t(i))).toBe(true);
+    expect(runs.start(0, ["10.0.0.1:1"], t(99), t(99))).toBe(false);
+    const sent: number[] = [];
+    runs.handleTimeout(0, (_a, token) => sent.push(token[0]!));
+    expect(sent).toEqual([...Array(MAX_PUNCH_RUNS).keys()]); // every run that started, none dropped
   });
 });

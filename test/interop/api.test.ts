@@ -35,6 +35,15 @@ describe("public API on Node (real engine)", () => {
     await expect(connect("no-such-host.invalid:7777", base)).rejects.toBeInstanceOf(HostNotFoundError);
   });
 
+  it("a connect aborted while its socket opens rejects with ConnectAbortedError, not a timeout", async () => {
+    const controller = new AbortController();
+    const pending = connect("127.0.0.1:9", { ...base, signal: controller.signal, connectTimeoutMs: 3000 });
+    controller.abort(); // the target needs no lookup: this lands while the socket is opening
+    const started = Date.now();
+    await expect(pending).rejects.toBeInstanceOf(ConnectAbortedError);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
   it("an aborted connect rejects with ConnectAbortedError", async () => {
     const controller = new AbortController();
     const pending = connect("127.0.0.1:9", { ...base, signal: controller.signal, connectTimeoutMs: 5000 });

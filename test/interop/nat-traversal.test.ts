@@ -90,6 +90,10 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
       // The host's public address (router A's, the port the host bound: a cone NAT keeps it).
       expect(result.via).toBe(`${lab.publicA}:${HOST_PORT}`);
       expect(result.listed).toBe(result.via);
+      // It connected because a punch came through, not by falling back to the listed address
+      // after natConnect's 2 s wait.
+      expect(result.punches as number).toBeGreaterThan(0);
+      expect(result.connectMs as number).toBeLessThan(2000);
     }, 40_000);
   }
 
@@ -98,6 +102,7 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
     expect(direct).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
     const result = await join("node", lab, "nat", "C");
     expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: `${lab.localA}:${HOST_PORT}` });
+    expect(result.punches as number).toBeGreaterThan(0);
   }, 40_000);
 });
 

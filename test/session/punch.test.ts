@@ -58,6 +58,27 @@ describe("NAT_PUNCH on one endpoint", () => {
     expect(b.counters.punchesIgnored).toBe(2);
   });
 
+  it("with a token to send and another to accept, a party that saw our punches cannot answer as the peer", () => {
+    const joiner = endpoint(10, { server: true });
+    const host = endpoint(11, { server: true });
+    const eavesdropper = endpoint(12, { server: true });
+    // The joiner sends TOKEN and listens for OTHER (the host's); the host the other way round.
+    joiner.punch(0, "10.0.0.9:7777", TOKEN, OTHER);
+    const seen = joiner.pollTransmit(0)!;
+    expect(Array.from(seen.bytes.subarray(1, 9))).toEqual(Array.from(TOKEN));
+    // The eavesdropper (holding the host's local address on the joiner's network) echoes the
+    // token it saw: ignored.
+    eavesdropper.punch(1, "10.0.0.1:1000", TOKEN);
+    deliver(eavesdropper, "10.0.0.9:7777", joiner, 1);
+    expect(events(joiner)).toEqual([]);
+    expect(joiner.counters.punchesIgnored).toBe(1);
+    // The host's own punch carries OTHER: reported.
+    host.punch(2, "10.0.0.1:1000", OTHER, TOKEN);
+    deliver(host, "198.51.100.2:7777", joiner, 2);
+    expect(events(joiner)).toEqual([{ type: "punch", address: "198.51.100.2:7777", token: OTHER }]);
+    expect(() => joiner.punch(3, "10.0.0.9:7777", TOKEN, new Uint8Array(9))).toThrow(expect.objectContaining({ code: "ERR_INVALID_PUNCH_TOKEN" }));
+  });
+
   it("stops reporting a token PUNCH_ACCEPT_MS after the receiver's last punch, and after PUNCH_EVENTS_PER_TOKEN events", () => {
     const a = endpoint(3, { server: true });
     const b = endpoint(4, { server: true });
