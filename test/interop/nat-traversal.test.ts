@@ -54,6 +54,19 @@ async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> 
   }
 }
 
+/** Starts the lab, its lobby and its host before the describe block's tests; stops them after. */
+function useLab(symmetricB: boolean): { lab: Lab } {
+  const running = {} as { lab: Lab; peers: Peer[] };
+  beforeAll(async () => {
+    Object.assign(running, await start(symmetricB));
+  }, 60_000);
+  afterAll(() => {
+    for (const p of running.peers ?? []) p.stop();
+    running.lab?.close();
+  });
+  return running;
+}
+
 async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B"): Promise<Record<string, unknown>> {
   const [ns, localIp] = where === "B" ? [lab.hostB, lab.localB] : [lab.hostC, lab.localC];
   const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp })], 40_000, ns);
@@ -64,27 +77,25 @@ async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", wher
   }
 }
 
+/** A node joiner on B that must fail with ConnectTimeoutError; how many packets router A dropped meanwhile. */
+async function timedOutJoin(lab: Lab, mode: "nat" | "direct"): Promise<number> {
+  const before = lab.droppedAt(lab.routerA);
+  const result = await join("node", lab, mode);
+  expect(result).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
+  return lab.droppedAt(lab.routerA) - before;
+}
+
 describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftables: masquerade, unsolicited packets dropped)", () => {
-  let lab: Lab;
-  let peers: Peer[] = [];
-  beforeAll(async () => {
-    ({ lab, peers } = await start(false));
-  }, 60_000);
-  afterAll(() => {
-    for (const p of peers) p.stop();
-    lab?.close();
-  });
+  const running = useLab(false);
 
   it("a joiner connecting straight to the host's public address is dropped by the host's NAT", async () => {
-    const before = lab.droppedAt(lab.routerA);
-    const result = await join("node", lab, "direct");
-    expect(result).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
     // Every handshake attempt died at router A's filter.
-    expect(lab.droppedAt(lab.routerA) - before).toBeGreaterThanOrEqual(3);
+    expect(await timedOutJoin(running.lab, "direct")).toBeGreaterThanOrEqual(3);
   }, 40_000);
 
   for (const runtime of RUNTIMES) {
     it(`${runtime} joiner: introduced by the lobby, it punches through both NATs and every message echoes`, async () => {
+      const { lab } = running;
       const result = await join(runtime, lab, "nat");
       expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50 });
       // The host's public address (router A's, the port the host bound: a cone NAT keeps it).
@@ -98,6 +109,7 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
   }
 
   it("a joiner on the host's own network (router A does not hairpin) connects to the host's local address", async () => {
+    const { lab } = running;
     const direct = await join("node", lab, "direct", "C");
     expect(direct).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
     const result = await join("node", lab, "nat", "C");
@@ -107,21 +119,10 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
 });
 
 describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random port per destination)", () => {
-  let lab: Lab;
-  let peers: Peer[] = [];
-  beforeAll(async () => {
-    ({ lab, peers } = await start(true));
-  }, 60_000);
-  afterAll(() => {
-    for (const p of peers) p.stop();
-    lab?.close();
-  });
+  const running = useLab(true);
 
   it("punching cannot open a path, and natConnect fails with ConnectTimeoutError instead of hanging", async () => {
-    const before = lab.droppedAt(lab.routerA);
-    const result = await join("node", lab, "nat");
-    expect(result).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
     // Router A dropped B's punches and handshakes: they came from ports it never punched to.
-    expect(lab.droppedAt(lab.routerA) - before).toBeGreaterThan(5);
+    expect(await timedOutJoin(running.lab, "nat")).toBeGreaterThan(5);
   }, 40_000);
 });
