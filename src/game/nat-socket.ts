@@ -5,7 +5,7 @@
  * mapping the lobby saw.
  */
 import type { Connection } from "../api/connection.js";
-import { host, monotonicNow } from "../api/host.js";
+import { host, monotonicNow, type AbortSignalLike } from "../api/host.js";
 import type { Server, ServerConnectOptions } from "../api/runtime.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
@@ -108,7 +108,7 @@ export async function natConnect(
   const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [] }));
   const puncher = new ServerPuncher(server);
   try {
-    const punched = firstPunch(server, intro.peerToken, waitMs);
+    const punched = firstPunch(server, intro.peerToken, waitMs, options.connect?.signal);
     puncher.start(intro, options.schedule);
     const target = (await punched) ?? intro.address;
     return await server.connect(target, options.connect);
@@ -117,14 +117,21 @@ export async function natConnect(
   }
 }
 
-/** The address of the first punch carrying the host's `token` to reach `server`, or undefined after `waitMs`. */
-function firstPunch(server: Server, token: Uint8Array, waitMs: number): Promise<Address | undefined> {
+/**
+ * The address of the first punch carrying the host's `token` to reach `server`, or undefined
+ * after `waitMs` or when `signal` aborts (the connect that follows then rejects at once).
+ */
+function firstPunch(server: Server, token: Uint8Array, waitMs: number, signal: AbortSignalLike | undefined): Promise<Address | undefined> {
   return new Promise((resolve) => {
     const done = (address: Address | undefined): void => {
       host.clearTimeout(timer);
       server.off("punch", onPunch);
+      signal?.removeEventListener("abort", onAbort);
       resolve(address);
     };
+    const onAbort = (): void => done(undefined);
+    if (signal?.aborted === true) return resolve(undefined);
+    signal?.addEventListener("abort", onAbort, { once: true });
     const onPunch = (punch: { address: Address; token: Uint8Array }): void => {
       if (sameToken(punch.token, token)) done(punch.address);
     };

@@ -14,9 +14,11 @@
  *        saw it, its local addresses)                      lobby saw it, its local addresses)
  *
  * The lobby makes two fresh 8-byte tokens, one per side: each side's punches carry its own
- * (`token`) and it listens for the other's (`peerToken`). A device that receives the joiner's
- * punches (one holding the host's local address on the joiner's network, say) learns only the
- * joiner's token, so it cannot answer as the host.
+ * (`token`) and it listens for the other's (`peerToken`), so a device that receives only one
+ * side's punches cannot answer as the other. Local addresses are passed on only between peers
+ * the lobby sees behind one public IP (the same home network): elsewhere they would not help,
+ * and they would send punches, and a token, to whatever device holds that address on the other
+ * side's network.
  *
  * Then both send NAT_PUNCH (PROTOCOL §7, src/session/punch.ts) to every address of the other,
  * a few times. Each punch opens its sender's NAT for the peer; once both have punched, punches
@@ -109,9 +111,9 @@ export class NatIntroducer {
 
   constructor(registry: LobbyRegistry, options: NatIntroducerOptions = {}) {
     this.#registry = registry;
-    this.ratePerSecond = options.ratePerSecond ?? 2;
-    this.burst = options.burst ?? 4;
-    this.hostRatePerSecond = options.hostRatePerSecond ?? 5;
+    this.ratePerSecond = positive("ratePerSecond", options.ratePerSecond ?? 2);
+    this.burst = positive("burst", options.burst ?? 4);
+    this.hostRatePerSecond = positive("hostRatePerSecond", options.hostRatePerSecond ?? 5);
     this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(16)));
   }
 
@@ -156,14 +158,22 @@ export class NatIntroducer {
       this.counters.rateLimited++;
       throw new NatRateLimitedError(this.hostRatePerSecond, "for this host");
     }
+    // Local addresses only between peers behind one public IP (one home network, whose router
+    // may not hairpin): the only case they help, and elsewhere a declared address would aim the
+    // other side's punches at a device on its own network.
+    const sameNetwork = ipOf(joiner.address) === ipOf(hostSide.address);
     const random = this.#random();
     if (random.length < 16) throw new GameUsageError("the introducer's random() must return 16 bytes");
     const hostToken = random.slice(0, 8);
     const joinerToken = random.slice(8, 16);
-    hostSide.notify(INTRODUCE_METHOD, { address: joiner.address, local: joinerLocal, token: hostToken, peerToken: joinerToken });
+    hostSide.notify(INTRODUCE_METHOD, { address: joiner.address, local: sameNetwork ? joinerLocal : [], token: hostToken, peerToken: joinerToken });
     this.counters.introductions++;
-    return { address: entry.address, local: entry.local.slice(), token: joinerToken, peerToken: hostToken };
+    return { address: entry.address, local: sameNetwork ? entry.local.slice() : [], token: joinerToken, peerToken: hostToken };
   }
+}
+
+function ipOf(address: Address): string {
+  return address.slice(0, address.lastIndexOf(":"));
 }
 
 /** Takes one from `bucket` (refilled at `perSecond`, up to `size`) if it has one. */
@@ -174,6 +184,11 @@ function take(now: number, bucket: Bucket, perSecond: number, size: number): boo
   if (bucket.tokens < 1) return false;
   bucket.tokens--;
   return true;
+}
+
+function positive(name: string, value: number): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new GameUsageError(`NatIntroducer ${name} must be a positive number, got ${String(value)}`);
+  return value;
 }
 
 /** The "nat.introduce" RPC method for `owner`'s lobby connection (mount beside lobbyHandlers). */

@@ -852,8 +852,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           return this.deny(from, res.salt, DenyCode.VersionMismatch, EMPTY);
         }
         if (res.channelHash !== this.config.channelHash) return this.deny(from, res.salt, DenyCode.ChannelMismatch, EMPTY);
-        // Every connection but our own attempts in handshake counts, whoever opened it.
-        if (this.byId.size - this.pendingAttempts >= this.config.maxConnections || this.freeSlots.length === 0) {
+        // Every connection counts, whoever opened it, our own attempts too (as in connect()):
+        // each becomes a connection.
+        if (this.byId.size >= this.config.maxConnections || this.freeSlots.length === 0) {
           return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
         }
         let acceptData: Uint8Array = EMPTY;

@@ -28,14 +28,32 @@ function setup() {
 }
 
 describe("NatIntroducer", () => {
-  it("gives the joiner the host's public and local addresses, the host the joiner's, and each side its own token", () => {
+  it("gives the joiner the host's public address, the host the joiner's, and each side its own token", () => {
     const { introducer, notified, entry } = setup();
     expect(entry.address).toBe("198.51.100.2:7777");
     const intro = introducer.introduce(100, JOINER, entry.id, ["10.2.0.2:5555"]);
-    expect(intro).toEqual({ address: "198.51.100.2:7777", local: ["10.1.0.2:7777"], token: JOINER_TOKEN, peerToken: HOST_TOKEN });
-    expect(notified).toEqual([["nat.introduce", { address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: HOST_TOKEN, peerToken: JOINER_TOKEN }]]);
-    expect(candidates(intro)).toEqual(["198.51.100.2:7777", "10.1.0.2:7777"]);
+    // Behind different public IPs: no local addresses either way (they could not help, and
+    // would aim punches at whatever holds them on the other network).
+    expect(intro).toEqual({ address: "198.51.100.2:7777", local: [], token: JOINER_TOKEN, peerToken: HOST_TOKEN });
+    expect(notified).toEqual([["nat.introduce", { address: "203.0.113.2:5555", local: [], token: HOST_TOKEN, peerToken: JOINER_TOKEN }]]);
+    expect(candidates(intro)).toEqual(["198.51.100.2:7777"]);
     expect(introducer.counters.introductions).toBe(1);
+  });
+
+  it("passes local addresses on between peers behind one public IP (one home network)", () => {
+    const { introducer, notified, entry } = setup();
+    introducer.attach(3, "198.51.100.2:40000", () => undefined); // the host's router, another port
+    const intro = introducer.introduce(0, 3, entry.id, ["10.1.0.3:5555"]);
+    expect(intro.local).toEqual(["10.1.0.2:7777"]);
+    expect(candidates(intro)).toEqual(["198.51.100.2:7777", "10.1.0.2:7777"]);
+    expect(notified[0]![1]).toMatchObject({ address: "198.51.100.2:40000", local: ["10.1.0.3:5555"] });
+  });
+
+  it("rejects rates that are not positive", () => {
+    const registry = new LobbyRegistry();
+    for (const bad of [{ ratePerSecond: 0 }, { burst: -1 }, { hostRatePerSecond: Number.NaN }]) {
+      expect(() => new NatIntroducer(registry, bad), JSON.stringify(bad)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    }
   });
 
   it("refuses unknown, expired and unattached hosts, itself, bad local addresses, and too many requests", () => {
@@ -122,7 +140,7 @@ describe("NatIntroducer", () => {
     const answer = joinerRpc.call("nat.introduce", { id, local: ["10.2.0.2:5555"] });
     await pump();
     expect(parseIntroduction(await answer)).toEqual({ address: "198.51.100.2:7777", local: [], token: JOINER_TOKEN, peerToken: HOST_TOKEN });
-    expect(seen).toEqual([{ address: "203.0.113.2:5555", local: ["10.2.0.2:5555"], token: HOST_TOKEN, peerToken: JOINER_TOKEN }]);
+    expect(seen).toEqual([{ address: "203.0.113.2:5555", local: [], token: HOST_TOKEN, peerToken: JOINER_TOKEN }]);
 
     // A lobby that does not know the connection's port cannot take gamePort 0.
     const noPort = connection(3, "192.0.2.9", undefined);

@@ -27,6 +27,17 @@ function network(nodes: Record<string, Endpoint>) {
 const connected = (events: EndpointEvent[], id: number) => events.some((e) => e.type === "connect" && e.connection === id);
 
 describe("a server's own connections and its clients share maxConnections", () => {
+  it("an attempt still handshaking counts: a client arriving meanwhile finds the server full", () => {
+    const hub = endpoint(37, { server: true, maxConnections: 1, maxPendingHandshakes: 2 });
+    const client = endpoint(38);
+    // The peer does not exist (yet): the hub's attempt stays pending.
+    const net = network({ "10.0.0.1:1": hub, "10.0.0.2:1": client });
+    hub.connect(0, "10.0.0.9:1");
+    const c = client.connect(0, "10.0.0.1:1");
+    net.run(200, () => net.log["10.0.0.2:1"]!.some((e) => e.connection === c && e.type === "disconnect"));
+    expect(net.log["10.0.0.2:1"]!.find((e) => e.connection === c)).toMatchObject({ type: "disconnect", reason: "denied", deny: "server-full" });
+  });
+
   it("outgoing connections count: past the limit connect() throws, and a client is denied server-full", () => {
     const hub = endpoint(30, { server: true, maxConnections: 2, maxPendingHandshakes: 3 });
     const peers = { "10.0.0.2:1": endpoint(31, { server: true }), "10.0.0.3:1": endpoint(32, { server: true }) };
@@ -51,7 +62,7 @@ describe("a server's own connections and its clients share maxConnections", () =
     expect(connected(net.log["10.0.0.4:1"]!, again)).toBe(true);
   });
 
-  it("clients count too: a full server cannot connect out, and its slots are never exhausted", () => {
+  it("clients count too: a full server cannot connect out", () => {
     const hub = endpoint(34, { server: true, maxConnections: 1, maxPendingHandshakes: 2 });
     const client = endpoint(35);
     const net = network({ "10.0.0.1:1": hub, "10.0.0.2:1": client, "10.0.0.3:1": endpoint(36, { server: true }) });
