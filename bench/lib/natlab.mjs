@@ -21,7 +21,7 @@
 // take another port. `symmetric` routers give every destination a random port instead
 // (`masquerade random`, endpoint-dependent mapping), which hole punching cannot get through.
 import { execFileSync } from "node:child_process";
-import { ip, removeStale } from "./netns.mjs";
+import { ip, probeNamespace, removeStale } from "./netns.mjs";
 
 /** @type {string | null | undefined} */
 let unsupported;
@@ -31,20 +31,12 @@ let unsupported;
  * @returns {string | undefined}
  */
 export function natLabUnsupported() {
-  if (unsupported === undefined) {
-    const name = `aw-probe-${process.pid}-nat`;
-    try {
-      ip(["netns", "add", name]);
-      try {
-        nft(name, "add table ip probe\nadd chain ip probe post { type nat hook postrouting priority 100; }\nadd rule ip probe post masquerade random\n");
-      } finally {
-        ip(["netns", "del", name]);
-      }
-      unsupported = null;
-    } catch (error) {
-      unsupported = `network namespaces with nftables NAT are not available (root, iproute2 and nft needed): ${String(error.message).split("\n")[0]}`;
-    }
-  }
+  unsupported ??=
+    probeNamespace(
+      "nat",
+      (name) => nft(name, "add table ip probe\nadd chain ip probe post { type nat hook postrouting priority 100; }\nadd rule ip probe post masquerade random\n"),
+      "network namespaces with nftables NAT are not available (root, iproute2 and nft needed)",
+    ) ?? null;
   return unsupported ?? undefined;
 }
 

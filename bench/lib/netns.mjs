@@ -13,22 +13,39 @@ let unsupported;
  * @returns {string | undefined}
  */
 export function netnsUnsupported() {
-  if (unsupported === undefined) {
-    const name = `aw-probe-${process.pid}-p`;
-    try {
-      ip(["netns", "add", name]);
-      try {
+  unsupported ??=
+    probeNamespace(
+      "p",
+      (name) => {
         ip(["-n", name, "link", "add", "p0", "type", "veth", "peer", "name", "p1"]);
         execFileSync("ip", ["netns", "exec", name, "tc", "qdisc", "add", "dev", "p0", "root", "tbf", "rate", "10mbit", "burst", "16kb", "limit", "32kb"], { stdio: "pipe" });
-      } finally {
-        ip(["netns", "del", name]);
-      }
-      unsupported = null;
-    } catch (error) {
-      unsupported = `network namespaces with veth and tc tbf are not available (root and iproute2 needed): ${String(error.message).split("\n")[0]}`;
-    }
-  }
+      },
+      "network namespaces with veth and tc tbf are not available (root and iproute2 needed)",
+    ) ?? null;
   return unsupported ?? undefined;
+}
+
+/**
+ * Runs `setup(name)` in a throwaway namespace: undefined if it worked, else `missing` and the
+ * first line of the error.
+ * @param {string} suffix
+ * @param {(name: string) => void} setup
+ * @param {string} missing
+ * @returns {string | undefined}
+ */
+export function probeNamespace(suffix, setup, missing) {
+  const name = `aw-probe-${process.pid}-${suffix}`;
+  try {
+    ip(["netns", "add", name]);
+    try {
+      setup(name);
+    } finally {
+      ip(["netns", "del", name]);
+    }
+    return undefined;
+  } catch (error) {
+    return `${missing}: ${String(error.message).split("\n")[0]}`;
+  }
 }
 
 /** @param {string[]} args */

@@ -98,15 +98,15 @@ export class Server extends TypedEmitter<ServerEvents> {
     const attempt = new ConnectAttempt(this.#driver, peer, options, options.maxQueuedMessages ?? this.#maxQueued, {
       // At the "connect" event itself, not in this method's continuation a turn later: a
       // close() in between must see it (and tell the peer).
-      opened: (connection) => {
-        this.#connections.set(connection.id, connection);
-        connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
-      },
+      opened: (connection) => this.#adopt(connection),
       closed: (c) => this.#connections.delete(c.id),
-      failed: () => undefined,
     });
     const id = attempt.start();
-    if (id >= 0) this.#attempts.set(id, attempt);
+    if (id >= 0) {
+      // Routed to the attempt before the first service can produce its events.
+      this.#attempts.set(id, attempt);
+      this.#driver.service();
+    }
     try {
       return await attempt.promise;
     } finally {
@@ -136,12 +136,17 @@ export class Server extends TypedEmitter<ServerEvents> {
     if (attempt !== undefined) return attempt.dispatch(event);
     if (event.type === "connect") {
       const conn = new Connection(this.#driver, event.connection, event.address, event.userData, this.#maxQueued, (c) => this.#connections.delete(c.id));
-      this.#connections.set(event.connection, conn);
-      conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
+      this.#adopt(conn);
       this.emit("connection", conn);
       return;
     }
     this.#connections.get(event.connection)?._dispatch(event);
+  }
+
+  /** Holds an open connection (a client's or one of ours) and reports its end as the server's "disconnect". */
+  #adopt(connection: Connection): void {
+    this.#connections.set(connection.id, connection);
+    connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
   }
 
   /** Endpoint and driver counters (datagrams, wake-ups, socket failures). */
@@ -218,7 +223,10 @@ class ConnectAttempt {
     });
   }
 
-  /** Starts the handshake; the connection id, or -1 if the endpoint refused at once (the promise rejects). */
+  /**
+   * Starts the handshake; the connection id, or -1 if it could not start (the promise rejects).
+   * The caller services the driver after routing the id's events here.
+   */
   start(): number {
     // Aborted while the socket was opening: an abort listener added now would never fire.
     if (this.#options.signal?.aborted === true) {
@@ -234,7 +242,6 @@ class ConnectAttempt {
       this.#finish(error as Error);
       return -1;
     }
-    this.#driver.service();
     return this.#id;
   }
 
@@ -276,7 +283,7 @@ class ConnectAttempt {
     this.#options.signal?.removeEventListener("abort", this.#onAbort);
     if (error === undefined) return this.#resolve(this.#connection!);
     this.#reject(error);
-    this.#hooks.failed();
+    this.#hooks.failed?.();
   }
 }
 
@@ -288,7 +295,7 @@ interface AttemptHooks {
   /** The connection ended (after it opened). */
   closed: (connection: Connection) => void;
   /** The attempt failed (the promise rejected). */
-  failed: () => void;
+  failed?: () => void;
 }
 
 async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Promise<Server> {
@@ -341,6 +348,6 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
       }
     },
   });
-  attempt.start();
+  if (attempt.start() >= 0) driver.service();
   return attempt.promise;
 }

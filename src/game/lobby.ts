@@ -166,8 +166,13 @@ export class LobbyRegistry {
 /** "ip:port" or "[ipv6]:port" with an IP literal. */
 export function isIpAddress(address: string): boolean {
   if (!isValidAddress(address)) return false;
-  const host = address.slice(0, address.lastIndexOf(":"));
+  const host = ipOf(address);
   return host.startsWith("[") ? isIpv6Literal(host.slice(1, -1)) : isIpv4Literal(host);
+}
+
+/** The IP part of "ip:port" / "[ipv6]:port", brackets kept. */
+export function ipOf(address: Address): string {
+  return address.slice(0, address.lastIndexOf(":"));
 }
 
 function checkInt(field: string, value: unknown, min: number, max: number): number {
@@ -226,7 +231,7 @@ export function checkLocalAddresses(value: unknown): string[] {
  * i.e. 8.8.8.8, so a loose parse would let a public address through.
  */
 function isPrivateAddress(address: string): boolean {
-  const host = address.slice(0, address.lastIndexOf(":"));
+  const host = ipOf(address);
   if (host.startsWith("[")) {
     const v6 = host.slice(1, -1).toLowerCase();
     if (!/^[0-9a-f:]+$/.test(v6)) return false;

@@ -39,7 +39,7 @@ import { host } from "../api/host.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
 import { GameError, GameUsageError } from "./errors.js";
-import { checkLocalAddresses, isIpAddress, type LobbyRegistry } from "./lobby.js";
+import { checkLocalAddresses, ipOf, isIpAddress, type LobbyRegistry } from "./lobby.js";
 import type { RpcHandler } from "./rpc.js";
 
 /** What each side of an introduction learns of the other. */
@@ -170,10 +170,6 @@ export class NatIntroducer {
     this.counters.introductions++;
     return { address: entry.address, local: sameNetwork ? entry.local.slice() : [], token: joinerToken, peerToken: hostToken };
   }
-}
-
-function ipOf(address: Address): string {
-  return address.slice(0, address.lastIndexOf(":"));
 }
 
 /** Takes one from `bucket` (refilled at `perSecond`, up to `size`) if it has one. */
