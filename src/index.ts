@@ -10,6 +10,7 @@ import type { Target } from "./api/address.js";
 import type { Connection } from "./api/connection.js";
 import type { ConnectOptions, ListenOptions } from "./api/options.js";
 import type { Runtime, Server } from "./api/runtime.js";
+import type { RelayListenOptions, RelayServer } from "./api/relay-server.js";
 import * as bun from "../runtimes/bun/index.js";
 import * as deno from "../runtimes/deno/index.js";
 import * as node from "../runtimes/node/index.js";
@@ -24,7 +25,7 @@ export function detectRuntime(): RuntimeName {
   return "node";
 }
 
-const runtimes: Record<RuntimeName, Pick<Runtime, "listen" | "connect">> = { node, bun, deno };
+const runtimes: Record<RuntimeName, Pick<Runtime, "listen" | "connect" | "listenRelay">> = { node, bun, deno };
 
 /** Opens a server socket on `options.port` (0: any free port; read `server.address.port`). */
 export function listen(options: ListenOptions): Promise<Server> {
@@ -34,6 +35,14 @@ export function listen(options: ListenOptions): Promise<Server> {
 /** Connects to `"host:port"`; resolves once the handshake completes. */
 export function connect(target: Target, options: ConnectOptions): Promise<Connection> {
   return runtimes[detectRuntime()].connect(target, options);
+}
+
+/**
+ * Opens a relay (PROTOCOL §8) for peers that NAT punching cannot connect; hand it to the
+ * lobby's NatIntroducer (`relay` option).
+ */
+export function listenRelay(options?: RelayListenOptions): Promise<RelayServer> {
+  return runtimes[detectRuntime()].listenRelay(options);
 }
 
 export * from "./api/public.js";

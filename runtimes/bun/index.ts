@@ -191,5 +191,5 @@ export const bunAdapter: RuntimeAdapter = {
   resolve: resolveWithNodeDns,
 };
 
-export const { listen, connect } = createRuntime(bunAdapter);
+export const { listen, connect, listenRelay } = createRuntime(bunAdapter);
 export * from "../../src/api/public.js";

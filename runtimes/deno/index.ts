@@ -168,5 +168,5 @@ export const denoAdapter: RuntimeAdapter = {
   resolve: resolveWithNodeDns,
 };
 
-export const { listen, connect } = createRuntime(denoAdapter);
+export const { listen, connect, listenRelay } = createRuntime(denoAdapter);
 export * from "../../src/api/public.js";

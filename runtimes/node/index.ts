@@ -12,5 +12,5 @@ export const nodeAdapter: RuntimeAdapter = {
   resolve: resolveWithNodeDns,
 };
 
-export const { listen, connect } = createRuntime(nodeAdapter);
+export const { listen, connect, listenRelay } = createRuntime(nodeAdapter);
 export * from "../../src/api/public.js";

@@ -15,6 +15,8 @@ import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions
 import type { RuntimeAdapter } from "./socket.js";
 import type { AbortSignalLike } from "./host.js";
 import type { Address } from "../session/sans-io.js";
+import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
+import { RelayingSocket } from "./relay-socket.js";
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -23,6 +25,8 @@ export interface Runtime {
   readonly name: RuntimeAdapter["name"];
   listen(options: ListenOptions): Promise<Server>;
   connect(target: Target, options: ConnectOptions): Promise<Connection>;
+  /** A relay for peers that NAT punching cannot connect (src/api/relay-server.ts). */
+  listenRelay(options?: RelayListenOptions): Promise<RelayServer>;
 }
 
 export function createRuntime(adapter: RuntimeAdapter): Runtime {
@@ -30,6 +34,7 @@ export function createRuntime(adapter: RuntimeAdapter): Runtime {
     name: adapter.name,
     listen: (options) => listenWith(adapter, options),
     connect: (target, options) => connectWith(adapter, target, options),
+    listenRelay: (options) => listenRelayWith(adapter, options),
   };
 }
 
@@ -59,6 +64,7 @@ export class Server extends TypedEmitter<ServerEvents> {
   readonly address: HostPort;
   #adapter: RuntimeAdapter;
   #driver: Driver;
+  #socket: RelayingSocket;
   #connections = new Map<number, Connection>();
   /** Connections this server opened itself (connect()), until they connect or fail. */
   #attempts = new Map<number, ConnectAttempt>();
@@ -66,11 +72,12 @@ export class Server extends TypedEmitter<ServerEvents> {
   #closing: Promise<void> | undefined;
 
   /** @internal use listen(). */
-  constructor(adapter: RuntimeAdapter, driver: Driver, maxQueued: number) {
+  constructor(adapter: RuntimeAdapter, driver: Driver, socket: RelayingSocket, maxQueued: number) {
     super();
     this.runtime = adapter.name;
     this.#adapter = adapter;
     this.#driver = driver;
+    this.#socket = socket;
     this.address = driver.socket.localAddress;
     this.#maxQueued = maxQueued;
   }
@@ -92,7 +99,8 @@ export class Server extends TypedEmitter<ServerEvents> {
     // close() may have run while the target was resolved: it aborted the attempts it saw.
     if (this.#closing !== undefined) throw new ClosedError("this server");
     const ipv6 = peer.startsWith("[");
-    if (ipv6 !== isIpv6Literal(this.address.host)) {
+    // A relayed peer's virtual address is IPv6 whatever the relay's family (addRelayRoute checked that).
+    if (ipv6 !== isIpv6Literal(this.address.host) && this.#socket.routes.get(peer) === undefined) {
       throw new InvalidOptionError(`connect(): ${targetText} is ${ipv6 ? "IPv6" : "IPv4"} but this server's socket is bound to ${this.address.host}; listen on ${ipv6 ? '"::"' : '"0.0.0.0"'} to reach it`);
     }
     const attempt = new ConnectAttempt(this.#driver, peer, options, options.maxQueuedMessages ?? this.#maxQueued, {
@@ -126,6 +134,29 @@ export class Server extends TypedEmitter<ServerEvents> {
     this.#driver.requestService();
   }
 
+  /**
+   * Routes datagrams to the peer that shares a relay allocation with `token` (8 bytes, from an
+   * introduction: src/game/nat.ts) through the relay at `relay` ("ip:port", PROTOCOL §8), and
+   * sends the relay one bind so it learns this socket's public address. Returns the peer's
+   * virtual address ("[100::...]:port"): connect() to it, or expect the peer's connection
+   * from it. Calling it again with the same token sends another bind and returns the same
+   * address. At most 64 routes; the one used longest ago makes room.
+   */
+  addRelayRoute(relay: Address, token: Uint8Array): Address {
+    if (this.#closing !== undefined) throw new ClosedError("this server");
+    if (typeof relay === "string" && relay.startsWith("[") !== isIpv6Literal(this.address.host)) {
+      throw new InvalidOptionError(`addRelayRoute(): the relay ${relay} is not of the family this server's socket is bound to (${this.address.host})`);
+    }
+    const virtual = this.#socket.routes.add(relay, token);
+    this.#socket.sendBind(virtual);
+    return virtual;
+  }
+
+  /** Drops a relay route (its connection, if any, then times out unless it closed first). */
+  removeRelayRoute(virtual: Address): void {
+    this.#socket.routes.remove(virtual);
+  }
+
   /** @internal */
   _onEvent(event: EndpointEvent): void {
     if (event.type === "punch") {
@@ -150,8 +181,8 @@ export class Server extends TypedEmitter<ServerEvents> {
   }
 
   /** Endpoint and driver counters (datagrams, wake-ups, socket failures). */
-  counters(): { wakeups: number; datagramsIn: number; datagramsOut: number; sendFailures: number; receiveErrors: number } {
-    return { ...this.#driver.counters, ...this.#driver.socket.counters };
+  counters(): { wakeups: number; datagramsIn: number; datagramsOut: number; sendFailures: number; receiveErrors: number; relay: RelayingSocket["routes"]["counters"] } {
+    return { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters } };
   }
 
   /** Tells every peer (reason "server-shutdown"), then closes the socket. */
@@ -310,15 +341,17 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   if (options.accept !== undefined) extra.accept = options.accept;
   const endpoint = makeEndpoint(options, endpointConfig(options, true, extra));
-  const socket = await adapter.openSocket({
-    host: bindHost,
-    port,
-    receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
-    sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
-  });
+  const socket = new RelayingSocket(
+    await adapter.openSocket({
+      host: bindHost,
+      port,
+      receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
+      sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
+    }),
+  );
   let server: Server | undefined;
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
-  server = new Server(adapter, driver, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES);
+  server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES);
   driver.service();
   return server;
 }

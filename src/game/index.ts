@@ -50,6 +50,7 @@ export {
   INTRODUCE_METHOD,
   type NatIntroduction,
   type NatIntroducerOptions,
+  type RelayAllocator,
   type PunchSchedule,
 } from "./nat.js";
 export { natConnect, answerIntroductions, type NatConnectOptions, type AnsweringIntroductions } from "./nat-socket.js";

@@ -6,6 +6,7 @@
  */
 import type { Connection } from "../api/connection.js";
 import { host, monotonicNow, type AbortSignalLike } from "../api/host.js";
+import { ConnectTimeoutError } from "../api/errors.js";
 import type { Server, ServerConnectOptions } from "../api/runtime.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
@@ -24,12 +25,18 @@ class ServerPuncher {
     this.#server = server;
     this.#timer = new ModuleTimer({
       pollTimeout: () => this.runs.pollTimeout(),
-      handleTimeout: (now) => this.runs.handleTimeout(now, (address, token, acceptToken) => this.#server.punch(address, token, acceptToken)),
+      handleTimeout: (now) =>
+        this.runs.handleTimeout(
+          now,
+          (address, token, acceptToken) => this.#server.punch(address, token, acceptToken),
+          (relay, token) => this.#server.addRelayRoute(relay, token),
+        ),
     });
   }
 
-  start(intro: NatIntroduction, schedule?: PunchSchedule): boolean {
-    const started = this.runs.start(monotonicNow(), candidates(intro), intro.token, intro.peerToken, schedule);
+  /** Starts punching the introduction's addresses; with `bindRelay`, binding its relay allocation too. */
+  start(intro: NatIntroduction, schedule?: PunchSchedule, bindRelay = false): boolean {
+    const started = this.runs.start(monotonicNow(), candidates(intro), intro.token, intro.peerToken, schedule, bindRelay ? intro.relay : undefined);
     this.#timer.poke();
     return started;
   }
@@ -42,8 +49,11 @@ class ServerPuncher {
 export interface AnsweringIntroductions {
   /** Mount these on the host's lobby RPC (attachRpc(..., { handlers })). */
   readonly handlers: Record<string, RpcHandler>;
-  /** Introductions answered (punching started), and refused (malformed, or MAX_PUNCH_RUNS busy). */
-  readonly counters: { introductions: number; refused: number };
+  /**
+   * Introductions answered (punching started), refused (malformed, or MAX_PUNCH_RUNS busy),
+   * relay routes added for them, and relay allocations this socket could not use (other family).
+   */
+  readonly counters: { introductions: number; refused: number; relayRoutes: number; relayRefused: number };
   /** Stops punching. */
   close(): void;
 }
@@ -55,7 +65,7 @@ export interface AnsweringIntroductions {
  */
 export function answerIntroductions(server: Server, schedule?: PunchSchedule): AnsweringIntroductions {
   const puncher = new ServerPuncher(server);
-  const counters = { introductions: 0, refused: 0 };
+  const counters = { introductions: 0, refused: 0, relayRoutes: 0, relayRefused: 0 };
   return {
     handlers: {
       [INTRODUCE_METHOD]: (params) => {
@@ -66,8 +76,21 @@ export function answerIntroductions(server: Server, schedule?: PunchSchedule): A
           counters.refused++;
           throw error;
         }
+        // A relay allocation: route it now (that sends the first bind), and bind again each
+        // punch round, since the joiner may come through the relay seconds later. A relay of
+        // the other address family than this socket's cannot be used: punching goes on alone.
+        let bind = false;
+        if (intro.relay !== undefined) {
+          try {
+            server.addRelayRoute(intro.relay.address, intro.relay.token);
+            counters.relayRoutes++;
+            bind = true;
+          } catch {
+            counters.relayRefused++;
+          }
+        }
         // Busy (MAX_PUNCH_RUNS at once): refused, and the joiner falls back or times out.
-        if (!puncher.start(intro, schedule)) {
+        if (!puncher.start(intro, schedule, bind)) {
           counters.refused++;
           return null;
         }
@@ -88,6 +111,16 @@ export interface NatConnectOptions {
   schedule?: PunchSchedule;
   /** The handshake's options (timeout, user data, abort signal). */
   connect?: ServerConnectOptions;
+  /**
+   * Fall back to the relay the introduction offers (if the lobby has one) when the direct
+   * handshake times out. Default true.
+   */
+  relay?: boolean;
+  /**
+   * With a relay to fall back to: how long the direct handshake may take before it. Default
+   * 2000 ms. (Without a relay the direct handshake takes `connect.connectTimeoutMs`.)
+   */
+  directTimeoutMs?: number;
 }
 
 /**
@@ -105,15 +138,33 @@ export async function natConnect(
 ): Promise<Connection> {
   const waitMs = options.punchWaitMs ?? 2000;
   if (!(waitMs >= 0 && waitMs <= 60_000)) throw new GameUsageError(`punchWaitMs must be in 0..60000, got ${String(waitMs)}`);
+  const directMs = options.directTimeoutMs ?? 2000;
+  if (!(directMs >= 100 && directMs <= 60_000)) throw new GameUsageError(`directTimeoutMs must be in 100..60000, got ${String(directMs)}`);
   const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [] }));
+  const relay = options.relay === false ? undefined : intro.relay;
   const puncher = new ServerPuncher(server);
+  let target: Address;
   try {
     const punched = firstPunch(server, intro.peerToken, waitMs, options.connect?.signal);
     puncher.start(intro, options.schedule);
-    const target = (await punched) ?? intro.address;
-    return await server.connect(target, options.connect);
+    target = (await punched) ?? intro.address;
+    if (relay === undefined) return await server.connect(target, options.connect);
+    try {
+      return await server.connect(target, { ...options.connect, connectTimeoutMs: directMs });
+    } catch (error) {
+      if (!(error instanceof ConnectTimeoutError)) throw error;
+    }
   } finally {
     puncher.close();
+  }
+  // No direct path (a symmetric NAT on either side): through the relay, whose route the host
+  // added when it was introduced.
+  const virtual = server.addRelayRoute(relay.address, relay.token);
+  try {
+    return await server.connect(virtual, options.connect);
+  } catch (error) {
+    server.removeRelayRoute(virtual);
+    throw error;
   }
 }
 

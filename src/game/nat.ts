@@ -27,10 +27,14 @@
  * NAT, or a NAT that does not filter). Local addresses find a host on the same network, where
  * a NAT that does not hairpin would drop packets sent to its own public address.
  *
- * What it cannot do: a NAT that gives each destination its own public port (a "symmetric" NAT,
- * endpoint-dependent mapping) sends the punches from a port the lobby never saw, so the peer's
- * NAT drops them; such a pair needs a relay, which this module does not provide. The connect
- * then fails with ConnectTimeoutError (test/interop/nat-traversal.test.ts shows both cases).
+ * What punching cannot do: a NAT that gives each destination its own public port (a
+ * "symmetric" NAT, endpoint-dependent mapping) sends the punches from a port the lobby never
+ * saw, so the peer's NAT drops them. For such a pair the lobby can hand out a relay allocation
+ * with the introduction (`relay` option: a RelayServer from listenRelay(), PROTOCOL §8): each
+ * side gets the relay's address and its own relay token. The host binds at once; the joiner,
+ * when no punch came and the direct connect timed out, connects through the relay instead.
+ * Without a relay that connect fails with ConnectTimeoutError (test/interop/nat-traversal.test.ts
+ * shows the cases).
  *
  * This file is the lobby's side (`NatIntroducer`, `natHandlers`) and the punch schedule
  * (`PunchRuns`); ./nat-socket.ts runs them on a Server.
@@ -52,6 +56,16 @@ export interface NatIntroduction {
   token: Uint8Array;
   /** The peer's: a punch carrying it came from the peer. */
   peerToken: Uint8Array;
+  /** A relay allocation, if the lobby has a relay: its address and this side's token. */
+  relay?: { address: Address; token: Uint8Array };
+}
+
+/** What the introducer needs of a relay (a RelayServer from listenRelay() is one). */
+export interface RelayAllocator {
+  /** The address peers reach the relay at. */
+  readonly publicAddress: Address;
+  /** Two tokens, one per side, or undefined when the relay is full. */
+  allocate(now: number): { tokens: [Uint8Array, Uint8Array] } | undefined;
 }
 
 /** The notification the host receives, and the joiner's answer: the same shape. */
@@ -84,6 +98,8 @@ export interface NatIntroducerOptions {
   hostRatePerSecond?: number;
   /** 16 random bytes per introduction (the two tokens). Default: Web Crypto. */
   random?: () => Uint8Array;
+  /** A relay to allocate from for every introduction (the fallback for symmetric NATs). */
+  relay?: RelayAllocator;
 }
 
 /** A token bucket; NaN refilledAt: full, not yet used. */
@@ -104,10 +120,12 @@ export class NatIntroducer {
   readonly ratePerSecond: number;
   readonly burst: number;
   readonly hostRatePerSecond: number;
-  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0 };
+  /** relayFull: introductions made without a relay allocation because the relay was full. */
+  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0, relayed: 0, relayFull: 0 };
   readonly #registry: LobbyRegistry;
   readonly #attached = new Map<number, Attached>();
   readonly #random: () => Uint8Array;
+  readonly #relay: RelayAllocator | undefined;
 
   constructor(registry: LobbyRegistry, options: NatIntroducerOptions = {}) {
     this.#registry = registry;
@@ -115,6 +133,7 @@ export class NatIntroducer {
     this.burst = positive("burst", options.burst ?? 4);
     this.hostRatePerSecond = positive("hostRatePerSecond", options.hostRatePerSecond ?? 5);
     this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(16)));
+    this.#relay = options.relay;
   }
 
   /**
@@ -166,9 +185,21 @@ export class NatIntroducer {
     if (random.length < 16) throw new GameUsageError("the introducer's random() must return 16 bytes");
     const hostToken = random.slice(0, 8);
     const joinerToken = random.slice(8, 16);
-    hostSide.notify(INTRODUCE_METHOD, { address: joiner.address, local: sameNetwork ? joinerLocal : [], token: hostToken, peerToken: joinerToken });
+    const toHost: NatIntroduction = { address: joiner.address, local: sameNetwork ? joinerLocal : [], token: hostToken, peerToken: joinerToken };
+    const toJoiner: NatIntroduction = { address: entry.address, local: sameNetwork ? entry.local.slice() : [], token: joinerToken, peerToken: hostToken };
+    if (this.#relay !== undefined) {
+      const allocation = this.#relay.allocate(now);
+      if (allocation === undefined) {
+        this.counters.relayFull++;
+      } else {
+        toHost.relay = { address: this.#relay.publicAddress, token: allocation.tokens[0] };
+        toJoiner.relay = { address: this.#relay.publicAddress, token: allocation.tokens[1] };
+        this.counters.relayed++;
+      }
+    }
+    hostSide.notify(INTRODUCE_METHOD, toWire(toHost));
     this.counters.introductions++;
-    return { address: entry.address, local: sameNetwork ? entry.local.slice() : [], token: joinerToken, peerToken: hostToken };
+    return toJoiner;
   }
 }
 
@@ -193,18 +224,31 @@ export function natHandlers(introducer: NatIntroducer, owner: number, now: () =>
     [INTRODUCE_METHOD]: (params) => {
       const p = (params ?? {}) as { id?: unknown; local?: unknown };
       if (typeof p.id !== "number" || !Number.isInteger(p.id) || p.id < 1) throw new GameUsageError("nat.introduce needs { id } of a lobby entry");
-      const intro = introducer.introduce(now(), owner, p.id, p.local);
-      return { address: intro.address, local: intro.local, token: intro.token, peerToken: intro.peerToken };
+      return toWire(introducer.introduce(now(), owner, p.id, p.local));
     },
   };
 }
 
+/** An introduction as an RPC value (the relay field only when there is one). */
+function toWire(intro: NatIntroduction): Value {
+  const value: Record<string, Value> = { address: intro.address, local: intro.local, token: intro.token, peerToken: intro.peerToken };
+  if (intro.relay !== undefined) value.relay = { address: intro.relay.address, token: intro.relay.token };
+  return value;
+}
+
 /** Reads an introduction off the wire (the host's notification or the joiner's answer). */
 export function parseIntroduction(value: unknown): NatIntroduction {
-  const v = (value ?? {}) as { address?: unknown; local?: unknown; token?: unknown; peerToken?: unknown };
+  const v = (value ?? {}) as { address?: unknown; local?: unknown; token?: unknown; peerToken?: unknown; relay?: unknown };
   if (typeof v.address !== "string" || !isIpAddress(v.address)) throw new GameUsageError(`an introduction's address must be "ip:port", got ${JSON.stringify(v.address)}`);
   for (const t of [v.token, v.peerToken]) if (!(t instanceof Uint8Array) || t.length !== 8) throw new GameUsageError("an introduction's token and peerToken must be 8 bytes each");
-  return { address: v.address, local: checkLocalAddresses(v.local), token: v.token as Uint8Array, peerToken: v.peerToken as Uint8Array };
+  const intro: NatIntroduction = { address: v.address, local: checkLocalAddresses(v.local), token: v.token as Uint8Array, peerToken: v.peerToken as Uint8Array };
+  if (v.relay !== undefined && v.relay !== null) {
+    const r = v.relay as { address?: unknown; token?: unknown };
+    if (typeof r.address !== "string" || !isIpAddress(r.address)) throw new GameUsageError(`an introduction's relay address must be "ip:port", got ${JSON.stringify(r.address)}`);
+    if (!(r.token instanceof Uint8Array) || r.token.length !== 8) throw new GameUsageError("an introduction's relay token must be 8 bytes");
+    intro.relay = { address: r.address, token: r.token };
+  }
+  return intro;
 }
 
 /** Every address of an introduction, the public one first, each once. */
@@ -223,6 +267,8 @@ interface Run {
   targets: Address[];
   token: Uint8Array;
   acceptToken: Uint8Array;
+  /** A relay allocation to bind each round (the host's), if any. */
+  bind: { address: Address; token: Uint8Array } | undefined;
   left: number;
   next: number;
   intervalMs: number;
@@ -246,13 +292,13 @@ export class PunchRuns {
    * Starts punching `targets` with `token`, listening for `acceptToken`; the first round goes
    * out at the next handleTimeout. False (nothing started) when MAX_PUNCH_RUNS are running.
    */
-  start(now: number, targets: Address[], token: Uint8Array, acceptToken: Uint8Array, schedule: PunchSchedule = {}): boolean {
+  start(now: number, targets: Address[], token: Uint8Array, acceptToken: Uint8Array, schedule: PunchSchedule = {}, bind?: { address: Address; token: Uint8Array }): boolean {
     const count = schedule.count ?? 20;
     const intervalMs = schedule.intervalMs ?? 100;
     if (!Number.isInteger(count) || count < 1 || count > 1000) throw new GameUsageError(`punch count must be an integer in 1..1000, got ${String(count)}`);
     if (!(intervalMs >= 10 && intervalMs <= 10_000)) throw new GameUsageError(`punch intervalMs must be in 10..10000, got ${String(intervalMs)}`);
     if (this.#runs.length >= MAX_PUNCH_RUNS) return false;
-    this.#runs.push({ targets: targets.slice(), token: token.slice(), acceptToken: acceptToken.slice(), left: count, next: now, intervalMs });
+    this.#runs.push({ targets: targets.slice(), token: token.slice(), acceptToken: acceptToken.slice(), bind: bind === undefined ? undefined : { address: bind.address, token: bind.token.slice() }, left: count, next: now, intervalMs });
     return true;
   }
 
@@ -267,11 +313,21 @@ export class PunchRuns {
     return earliest;
   }
 
-  handleTimeout(now: number, punch: (address: Address, token: Uint8Array, acceptToken: Uint8Array) => void): void {
+  /**
+   * Sends the rounds that are due: `punch` per target, and `bind` with the run's relay
+   * allocation if it has one (so the relay learns, and keeps, the host's address before the
+   * joiner falls back to it).
+   */
+  handleTimeout(
+    now: number,
+    punch: (address: Address, token: Uint8Array, acceptToken: Uint8Array) => void,
+    bind?: (relay: Address, token: Uint8Array) => void,
+  ): void {
     for (let i = 0; i < this.#runs.length; ) {
       const run = this.#runs[i]!;
       if (run.next <= now) {
         for (const target of run.targets) punch(target, run.token, run.acceptToken);
+        if (run.bind !== undefined) bind?.(run.bind.address, run.bind.token);
         run.left--;
         run.next = now + run.intervalMs;
       }

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { LobbyRegistry, lobbyHandlers } from "../../src/game/lobby.js";
 import { candidates, MAX_PUNCH_RUNS, NatIntroducer, natHandlers, parseIntroduction, PunchRuns } from "../../src/game/nat.js";
 import { RpcPeer } from "../../src/game/rpc.js";
+import { RelayForwarder } from "../../src/relay/forwarder.js";
 import type { Value } from "../../src/game/codec.js";
 import { settle } from "./helpers.js";
 
@@ -152,6 +153,44 @@ describe("NatIntroducer", () => {
     await expect(badJoin).rejects.toMatchObject({ remoteCode: "ERR_GAME_USAGE" });
   });
 
+  it("with a relay, gives each side the relay's address and its own side's token of one allocation", () => {
+    const registry = new LobbyRegistry({ ttlMs: 10_000 });
+    const forwarder = new RelayForwarder({ maxAllocations: 1 });
+    const relay = { publicAddress: "192.0.2.1:9001", allocate: (now: number) => forwarder.allocate(now) };
+    const introducer = new NatIntroducer(registry, { random, relay });
+    const notified: Value[] = [];
+    introducer.attach(HOST, "198.51.100.2:7777", (_m, params) => notified.push(params));
+    introducer.attach(JOINER, "203.0.113.2:5555", () => undefined);
+    introducer.attach(3, "203.0.113.3:5555", () => undefined);
+    const entry = registry.register(0, HOST, "198.51.100.2", { name: "h", gamePort: 0, players: 1, maxPlayers: 4 }, 7777);
+    const intro = introducer.introduce(0, JOINER, entry.id, []);
+    const toHost = parseIntroduction(notified[0]);
+    expect(intro.relay?.address).toBe("192.0.2.1:9001");
+    expect(toHost.relay?.address).toBe("192.0.2.1:9001");
+    // The two tokens are the two sides of one allocation: a bind with one, then a datagram
+    // with the other, is forwarded to the first's address.
+    forwarder.handleDatagram(1, "198.51.100.2:7777", toHost.relay!.token.slice());
+    const datagram = new Uint8Array(12);
+    datagram.set(intro.relay!.token, 0);
+    expect(forwarder.handleDatagram(2, "203.0.113.2:5555", datagram)?.to).toBe("198.51.100.2:7777");
+    expect(introducer.counters).toMatchObject({ introductions: 1, relayed: 1, relayFull: 0 });
+    // The relay is full: the introduction still happens, without a relay.
+    const second = introducer.introduce(0, 3, entry.id, []);
+    expect(second.relay).toBeUndefined();
+    expect(parseIntroduction(notified[1]).relay).toBeUndefined();
+    expect(introducer.counters).toMatchObject({ introductions: 2, relayed: 1, relayFull: 1 });
+  });
+
+  it("PunchRuns binds a run's relay allocation every round", () => {
+    const runs = new PunchRuns();
+    const binds: string[] = [];
+    const relayToken = new Uint8Array(8).fill(5);
+    runs.start(0, ["1.1.1.1:1"], new Uint8Array(8), new Uint8Array(8), { count: 3, intervalMs: 100 }, { address: "192.0.2.1:9001", token: relayToken });
+    relayToken.fill(0); // the run keeps its own copy
+    for (let now = 0; now <= 500; now += 50) runs.handleTimeout(now, () => undefined, (relay, token) => binds.push(`${relay}#${token[0]}`));
+    expect(binds).toEqual(["192.0.2.1:9001#5", "192.0.2.1:9001#5", "192.0.2.1:9001#5"]);
+  });
+
   it("registering gamePort 0 needs the seen port", () => {
     const registry = new LobbyRegistry();
     expect(() => registry.register(0, 1, "192.0.2.1", { name: "x", gamePort: 0, players: 0, maxPlayers: 2 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
@@ -167,6 +206,10 @@ describe("NatIntroducer", () => {
     expect(parseIntroduction({ address: "[2001:db8::1]:9", local: ["[fe80::1]:9", "[fd00:1::2]:9", "172.20.0.5:9", "192.168.1.2:9"], token, peerToken: token }).local.length).toBe(4);
     // Octal-looking parts ("010" is 8 to some runtimes' resolvers), out-of-range parts, IPv6
     // first groups that only look like fc00::/7 or fe80::/10.
+    // A relay must be an IP address with an 8-byte token.
+    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: token, relay: { address: "relay.example:9", token } })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: token, relay: { address: "1.2.3.5:9", token: new Uint8Array(9) } })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    expect(parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: token, relay: { address: "1.2.3.5:9", token } }).relay).toEqual({ address: "1.2.3.5:9", token });
     for (const bad of ["[2001:db8::2]:9", "172.32.0.1:9", "100.64.0.1:9", "[::ffff:8.8.8.8]:53", "010.8.8.8:53", "172.016.0.1:53", "10.0.0.256:1", "[fc::1]:9", "[fd1::1]:9", "[fe8::1]:9"]) {
       expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [bad], token, peerToken: token }), bad).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
     }

@@ -7,8 +7,9 @@
 //   from Node, Bun and Deno, and every message comes back;
 // - a joiner on the host's own network, where the router does not hairpin, connects through
 //   the host's local address;
-// - behind a symmetric NAT (a new port per destination) punching cannot work, and the joiner
-//   gets ConnectTimeoutError, not a hang.
+// - behind a symmetric NAT (a new port per destination) punching cannot work: the joiner falls
+//   back to the lobby's relay (PROTOCOL §8) and connects through it, from Node, Bun and Deno;
+//   told not to use the relay, it gets ConnectTimeoutError, not a hang.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NatLab, natLabUnsupported } from "../../bench/lib/natlab.mjs";
 import { assertBuilt, Peer, RUNTIMES, type RuntimeName } from "./helpers.js";
@@ -17,6 +18,7 @@ const skip = natLabUnsupported();
 if (skip !== undefined) console.warn(`NAT traversal tests skipped: ${skip}`);
 
 const LOBBY_PORT = 9000;
+const RELAY_PORT = 9001;
 const HOST_PORT = 7777;
 
 interface Lab {
@@ -40,7 +42,7 @@ async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> 
   const lab = new NatLab(symmetricB ? "nats" : "natc", { symmetricB }) as Lab;
   const peers: Peer[] = [];
   try {
-    const lobby = new Peer("node", "nat-peer.mjs", ["lobby", JSON.stringify({ host: lab.lobbyIp, port: LOBBY_PORT })], 120_000, lab.internet);
+    const lobby = new Peer("node", "nat-peer.mjs", ["lobby", JSON.stringify({ host: lab.lobbyIp, port: LOBBY_PORT, relayPort: RELAY_PORT })], 120_000, lab.internet);
     peers.push(lobby);
     await lobby.waitFor("listening");
     const host = new Peer("node", "nat-peer.mjs", ["host", JSON.stringify({ port: HOST_PORT, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localA })], 120_000, lab.hostA);
@@ -67,9 +69,9 @@ function useLab(symmetricB: boolean): { lab: Lab } {
   return running;
 }
 
-async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B"): Promise<Record<string, unknown>> {
+async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B", relay = true): Promise<Record<string, unknown>> {
   const [ns, localIp] = where === "B" ? [lab.hostB, lab.localB] : [lab.hostC, lab.localC];
-  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp })], 40_000, ns);
+  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp, relay })], 40_000, ns);
   try {
     return await joiner.waitFor("ok", 30_000);
   } finally {
@@ -78,9 +80,9 @@ async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", wher
 }
 
 /** A node joiner on B that must fail with ConnectTimeoutError; how many packets router A dropped meanwhile. */
-async function timedOutJoin(lab: Lab, mode: "nat" | "direct"): Promise<number> {
+async function timedOutJoin(lab: Lab, mode: "nat" | "direct", relay = true): Promise<number> {
   const before = lab.droppedAt(lab.routerA);
-  const result = await join("node", lab, mode);
+  const result = await join("node", lab, mode, "B", relay);
   expect(result).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
   return lab.droppedAt(lab.routerA) - before;
 }
@@ -121,8 +123,23 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
 describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random port per destination)", () => {
   const running = useLab(true);
 
-  it("punching cannot open a path, and natConnect fails with ConnectTimeoutError instead of hanging", async () => {
+  it("punching cannot open a path: without the relay, natConnect fails with ConnectTimeoutError instead of hanging", async () => {
     // Router A dropped B's punches and handshakes: they came from ports it never punched to.
-    expect(await timedOutJoin(running.lab, "nat")).toBeGreaterThan(5);
+    expect(await timedOutJoin(running.lab, "nat", false)).toBeGreaterThan(5);
   }, 40_000);
+
+  for (const runtime of RUNTIMES) {
+    it(`${runtime} joiner: no punch gets through, the direct handshake times out, and it connects through the lobby's relay`, async () => {
+      const { lab } = running;
+      const before = lab.droppedAt(lab.routerA);
+      const result = await join(runtime, lab, "nat");
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50 });
+      // Through the relay: the host is reached at a virtual address (100::/64, the relay's port).
+      expect(result.via).toMatch(new RegExp(`^\\[100::[0-9a-f:]+\\]:${RELAY_PORT}$`));
+      expect(result.punches).toBe(0);
+      // After the 2 s punch wait and the 2 s direct attempt, which router A dropped.
+      expect(result.connectMs as number).toBeGreaterThan(3500);
+      expect(lab.droppedAt(lab.routerA) - before).toBeGreaterThan(0);
+    }, 40_000);
+  }
 });

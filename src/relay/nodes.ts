@@ -1,0 +1,119 @@
+/**
+ * The relay as sans-IO nodes, for the simulator and for carriers of your own:
+ * - `RelayNode`: a RelayForwarder behind the SansIoNode surface (what listenRelay() runs on a
+ *   socket);
+ * - `RelayedNode`: any node (an Endpoint) with relay routes in front of it (what a Server's
+ *   socket does with addRelayRoute()).
+ */
+import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
+import { RelayForwarder, type RelayForwarderOptions } from "./forwarder.js";
+import { RelayRoutes } from "./routes.js";
+import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "./wire.js";
+
+/** Forwarded datagrams held for pollTransmit at most; beyond, they are dropped and counted. */
+const MAX_QUEUED = 1024;
+
+export class RelayNode implements SansIoNode<never> {
+  readonly forwarder: RelayForwarder;
+  /** Forwards dropped because pollTransmit was not called often enough. */
+  queueDrops = 0;
+  readonly #queue: Transmit[] = [];
+  #head = 0;
+
+  constructor(options: RelayForwarderOptions = {}) {
+    this.forwarder = new RelayForwarder(options);
+  }
+
+  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+    const tx = this.forwarder.handleDatagram(now, from, bytes);
+    if (tx === undefined) return;
+    if (this.#queue.length - this.#head >= MAX_QUEUED) {
+      this.queueDrops++;
+      return;
+    }
+    // The forwarder rewrote the caller's buffer, which is only lent for this call.
+    this.#queue.push({ to: tx.to, bytes: tx.bytes.slice() });
+  }
+
+  handleTimeout(now: number): void {
+    this.forwarder.handleTimeout(now);
+  }
+
+  pollTimeout(): number | undefined {
+    return this.forwarder.pollTimeout();
+  }
+
+  pollTransmit(): Transmit | undefined {
+    if (this.#head === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#head = 0;
+      return undefined;
+    }
+    return this.#queue[this.#head++];
+  }
+
+  pollEvent(): undefined {
+    return undefined;
+  }
+}
+
+export class RelayedNode<E> implements SansIoNode<E> {
+  readonly inner: SansIoNode<E>;
+  readonly routes = new RelayRoutes();
+  readonly #scratch = new Uint8Array(MAX_RELAY_DATAGRAM);
+  /** Binds waiting for pollTransmit (virtual addresses). */
+  readonly #binds: Address[] = [];
+
+  constructor(inner: SansIoNode<E>) {
+    this.inner = inner;
+  }
+
+  /** Adds a route (RelayRoutes.add) and queues a bind for it; returns the virtual address. */
+  addRoute(relay: Address, token: Uint8Array): Address {
+    const virtual = this.routes.add(relay, token);
+    this.bind(virtual);
+    return virtual;
+  }
+
+  /** Queues one bind (the bare token) to the route's relay. */
+  bind(virtual: Address): void {
+    if (this.routes.get(virtual) !== undefined && this.#binds.length < 64) this.#binds.push(virtual);
+  }
+
+  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+    if (this.routes.size !== 0 && this.routes.isRelay(from)) {
+      const route = this.routes.unwrap(from, bytes);
+      if (route === undefined) return;
+      this.inner.handleDatagram(now, route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
+      return;
+    }
+    this.inner.handleDatagram(now, from, bytes);
+  }
+
+  handleTimeout(now: number): void {
+    this.inner.handleTimeout(now);
+  }
+
+  /** The inner node's (queued binds leave at the next pollTransmit, which a driver calls after any input). */
+  pollTimeout(): number | undefined {
+    return this.inner.pollTimeout();
+  }
+
+  pollEvent(): E | undefined {
+    return this.inner.pollEvent();
+  }
+
+  pollTransmit(now: number): Transmit | undefined {
+    while (this.#binds.length > 0) {
+      const route = this.routes.get(this.#binds.shift()!);
+      if (route !== undefined) return { to: route.relay, bytes: route.token.slice() };
+    }
+    for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
+      const route = this.routes.size === 0 ? undefined : this.routes.get(tx.to);
+      if (route === undefined) return tx;
+      const length = this.routes.wrap(route, tx.bytes, this.#scratch);
+      if (length >= 0) return { to: route.relay, bytes: this.#scratch.subarray(0, length) };
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * A peer's side of the relay, sans-IO: which virtual addresses are peers reached through a relay
+ * (./wire.ts), and the wrapping of datagrams to and from them. The API's RelayingSocket
+ * (src/api/relay-socket.ts) applies it to a Server's socket, so the Endpoint sees a relayed peer
+ * as one more address.
+ *
+ * A route is (relay address, this side's token). Sending to its virtual address sends
+ * `[token | datagram]` to the relay; a datagram from the relay address carrying the token is the
+ * peer's, delivered from the virtual address. Datagrams from a relay address with a token of no
+ * route are counted and dropped. At most MAX_RELAY_ROUTES routes: adding one more drops the one
+ * used longest ago (a live connection uses its route at every keepalive).
+ */
+import type { Address } from "../session/sans-io.js";
+import { isValidAddress } from "../session/address.js";
+import { RelayConfigError } from "./errors.js";
+import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey, virtualAddress } from "./wire.js";
+
+export const MAX_RELAY_ROUTES = 64;
+
+export interface RelayRoute {
+  readonly relay: Address;
+  readonly token: Uint8Array;
+  readonly virtual: Address;
+  /** A counter of uses (not time): the least recently used route is evicted first. */
+  usedAt: number;
+}
+
+export class RelayRoutes {
+  readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0 };
+  readonly #byVirtual = new Map<Address, RelayRoute>();
+  readonly #byToken = new Map<string, RelayRoute>();
+  /** Relay address -> routes through it (a datagram from elsewhere is never unwrapped). */
+  readonly #relays = new Map<Address, number>();
+  #uses = 0;
+
+  get size(): number {
+    return this.#byVirtual.size;
+  }
+
+  /**
+   * Routes to the peer behind `relay` ("ip:port") that shares an allocation with `token`;
+   * returns the peer's virtual address. Adding the same token again returns the same address.
+   */
+  add(relay: Address, token: Uint8Array): Address {
+    if (!isValidAddress(relay)) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port", got ${JSON.stringify(relay)}`);
+    if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
+    const key = tokenKey(token);
+    const existing = this.#byToken.get(key);
+    if (existing !== undefined) {
+      if (existing.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
+      existing.usedAt = ++this.#uses;
+      return existing.virtual;
+    }
+    if (this.#byVirtual.size >= MAX_RELAY_ROUTES) this.#evictLeastUsed();
+    const port = Number(relay.slice(relay.lastIndexOf(":") + 1));
+    const route: RelayRoute = { relay, token: token.slice(), virtual: virtualAddress(token, port), usedAt: ++this.#uses };
+    this.#byVirtual.set(route.virtual, route);
+    this.#byToken.set(key, route);
+    this.#relays.set(relay, (this.#relays.get(relay) ?? 0) + 1);
+    return route.virtual;
+  }
+
+  remove(virtual: Address): void {
+    const route = this.#byVirtual.get(virtual);
+    if (route === undefined) return;
+    this.#byVirtual.delete(virtual);
+    this.#byToken.delete(tokenKey(route.token));
+    const left = (this.#relays.get(route.relay) ?? 1) - 1;
+    if (left === 0) this.#relays.delete(route.relay);
+    else this.#relays.set(route.relay, left);
+  }
+
+  /** The route of a virtual address, or undefined (a real address). */
+  get(virtual: Address): RelayRoute | undefined {
+    return this.#byVirtual.get(virtual);
+  }
+
+  /**
+   * Writes `[token | datagram]` for `route` into `out`; its length, or -1 (counted) if it would
+   * exceed MAX_RELAY_DATAGRAM.
+   */
+  wrap(route: RelayRoute, datagram: Uint8Array, out: Uint8Array): number {
+    const length = RELAY_TOKEN_BYTES + datagram.length;
+    if (length > MAX_RELAY_DATAGRAM || length > out.length) {
+      this.counters.dropped++;
+      return -1;
+    }
+    out.set(route.token, 0);
+    out.set(datagram, RELAY_TOKEN_BYTES);
+    route.usedAt = ++this.#uses;
+    this.counters.wrapped++;
+    return length;
+  }
+
+  /** True if datagrams from `from` are relay datagrams (it is the relay of some route). */
+  isRelay(from: Address): boolean {
+    return this.#relays.has(from);
+  }
+
+  /** A datagram from a relay: its route (the sender is route.virtual, the datagram is the rest), or undefined (counted). */
+  unwrap(from: Address, bytes: Uint8Array): RelayRoute | undefined {
+    const route = bytes.length > RELAY_TOKEN_BYTES ? this.#byToken.get(tokenKey(bytes)) : undefined;
+    if (route === undefined || route.relay !== from) {
+      this.counters.dropped++;
+      return undefined;
+    }
+    route.usedAt = ++this.#uses;
+    this.counters.unwrapped++;
+    return route;
+  }
+
+  #evictLeastUsed(): void {
+    let oldest: RelayRoute | undefined;
+    for (const route of this.#byVirtual.values()) if (oldest === undefined || route.usedAt < oldest.usedAt) oldest = route;
+    if (oldest === undefined) return;
+    this.remove(oldest.virtual);
+    this.counters.evicted++;
+  }
+}
