@@ -9,7 +9,7 @@ import { InvalidOptionError } from "./errors.js";
 import { host, monotonicNow } from "./host.js";
 import type { DatagramSocket, RuntimeAdapter } from "./socket.js";
 import { RelayForwarder, type RelayAllocation, type RelayForwarderCounters, type RelayForwarderOptions } from "../relay/forwarder.js";
-import { isValidAddress } from "../session/address.js";
+import { canonicalAddress } from "../relay/wire.js";
 import type { Address } from "../session/sans-io.js";
 
 export interface RelayListenOptions extends RelayForwarderOptions {
@@ -18,11 +18,15 @@ export interface RelayListenOptions extends RelayForwarderOptions {
   /** 0 lets the OS pick. Default 0. */
   port?: number;
   /**
-   * The address peers reach the relay at ("ip:port"), as introductions announce it. Default:
-   * the bound address (with 0.0.0.0 or :: that is not an address peers can use: pass it).
+   * The address peers reach the relay at ("ip:port" or "[ipv6]:port", an IP literal), as
+   * introductions announce it. Default: the bound address, which is only possible when `host`
+   * is a specific address (0.0.0.0 and :: are not addresses peers can send to).
    */
   publicAddress?: Address;
 }
+
+/** The expiry timer's longest wait (a later sweep is simply re-armed). */
+const MAX_TIMER_MS = 60_000;
 
 export class RelayServer {
   /** The bound address. */
@@ -51,9 +55,13 @@ export class RelayServer {
     });
   }
 
-  /** A new allocation for two peers (the introducer calls this), or undefined when full. */
-  allocate(now: number = monotonicNow()): RelayAllocation | undefined {
-    const allocation = this.forwarder.allocate(now);
+  /**
+   * A new allocation for two peers (the introducer calls this), or undefined when full. On this
+   * relay's clock (the one its datagrams are handled on). Allocate here, not on `forwarder`
+   * directly: this also keeps the expiry timer running.
+   */
+  allocate(): RelayAllocation | undefined {
+    const allocation = this.forwarder.allocate(monotonicNow());
     this.#arm();
     return allocation;
   }
@@ -71,7 +79,7 @@ export class RelayServer {
       this.#timer = undefined;
       this.forwarder.handleTimeout(monotonicNow());
       this.#arm();
-    }, Math.max(0, Math.ceil(at - monotonicNow())));
+    }, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(at - monotonicNow()))));
   }
 
   async close(): Promise<void> {
@@ -88,12 +96,18 @@ export async function listenRelayWith(adapter: RuntimeAdapter, options: RelayLis
   if (!isIpv4Literal(bindHost) && !isIpv6Literal(bindHost)) throw new InvalidOptionError(`listenRelay(): host must be an IP address to bind, got ${JSON.stringify(bindHost)}`);
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError(`listenRelay(): port must be an integer in 0..65535, got ${String(port)}`);
+  const unspecified = bindHost === "0.0.0.0" || canonicalAddress(`[${bindHost}]:1`) === "[::]:1";
+  if (options.publicAddress === undefined && unspecified) {
+    throw new InvalidOptionError(`listenRelay(): bound to ${bindHost}, the relay needs publicAddress: the "ip:port" peers reach it at`);
+  }
+  if (options.publicAddress !== undefined) {
+    const given = typeof options.publicAddress === "string" ? canonicalAddress(options.publicAddress) : undefined;
+    if (given === undefined || given.startsWith("0.0.0.0:") || given.startsWith("[::]:")) {
+      throw new InvalidOptionError(`listenRelay(): publicAddress must be "ip:port" or "[ipv6]:port" with a specific IP literal, got ${JSON.stringify(options.publicAddress)}`);
+    }
+  }
   const forwarder = new RelayForwarder(options);
   const socket = await adapter.openSocket({ host: bindHost, port, receiveBufferBytes: 4 * 1024 * 1024, sendBufferBytes: 4 * 1024 * 1024 });
-  const publicAddress = options.publicAddress ?? formatAddress(socket.localAddress.host, socket.localAddress.port);
-  if (!isValidAddress(publicAddress)) {
-    await socket.close();
-    throw new InvalidOptionError(`listenRelay(): publicAddress must be "ip:port" or "[ipv6]:port", got ${JSON.stringify(publicAddress)}`);
-  }
+  const publicAddress = canonicalAddress(options.publicAddress ?? formatAddress(socket.localAddress.host, socket.localAddress.port))!;
   return new RelayServer(socket, forwarder, publicAddress);
 }

@@ -1,11 +1,14 @@
 /**
  * A Server's socket with relay routes (src/relay/routes.ts): sends to a relayed peer's virtual
  * address go to its relay wrapped in the route's token, and datagrams from a relay are unwrapped
- * and handed to the driver as coming from the virtual address. With no route it passes
- * everything through (one size check per send and per batch).
+ * and handed to the driver as coming from the virtual address. A send to a virtual address
+ * whose route is gone is dropped (counted in `unrouted`), never sent to the address itself; on
+ * an IPv6 socket a datagram that really comes from 100::/64 is dropped too, so nothing can pose
+ * as a relayed peer. With no route, an IPv4 socket passes everything through (one size check
+ * per batch, one character check per send).
  */
 import { RelayRoutes } from "../relay/routes.js";
-import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "../relay/wire.js";
+import { isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "../relay/wire.js";
 import type { Address } from "../session/sans-io.js";
 import type { DatagramBatch, DatagramSocket } from "./socket.js";
 
@@ -15,9 +18,14 @@ export class RelayingSocket implements DatagramSocket {
   /** The wrapped datagram; valid during the inner send only (the adapter copies if it sends later). */
   readonly #scratch = new Uint8Array(MAX_RELAY_DATAGRAM);
   readonly #out: DatagramBatch = { length: 0, from: [], bytes: [] };
+  /** An IPv6 socket: real datagrams from 100::/64 could arrive and must be dropped. */
+  readonly #ipv6: boolean;
+  /** Sends to a virtual address with no route; datagrams from a real 100::/64 sender. */
+  readonly dropped = { unrouted: 0, fromVirtual: 0 };
 
   constructor(inner: DatagramSocket) {
     this.#inner = inner;
+    this.#ipv6 = inner.localAddress.host.includes(":");
   }
 
   get localAddress(): DatagramSocket["localAddress"] {
@@ -29,22 +37,30 @@ export class RelayingSocket implements DatagramSocket {
   }
 
   send(bytes: Uint8Array, to: Address): void {
-    const routes = this.routes;
-    if (routes.size !== 0) {
-      const route = routes.get(to);
-      if (route !== undefined) {
-        const length = routes.wrap(route, bytes, this.#scratch);
-        if (length >= 0) this.#inner.send(this.#scratch.subarray(0, length), route.relay);
+    // "[": an IPv6 address, which a virtual one is; IPv4 sends skip the rest.
+    if (to.charCodeAt(0) === 91 && isVirtualAddress(to)) {
+      const route = this.routes.get(to);
+      if (route === undefined) {
+        this.dropped.unrouted++;
         return;
       }
+      const length = this.routes.wrap(route, bytes, this.#scratch);
+      if (length >= 0) this.#inner.send(this.#scratch.subarray(0, length), route.relay);
+      return;
     }
     this.#inner.send(bytes, to);
   }
 
-  /** A bind: the bare token, so the relay learns this socket's public address (PROTOCOL §8). */
-  sendBind(virtual: Address): void {
+  /**
+   * A bind: the bare token, so the relay learns this socket's public address (PROTOCOL §8).
+   * False (nothing sent) if the route is gone.
+   */
+  sendBind(virtual: Address): boolean {
     const route = this.routes.get(virtual);
-    if (route !== undefined) this.#inner.send(route.token, route.relay);
+    if (route === undefined) return false;
+    this.#inner.send(route.token, route.relay);
+    this.#inner.flush();
+    return true;
   }
 
   flush(): void {
@@ -54,7 +70,7 @@ export class RelayingSocket implements DatagramSocket {
   onDatagrams(callback: (batch: DatagramBatch) => void): void {
     this.#inner.onDatagrams((batch) => {
       const routes = this.routes;
-      if (routes.size === 0) return callback(batch);
+      if (routes.size === 0 && !this.#ipv6) return callback(batch);
       // The adapter's batch is its own (reused, and its length may be fixed): the rewritten
       // datagrams go into this socket's batch.
       const out = this.#out;
@@ -67,6 +83,9 @@ export class RelayingSocket implements DatagramSocket {
           if (route === undefined) continue;
           from = route.virtual;
           bytes = bytes.subarray(RELAY_TOKEN_BYTES);
+        } else if (this.#ipv6 && isVirtualAddress(from)) {
+          this.dropped.fromVirtual++;
+          continue;
         }
         out.from[n] = from;
         out.bytes[n] = bytes;

@@ -152,6 +152,16 @@ export class Server extends TypedEmitter<ServerEvents> {
     return virtual;
   }
 
+  /**
+   * Sends one more bind for a route added with addRelayRoute(), so the relay keeps (or learns
+   * again) this socket's public address. False, and nothing sent, if the route is gone or the
+   * server is closing; it never throws (punch timers call it).
+   */
+  bindRelayRoute(virtual: Address): boolean {
+    if (this.#closing !== undefined || this.#driver.closed) return false;
+    return this.#socket.sendBind(virtual);
+  }
+
   /** Drops a relay route (its connection, if any, then times out unless it closed first). */
   removeRelayRoute(virtual: Address): void {
     this.#socket.routes.remove(virtual);
@@ -181,8 +191,15 @@ export class Server extends TypedEmitter<ServerEvents> {
   }
 
   /** Endpoint and driver counters (datagrams, wake-ups, socket failures). */
-  counters(): { wakeups: number; datagramsIn: number; datagramsOut: number; sendFailures: number; receiveErrors: number; relay: RelayingSocket["routes"]["counters"] } {
-    return { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters } };
+  counters(): {
+    wakeups: number;
+    datagramsIn: number;
+    datagramsOut: number;
+    sendFailures: number;
+    receiveErrors: number;
+    relay: RelayingSocket["routes"]["counters"] & RelayingSocket["dropped"];
+  } {
+    return { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters, ...this.#socket.dropped } };
   }
 
   /** Tells every peer (reason "server-shutdown"), then closes the socket. */

@@ -29,14 +29,14 @@ class ServerPuncher {
         this.runs.handleTimeout(
           now,
           (address, token, acceptToken) => this.#server.punch(address, token, acceptToken),
-          (relay, token) => this.#server.addRelayRoute(relay, token),
+          (virtual) => this.#server.bindRelayRoute(virtual),
         ),
     });
   }
 
-  /** Starts punching the introduction's addresses; with `bindRelay`, binding its relay allocation too. */
-  start(intro: NatIntroduction, schedule?: PunchSchedule, bindRelay = false): boolean {
-    const started = this.runs.start(monotonicNow(), candidates(intro), intro.token, intro.peerToken, schedule, bindRelay ? intro.relay : undefined);
+  /** Starts punching the introduction's addresses; with `bind` (a relay route), binding it each round too. */
+  start(intro: NatIntroduction, schedule?: PunchSchedule, bind?: Address): boolean {
+    const started = this.runs.start(monotonicNow(), candidates(intro), intro.token, intro.peerToken, schedule, bind);
     this.#timer.poke();
     return started;
   }
@@ -66,6 +66,10 @@ export interface AnsweringIntroductions {
 export function answerIntroductions(server: Server, schedule?: PunchSchedule): AnsweringIntroductions {
   const puncher = new ServerPuncher(server);
   const counters = { introductions: 0, refused: 0, relayRoutes: 0, relayRefused: 0 };
+  // A relayed joiner's connection ended: its route is done with (a virtual address is never
+  // reused). Routes never used stay until newer ones push them out (64 at most).
+  const onDisconnect = ({ connection }: { connection: Connection }): void => server.removeRelayRoute(connection.address);
+  server.on("disconnect", onDisconnect);
   return {
     handlers: {
       [INTRODUCE_METHOD]: (params) => {
@@ -79,12 +83,11 @@ export function answerIntroductions(server: Server, schedule?: PunchSchedule): A
         // A relay allocation: route it now (that sends the first bind), and bind again each
         // punch round, since the joiner may come through the relay seconds later. A relay of
         // the other address family than this socket's cannot be used: punching goes on alone.
-        let bind = false;
+        let bind: Address | undefined;
         if (intro.relay !== undefined) {
           try {
-            server.addRelayRoute(intro.relay.address, intro.relay.token);
+            bind = server.addRelayRoute(intro.relay.address, intro.relay.token);
             counters.relayRoutes++;
-            bind = true;
           } catch {
             counters.relayRefused++;
           }
@@ -99,7 +102,10 @@ export function answerIntroductions(server: Server, schedule?: PunchSchedule): A
       },
     },
     counters,
-    close: () => puncher.close(),
+    close: () => {
+      puncher.close();
+      server.off("disconnect", onDisconnect);
+    },
   };
 }
 
@@ -118,7 +124,9 @@ export interface NatConnectOptions {
   relay?: boolean;
   /**
    * With a relay to fall back to: how long the direct handshake may take before it. Default
-   * 2000 ms. (Without a relay the direct handshake takes `connect.connectTimeoutMs`.)
+   * 2000 ms, or `connect.connectTimeoutMs` if shorter. (Without a relay the direct handshake
+   * takes `connect.connectTimeoutMs`.) The relay forgets an allocation not used within 15 s of
+   * the introduction, so keep `punchWaitMs` + this well under that.
    */
   directTimeoutMs?: number;
 }
@@ -141,7 +149,8 @@ export async function natConnect(
   const directMs = options.directTimeoutMs ?? 2000;
   if (!(directMs >= 100 && directMs <= 60_000)) throw new GameUsageError(`directTimeoutMs must be in 100..60000, got ${String(directMs)}`);
   const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [] }));
-  const relay = options.relay === false ? undefined : intro.relay;
+  // A relay of the other address family than this socket's cannot be used: as if none.
+  const relay = options.relay === false || intro.relay === undefined || intro.relay.address.startsWith("[") !== server.address.host.includes(":") ? undefined : intro.relay;
   const puncher = new ServerPuncher(server);
   let target: Address;
   try {
@@ -150,7 +159,7 @@ export async function natConnect(
     target = (await punched) ?? intro.address;
     if (relay === undefined) return await server.connect(target, options.connect);
     try {
-      return await server.connect(target, { ...options.connect, connectTimeoutMs: directMs });
+      return await server.connect(target, { ...options.connect, connectTimeoutMs: Math.min(directMs, options.connect?.connectTimeoutMs ?? Infinity) });
     } catch (error) {
       if (!(error instanceof ConnectTimeoutError)) throw error;
     }
@@ -160,12 +169,15 @@ export async function natConnect(
   // No direct path (a symmetric NAT on either side): through the relay, whose route the host
   // added when it was introduced.
   const virtual = server.addRelayRoute(relay.address, relay.token);
+  let connection: Connection;
   try {
-    return await server.connect(virtual, options.connect);
+    connection = await server.connect(virtual, options.connect);
   } catch (error) {
     server.removeRelayRoute(virtual);
     throw error;
   }
+  connection.once("disconnect", () => server.removeRelayRoute(virtual));
+  return connection;
 }
 
 /**

@@ -64,8 +64,8 @@ export interface NatIntroduction {
 export interface RelayAllocator {
   /** The address peers reach the relay at. */
   readonly publicAddress: Address;
-  /** Two tokens, one per side, or undefined when the relay is full. */
-  allocate(now: number): { tokens: [Uint8Array, Uint8Array] } | undefined;
+  /** Two tokens, one per side, or undefined when the relay is full. (On the relay's own clock.) */
+  allocate(): { tokens: [Uint8Array, Uint8Array] } | undefined;
 }
 
 /** The notification the host receives, and the joiner's answer: the same shape. */
@@ -98,8 +98,15 @@ export interface NatIntroducerOptions {
   hostRatePerSecond?: number;
   /** 16 random bytes per introduction (the two tokens). Default: Web Crypto. */
   random?: () => Uint8Array;
-  /** A relay to allocate from for every introduction (the fallback for symmetric NATs). */
+  /** A relay to allocate from for introductions (the fallback for symmetric NATs). */
   relay?: RelayAllocator;
+  /**
+   * Relay allocations a connection may draw: a bucket of 2, one more every 15 s. Past it the
+   * introduction goes on without a relay: one lobby connection cannot hold the relay's
+   * allocations (each lives until both sides bind, or 15 s).
+   */
+  relayBurst?: number;
+  relayEverySeconds?: number;
 }
 
 /** A token bucket; NaN refilledAt: full, not yet used. */
@@ -113,6 +120,8 @@ interface Attached {
   notify: (method: string, params: Value) => void;
   asking: Bucket;
   asked: Bucket;
+  /** Relay allocations this connection (as a joiner) may still draw. */
+  relaying: Bucket;
 }
 
 /** The lobby server's side: which connections can be introduced, and the introductions. */
@@ -120,8 +129,13 @@ export class NatIntroducer {
   readonly ratePerSecond: number;
   readonly burst: number;
   readonly hostRatePerSecond: number;
-  /** relayFull: introductions made without a relay allocation because the relay was full. */
-  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0, relayed: 0, relayFull: 0 };
+  readonly relayBurst: number;
+  readonly relayEverySeconds: number;
+  /**
+   * relayed: introductions with a relay allocation; relayFull and relayRateLimited: made
+   * without one because the relay was full, or this joiner drew its share.
+   */
+  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0, relayed: 0, relayFull: 0, relayRateLimited: 0 };
   readonly #registry: LobbyRegistry;
   readonly #attached = new Map<number, Attached>();
   readonly #random: () => Uint8Array;
@@ -134,6 +148,8 @@ export class NatIntroducer {
     this.hostRatePerSecond = positive("hostRatePerSecond", options.hostRatePerSecond ?? 5);
     this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(16)));
     this.#relay = options.relay;
+    this.relayBurst = positive("relayBurst", options.relayBurst ?? 2);
+    this.relayEverySeconds = positive("relayEverySeconds", options.relayEverySeconds ?? 15);
   }
 
   /**
@@ -146,6 +162,7 @@ export class NatIntroducer {
       notify,
       asking: { tokens: this.burst, refilledAt: Number.NaN },
       asked: { tokens: 2 * this.hostRatePerSecond, refilledAt: Number.NaN },
+      relaying: { tokens: this.relayBurst, refilledAt: Number.NaN },
     });
   }
 
@@ -188,8 +205,10 @@ export class NatIntroducer {
     const toHost: NatIntroduction = { address: joiner.address, local: sameNetwork ? joinerLocal : [], token: hostToken, peerToken: joinerToken };
     const toJoiner: NatIntroduction = { address: entry.address, local: sameNetwork ? entry.local.slice() : [], token: joinerToken, peerToken: hostToken };
     if (this.#relay !== undefined) {
-      const allocation = this.#relay.allocate(now);
-      if (allocation === undefined) {
+      const allocation = take(now, joiner.relaying, 1 / this.relayEverySeconds, this.relayBurst) ? this.#relay.allocate() : null;
+      if (allocation === null) {
+        this.counters.relayRateLimited++;
+      } else if (allocation === undefined) {
         this.counters.relayFull++;
       } else {
         toHost.relay = { address: this.#relay.publicAddress, token: allocation.tokens[0] };
@@ -242,12 +261,10 @@ export function parseIntroduction(value: unknown): NatIntroduction {
   if (typeof v.address !== "string" || !isIpAddress(v.address)) throw new GameUsageError(`an introduction's address must be "ip:port", got ${JSON.stringify(v.address)}`);
   for (const t of [v.token, v.peerToken]) if (!(t instanceof Uint8Array) || t.length !== 8) throw new GameUsageError("an introduction's token and peerToken must be 8 bytes each");
   const intro: NatIntroduction = { address: v.address, local: checkLocalAddresses(v.local), token: v.token as Uint8Array, peerToken: v.peerToken as Uint8Array };
-  if (v.relay !== undefined && v.relay !== null) {
-    const r = v.relay as { address?: unknown; token?: unknown };
-    if (typeof r.address !== "string" || !isIpAddress(r.address)) throw new GameUsageError(`an introduction's relay address must be "ip:port", got ${JSON.stringify(r.address)}`);
-    if (!(r.token instanceof Uint8Array) || r.token.length !== 8) throw new GameUsageError("an introduction's relay token must be 8 bytes");
-    intro.relay = { address: r.address, token: r.token };
-  }
+  // A relay that is not an IP address with an 8-byte token is left out, not fatal: punching
+  // does not need it.
+  const r = (v.relay ?? {}) as { address?: unknown; token?: unknown };
+  if (typeof r.address === "string" && isIpAddress(r.address) && r.token instanceof Uint8Array && r.token.length === 8) intro.relay = { address: r.address, token: r.token };
   return intro;
 }
 
@@ -267,8 +284,8 @@ interface Run {
   targets: Address[];
   token: Uint8Array;
   acceptToken: Uint8Array;
-  /** A relay allocation to bind each round (the host's), if any. */
-  bind: { address: Address; token: Uint8Array } | undefined;
+  /** A relay route's virtual address to bind each round (the host's), if any. */
+  bind: Address | undefined;
   left: number;
   next: number;
   intervalMs: number;
@@ -292,13 +309,13 @@ export class PunchRuns {
    * Starts punching `targets` with `token`, listening for `acceptToken`; the first round goes
    * out at the next handleTimeout. False (nothing started) when MAX_PUNCH_RUNS are running.
    */
-  start(now: number, targets: Address[], token: Uint8Array, acceptToken: Uint8Array, schedule: PunchSchedule = {}, bind?: { address: Address; token: Uint8Array }): boolean {
+  start(now: number, targets: Address[], token: Uint8Array, acceptToken: Uint8Array, schedule: PunchSchedule = {}, bind?: Address): boolean {
     const count = schedule.count ?? 20;
     const intervalMs = schedule.intervalMs ?? 100;
     if (!Number.isInteger(count) || count < 1 || count > 1000) throw new GameUsageError(`punch count must be an integer in 1..1000, got ${String(count)}`);
     if (!(intervalMs >= 10 && intervalMs <= 10_000)) throw new GameUsageError(`punch intervalMs must be in 10..10000, got ${String(intervalMs)}`);
     if (this.#runs.length >= MAX_PUNCH_RUNS) return false;
-    this.#runs.push({ targets: targets.slice(), token: token.slice(), acceptToken: acceptToken.slice(), bind: bind === undefined ? undefined : { address: bind.address, token: bind.token.slice() }, left: count, next: now, intervalMs });
+    this.#runs.push({ targets: targets.slice(), token: token.slice(), acceptToken: acceptToken.slice(), bind, left: count, next: now, intervalMs });
     return true;
   }
 
@@ -314,20 +331,16 @@ export class PunchRuns {
   }
 
   /**
-   * Sends the rounds that are due: `punch` per target, and `bind` with the run's relay
-   * allocation if it has one (so the relay learns, and keeps, the host's address before the
-   * joiner falls back to it).
+   * Sends the rounds that are due: `punch` per target, and `bind` with the run's relay route
+   * if it has one (so the relay learns, and keeps, the host's address before the joiner falls
+   * back to it).
    */
-  handleTimeout(
-    now: number,
-    punch: (address: Address, token: Uint8Array, acceptToken: Uint8Array) => void,
-    bind?: (relay: Address, token: Uint8Array) => void,
-  ): void {
+  handleTimeout(now: number, punch: (address: Address, token: Uint8Array, acceptToken: Uint8Array) => void, bind?: (virtual: Address) => void): void {
     for (let i = 0; i < this.#runs.length; ) {
       const run = this.#runs[i]!;
       if (run.next <= now) {
         for (const target of run.targets) punch(target, run.token, run.acceptToken);
-        if (run.bind !== undefined) bind?.(run.bind.address, run.bind.token);
+        if (run.bind !== undefined) bind?.(run.bind);
         run.left--;
         run.next = now + run.intervalMs;
       }

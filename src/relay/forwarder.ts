@@ -18,7 +18,9 @@
  * tokens are bearer credentials: whoever sees one on the path can use that allocation (as they
  * could spoof the peer itself); the payload is ackwire's datagram, checked end to end by its CRC.
  *
- * Allocations end after `idleTimeoutMs` without a datagram; at most `maxAllocations` exist.
+ * Allocations end after `idleTimeoutMs` without a datagram, and after `bindTimeoutMs` if both
+ * sides have not bound by then (an introduction whose joiner never needed the relay, or someone
+ * drawing allocations to fill the table); at most `maxAllocations` exist.
  */
 import type { Address } from "../session/sans-io.js";
 import { RelayConfigError } from "./errors.js";
@@ -29,6 +31,8 @@ export interface RelayForwarderOptions {
   maxAllocations?: number;
   /** An allocation with no datagram for this long ends. Default 30,000 ms. */
   idleTimeoutMs?: number;
+  /** An allocation whose two sides have not both bound this long after it was made ends. Default 15,000 ms. */
+  bindTimeoutMs?: number;
   /** Payload bytes per second each side may send through (token bucket). Default 1,000,000. */
   bytesPerSecond?: number;
   /** The bucket's size in bytes. Default 256 KiB. */
@@ -75,6 +79,7 @@ interface Side {
 interface Allocation {
   sides: [Side, Side];
   lastActive: number;
+  createdAt: number;
 }
 
 /** One side of an allocation, as found by its token. */
@@ -92,6 +97,7 @@ export interface RelayTransmit {
 export class RelayForwarder {
   readonly maxAllocations: number;
   readonly idleTimeoutMs: number;
+  readonly bindTimeoutMs: number;
   readonly bytesPerSecond: number;
   readonly burstBytes: number;
   readonly counters: RelayForwarderCounters = {
@@ -106,6 +112,7 @@ export class RelayForwarder {
   constructor(options: RelayForwarderOptions = {}) {
     this.maxAllocations = integerIn("maxAllocations", options.maxAllocations ?? 1024, 1, 1_000_000);
     this.idleTimeoutMs = integerIn("idleTimeoutMs", options.idleTimeoutMs ?? 30_000, 1000, 3_600_000);
+    this.bindTimeoutMs = integerIn("bindTimeoutMs", options.bindTimeoutMs ?? 15_000, 1000, 3_600_000);
     this.bytesPerSecond = integerIn("bytesPerSecond", options.bytesPerSecond ?? 1_000_000, 1000, 1e10);
     this.burstBytes = integerIn("burstBytes", options.burstBytes ?? 256 * 1024, MAX_RELAY_DATAGRAM, 1e10);
     this.#random = options.random ?? (() => (globalThis as unknown as { crypto: { getRandomValues(a: Uint8Array): Uint8Array } }).crypto.getRandomValues(new Uint8Array(16)));
@@ -134,12 +141,12 @@ export class RelayForwarder {
       return undefined;
     }
     const side = (token: Uint8Array): Side => ({ token, address: undefined, credit: this.burstBytes, refilledAt: now });
-    const allocation: Allocation = { sides: [side(tokens[0]), side(tokens[1])], lastActive: now };
+    const allocation: Allocation = { sides: [side(tokens[0]), side(tokens[1])], lastActive: now, createdAt: now };
     this.#allocations.add(allocation);
     this.#byToken.set(keys[0]!, { allocation, side: 0 });
     this.#byToken.set(keys[1]!, { allocation, side: 1 });
     this.counters.allocations++;
-    if (this.#sweepAt === Infinity) this.#sweepAt = now + this.idleTimeoutMs;
+    if (this.#sweepAt === Infinity) this.#sweepAt = now + this.#sweepEvery();
     return { tokens: [tokens[0].slice(), tokens[1].slice()] };
   }
 
@@ -189,16 +196,25 @@ export class RelayForwarder {
     return this.#allocations.size === 0 ? undefined : this.#sweepAt;
   }
 
-  /** Ends allocations idle for idleTimeoutMs. A sweep runs at most every idleTimeoutMs / 4. */
+  /**
+   * Ends allocations idle for idleTimeoutMs, or not bound by both sides within bindTimeoutMs.
+   * A sweep runs at most every quarter of the shorter of the two.
+   */
   handleTimeout(now: number): void {
     if (now < this.#sweepAt) return;
     for (const allocation of this.#allocations) {
-      if (now - allocation.lastActive < this.idleTimeoutMs) continue;
+      const [a, b] = allocation.sides;
+      const unbound = a.address === undefined || b.address === undefined;
+      if (now - allocation.lastActive < this.idleTimeoutMs && !(unbound && now - allocation.createdAt >= this.bindTimeoutMs)) continue;
       this.#allocations.delete(allocation);
       for (const side of allocation.sides) this.#byToken.delete(tokenKey(side.token));
       this.counters.expired++;
     }
-    this.#sweepAt = this.#allocations.size === 0 ? Infinity : now + this.idleTimeoutMs / 4;
+    this.#sweepAt = this.#allocations.size === 0 ? Infinity : now + this.#sweepEvery();
+  }
+
+  #sweepEvery(): number {
+    return Math.min(this.idleTimeoutMs, this.bindTimeoutMs) / 4;
   }
 }
 

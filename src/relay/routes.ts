@@ -8,12 +8,13 @@
  * `[token | datagram]` to the relay; a datagram from the relay address carrying the token is the
  * peer's, delivered from the virtual address. Datagrams from a relay address with a token of no
  * route are counted and dropped. At most MAX_RELAY_ROUTES routes: adding one more drops the one
- * used longest ago (a live connection uses its route at every keepalive).
+ * used longest ago (a live connection uses its route at every keepalive). Virtual addresses are
+ * numbered per RelayRoutes and never reused, so a route added again after it was dropped is a
+ * new address (the old connection through it does not come back to life).
  */
 import type { Address } from "../session/sans-io.js";
-import { isValidAddress } from "../session/address.js";
 import { RelayConfigError } from "./errors.js";
-import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey, virtualAddress } from "./wire.js";
+import { canonicalAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey, virtualAddress } from "./wire.js";
 
 export const MAX_RELAY_ROUTES = 64;
 
@@ -26,12 +27,14 @@ export interface RelayRoute {
 }
 
 export class RelayRoutes {
+  /** dropped: datagrams from a relay with no route's token, or too large to wrap. */
   readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0 };
   readonly #byVirtual = new Map<Address, RelayRoute>();
   readonly #byToken = new Map<string, RelayRoute>();
   /** Relay address -> routes through it (a datagram from elsewhere is never unwrapped). */
   readonly #relays = new Map<Address, number>();
   #uses = 0;
+  #nextId = 1;
 
   get size(): number {
     return this.#byVirtual.size;
@@ -41,8 +44,9 @@ export class RelayRoutes {
    * Routes to the peer behind `relay` ("ip:port") that shares an allocation with `token`;
    * returns the peer's virtual address. Adding the same token again returns the same address.
    */
-  add(relay: Address, token: Uint8Array): Address {
-    if (!isValidAddress(relay)) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port", got ${JSON.stringify(relay)}`);
+  add(relayAddress: Address, token: Uint8Array): Address {
+    const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
+    if (relay === undefined) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port" with an IP literal, got ${JSON.stringify(relayAddress)}`);
     if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
     const key = tokenKey(token);
     const existing = this.#byToken.get(key);
@@ -53,7 +57,7 @@ export class RelayRoutes {
     }
     if (this.#byVirtual.size >= MAX_RELAY_ROUTES) this.#evictLeastUsed();
     const port = Number(relay.slice(relay.lastIndexOf(":") + 1));
-    const route: RelayRoute = { relay, token: token.slice(), virtual: virtualAddress(token, port), usedAt: ++this.#uses };
+    const route: RelayRoute = { relay, token: token.slice(), virtual: virtualAddress(this.#nextId++, port), usedAt: ++this.#uses };
     this.#byVirtual.set(route.virtual, route);
     this.#byToken.set(key, route);
     this.#relays.set(relay, (this.#relays.get(relay) ?? 0) + 1);

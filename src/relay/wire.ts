@@ -9,8 +9,8 @@
  *
  * A datagram of exactly the token (no payload) binds: it tells the relay where that side is
  * (the source address its NAT gave it) and is not forwarded. Each side's relayed peer appears to
- * its Endpoint as a virtual address built from its own token (`virtualAddress`), so relayed
- * connections are ordinary connections keyed by an address nothing real can have.
+ * its Endpoint as a virtual address (`virtualAddress`), so relayed connections are ordinary
+ * connections keyed by an address nothing real can have.
  */
 import type { Address } from "../session/sans-io.js";
 
@@ -20,15 +20,84 @@ export const RELAY_TOKEN_BYTES = 8;
 /** Largest relay datagram: a 1500-byte Ethernet MTU less IPv4 and UDP headers. */
 export const MAX_RELAY_DATAGRAM = 1472;
 
+/** Every virtual address starts with this: 100::/64, the IPv6 discard-only prefix (RFC 6666). */
+export const VIRTUAL_PREFIX = "[100::";
+
 /**
  * The address a relayed peer has on this side's Endpoint: an address in 100::/64, the IPv6
- * discard-only prefix (RFC 6666), which no real peer can send from, made of this side's token,
- * with the relay's port. E.g. "[100::a1b2:c3d4:e5f6:708]:9001".
+ * discard-only prefix (RFC 6666), which no real peer sends from, made of a route number (not the
+ * token: applications log and show addresses, and the token is a credential), with the relay's
+ * port. E.g. "[100::0:0:0:1]:9001".
  */
-export function virtualAddress(token: Uint8Array, relayPort: number): Address {
+export function virtualAddress(id: number, relayPort: number): Address {
   const groups: string[] = [];
-  for (let i = 0; i < RELAY_TOKEN_BYTES; i += 2) groups.push(((token[i]! << 8) | token[i + 1]!).toString(16));
-  return `[100::${groups.join(":")}]:${relayPort}`;
+  for (let shift = 48; shift >= 0; shift -= 16) groups.push((Math.floor(id / 2 ** shift) & 0xffff).toString(16));
+  return `${VIRTUAL_PREFIX}${groups.join(":")}]:${relayPort}`;
+}
+
+/** True for an address in 100::/64 (a virtual address, or a datagram no real peer sends). */
+export function isVirtualAddress(address: Address): boolean {
+  return address.startsWith(VIRTUAL_PREFIX);
+}
+
+/**
+ * "ip:port" with the IP in one spelling per address, as the runtimes report senders: IPv6
+ * lowercase with the longest run of zero groups compressed (RFC 5952), so a relay written
+ * "[2001:DB8:0::1]:9001" still matches datagrams from "[2001:db8::1]:9001". Undefined if it is
+ * not an IP literal with a port.
+ */
+export function canonicalAddress(address: Address): Address | undefined {
+  const colon = address.lastIndexOf(":");
+  if (colon <= 0) return undefined;
+  const portText = address.slice(colon + 1);
+  if (!/^[0-9]{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) return undefined;
+  const host = address.slice(0, colon);
+  const port = Number(portText);
+  if (/^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/.test(host)) return `${host}:${port}`;
+  if (!host.startsWith("[") || !host.endsWith("]")) return undefined;
+  const groups = ipv6Groups(host.slice(1, -1).toLowerCase());
+  if (groups === undefined) return undefined;
+  // The longest run of two or more zero groups (the first of equal runs) becomes "::".
+  let bestAt = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestAt = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  const text = bestAt < 0 ? hex.join(":") : `${hex.slice(0, bestAt).join(":")}::${hex.slice(bestAt + bestLength).join(":")}`;
+  return `[${text}]:${port}`;
+}
+
+/** The 8 groups of an IPv6 literal (no zone, no embedded IPv4), or undefined. */
+function ipv6Groups(text: string): number[] | undefined {
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const parse = (part: string): number[] | undefined => {
+    if (part === "") return [];
+    const out: number[] = [];
+    for (const g of part.split(":")) {
+      if (!/^[0-9a-f]{1,4}$/.test(g)) return undefined;
+      out.push(parseInt(g, 16));
+    }
+    return out;
+  };
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  if (head === undefined || tail === undefined) return undefined;
+  if (halves.length === 1) return head.length === 8 ? head : undefined;
+  const missing = 8 - head.length - tail.length;
+  if (missing < 1) return undefined;
+  return [...head, ...new Array<number>(missing).fill(0), ...tail];
 }
 
 /** The token as a map key (16 hex digits). */

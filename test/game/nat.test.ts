@@ -156,7 +156,7 @@ describe("NatIntroducer", () => {
   it("with a relay, gives each side the relay's address and its own side's token of one allocation", () => {
     const registry = new LobbyRegistry({ ttlMs: 10_000 });
     const forwarder = new RelayForwarder({ maxAllocations: 1 });
-    const relay = { publicAddress: "192.0.2.1:9001", allocate: (now: number) => forwarder.allocate(now) };
+    const relay = { publicAddress: "192.0.2.1:9001", allocate: () => forwarder.allocate(0) };
     const introducer = new NatIntroducer(registry, { random, relay });
     const notified: Value[] = [];
     introducer.attach(HOST, "198.51.100.2:7777", (_m, params) => notified.push(params));
@@ -181,14 +181,32 @@ describe("NatIntroducer", () => {
     expect(introducer.counters).toMatchObject({ introductions: 2, relayed: 1, relayFull: 1 });
   });
 
-  it("PunchRuns binds a run's relay allocation every round", () => {
-    const runs = new PunchRuns();
-    const binds: string[] = [];
-    const relayToken = new Uint8Array(8).fill(5);
-    runs.start(0, ["1.1.1.1:1"], new Uint8Array(8), new Uint8Array(8), { count: 3, intervalMs: 100 }, { address: "192.0.2.1:9001", token: relayToken });
-    relayToken.fill(0); // the run keeps its own copy
-    for (let now = 0; now <= 500; now += 50) runs.handleTimeout(now, () => undefined, (relay, token) => binds.push(`${relay}#${token[0]}`));
-    expect(binds).toEqual(["192.0.2.1:9001#5", "192.0.2.1:9001#5", "192.0.2.1:9001#5"]);
+  it("lets one joiner draw at most 2 relay allocations, one more every 15 s; past that, introductions go on without", () => {
+    const registry = new LobbyRegistry({ ttlMs: 600_000 });
+    let allocated = 0;
+    const relay = { publicAddress: "192.0.2.1:9001", allocate: () => ({ tokens: [new Uint8Array(8).fill(++allocated), new Uint8Array(8).fill(100 + allocated)] as [Uint8Array, Uint8Array] }) };
+    const introducer = new NatIntroducer(registry, { random, relay, ratePerSecond: 100, burst: 100, hostRatePerSecond: 100 });
+    introducer.attach(HOST, "198.51.100.2:7777", () => undefined);
+    introducer.attach(JOINER, "203.0.113.2:5555", () => undefined);
+    introducer.attach(3, "203.0.113.3:5555", () => undefined);
+    const entry = registry.register(0, HOST, "198.51.100.2", { name: "h", gamePort: 0, players: 1, maxPlayers: 4 }, 7777);
+    const relayed = (now: number, who = JOINER) => introducer.introduce(now, who, entry.id, []).relay !== undefined;
+    expect([relayed(0), relayed(10), relayed(20), relayed(30)]).toEqual([true, true, false, false]);
+    expect(introducer.counters).toMatchObject({ introductions: 4, relayed: 2, relayRateLimited: 2 });
+    // Another joiner has its own share; this one gets one more after 15 s.
+    expect(relayed(40, 3)).toBe(true);
+    expect(relayed(14_000)).toBe(false);
+    expect(relayed(15_100)).toBe(true);
+    expect(allocated).toBe(4);
+  });
+
+  it("parseIntroduction keeps a relay only if it is an IP address with an 8-byte token (else punching goes on without it)", () => {
+    const token = HOST_TOKEN;
+    const base = { address: "1.2.3.4:1", local: [], token, peerToken: token };
+    expect(parseIntroduction({ ...base, relay: { address: "1.2.3.5:9", token } }).relay).toEqual({ address: "1.2.3.5:9", token });
+    for (const relay of [{ address: "relay.example:9", token }, { address: "1.2.3.5:9", token: new Uint8Array(9) }, "1.2.3.5:9", 7]) {
+      expect(parseIntroduction({ ...base, relay }).relay, JSON.stringify(relay)).toBeUndefined();
+    }
   });
 
   it("registering gamePort 0 needs the seen port", () => {
@@ -206,10 +224,6 @@ describe("NatIntroducer", () => {
     expect(parseIntroduction({ address: "[2001:db8::1]:9", local: ["[fe80::1]:9", "[fd00:1::2]:9", "172.20.0.5:9", "192.168.1.2:9"], token, peerToken: token }).local.length).toBe(4);
     // Octal-looking parts ("010" is 8 to some runtimes' resolvers), out-of-range parts, IPv6
     // first groups that only look like fc00::/7 or fe80::/10.
-    // A relay must be an IP address with an 8-byte token.
-    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: token, relay: { address: "relay.example:9", token } })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: token, relay: { address: "1.2.3.5:9", token: new Uint8Array(9) } })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
-    expect(parseIntroduction({ address: "1.2.3.4:1", local: [], token, peerToken: token, relay: { address: "1.2.3.5:9", token } }).relay).toEqual({ address: "1.2.3.5:9", token });
     for (const bad of ["[2001:db8::2]:9", "172.32.0.1:9", "100.64.0.1:9", "[::ffff:8.8.8.8]:53", "010.8.8.8:53", "172.016.0.1:53", "10.0.0.256:1", "[fc::1]:9", "[fd1::1]:9", "[fe8::1]:9"]) {
       expect(() => parseIntroduction({ address: "1.2.3.4:1", local: [bad], token, peerToken: token }), bad).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
     }
@@ -236,6 +250,15 @@ describe("PunchRuns", () => {
     expect(runs.pollTimeout()).toBeUndefined();
     expect(() => runs.start(0, [], t(0), t(0), { count: 0 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
     expect(() => runs.start(0, [], t(0), t(0), { intervalMs: 1 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+  });
+
+  it("binds a run's relay route every round", () => {
+    const runs = new PunchRuns();
+    const binds: string[] = [];
+    runs.start(0, ["1.1.1.1:1"], new Uint8Array(8), new Uint8Array(8), { count: 3, intervalMs: 100 }, "[100::0:0:0:1]:9001");
+    runs.start(0, ["2.2.2.2:1"], new Uint8Array(8).fill(1), new Uint8Array(8), { count: 3, intervalMs: 100 });
+    for (let now = 0; now <= 500; now += 50) runs.handleTimeout(now, () => undefined, (virtual) => binds.push(virtual));
+    expect(binds).toEqual(["[100::0:0:0:1]:9001", "[100::0:0:0:1]:9001", "[100::0:0:0:1]:9001"]);
   });
 
   it(`refuses a run past ${MAX_PUNCH_RUNS} at once instead of cutting one short`, () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { RelayConfigError } from "../../src/relay/errors.js";
 import { RelayForwarder } from "../../src/relay/forwarder.js";
 import { MAX_RELAY_ROUTES, RelayRoutes } from "../../src/relay/routes.js";
-import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, virtualAddress } from "../../src/relay/wire.js";
+import { canonicalAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, virtualAddress } from "../../src/relay/wire.js";
 
 const A = "198.51.100.1:4000";
 const B = "203.0.113.7:5000";
@@ -162,9 +162,24 @@ describe("RelayForwarder", () => {
     expect(relay.pollTimeout()).toBeUndefined();
   });
 
+  it("ends an allocation whose two sides have not both bound within bindTimeoutMs, even while one side keeps sending", () => {
+    const relay = forwarder({ idleTimeoutMs: 30_000, bindTimeoutMs: 2000 });
+    const lonely = relay.allocate(0)!;
+    const used = relay.allocate(0)!;
+    relay.handleDatagram(100, B, used.tokens[1].slice());
+    relay.handleDatagram(1500, A, used.tokens[0].slice());
+    for (let t = 0; t <= 3000; t += 250) relay.handleDatagram(t, A, lonely.tokens[0].slice());
+    relay.handleTimeout(3000);
+    expect(relay.size).toBe(1);
+    expect(relay.handleDatagram(3000, A, datagram(used.tokens[0], [1]))?.to).toBe(B);
+    expect(relay.handleDatagram(3000, A, lonely.tokens[0].slice())).toBeUndefined();
+    expect(relay.counters.unknownToken).toBe(1);
+  });
+
   it("rejects options out of range with a typed error", () => {
     expect(() => new RelayForwarder({ maxAllocations: 0 })).toThrow(RelayConfigError);
     expect(() => new RelayForwarder({ idleTimeoutMs: 10 })).toThrow(/idleTimeoutMs/);
+    expect(() => new RelayForwarder({ bindTimeoutMs: 0.5 })).toThrow(/bindTimeoutMs/);
     expect(() => new RelayForwarder({ burstBytes: 100 })).toThrow(/burstBytes/);
     expect(() => new RelayForwarder({ random: () => new Uint8Array(8) }).allocate(0)).toThrow(RelayConfigError);
   });
@@ -183,15 +198,39 @@ describe("RelayForwarder", () => {
 describe("RelayRoutes", () => {
   const token = Uint8Array.from([0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x08]);
 
-  it("names the peer by a 100::/64 address of the token and the relay's port", () => {
-    expect(virtualAddress(token, 9001)).toBe("[100::a1b2:c3d4:e5f6:708]:9001");
+  it("names each route's peer by a 100::/64 address of its own number (not the token) and the relay's port", () => {
+    expect(virtualAddress(1, 9001)).toBe("[100::0:0:0:1]:9001");
+    expect(virtualAddress(0x1_0002_0003, 7)).toBe("[100::0:1:2:3]:7");
     const routes = new RelayRoutes();
-    expect(routes.add(RELAY, token)).toBe("[100::a1b2:c3d4:e5f6:708]:9001");
-    expect(routes.add(RELAY, token)).toBe("[100::a1b2:c3d4:e5f6:708]:9001");
-    expect(routes.size).toBe(1);
+    const first = routes.add(RELAY, token);
+    expect(first).toBe("[100::0:0:0:1]:9001");
+    expect(first).not.toContain("a1b2");
+    // The same token again: the same route. Another token: the next number.
+    expect(routes.add(RELAY, token)).toBe(first);
+    expect(routes.add(RELAY, Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]))).toBe("[100::0:0:0:2]:9001");
+    expect(routes.size).toBe(2);
+    // A route dropped and added again is a new address: its old connection stays gone.
+    routes.remove(first);
+    expect(routes.add(RELAY, token)).toBe("[100::0:0:0:3]:9001");
     expect(() => routes.add("192.0.2.2:9001", token)).toThrow(RelayConfigError);
     expect(() => routes.add("not an address", new Uint8Array(8).fill(1))).toThrow(RelayConfigError);
+    expect(() => routes.add("relay.example:9001", new Uint8Array(8).fill(1))).toThrow(RelayConfigError);
     expect(() => routes.add(RELAY, new Uint8Array(7))).toThrow(RelayConfigError);
+  });
+
+  it("matches a relay however its IPv6 address was written (RFC 5952 spelling, as runtimes report senders)", () => {
+    expect(canonicalAddress("[2001:DB8:0:0:0::1]:9001")).toBe("[2001:db8::1]:9001");
+    expect(canonicalAddress("[2001:db8:0:1:0:0:0:1]:9")).toBe("[2001:db8:0:1::1]:9");
+    expect(canonicalAddress("[0:0::0]:1")).toBe("[::]:1");
+    expect(canonicalAddress("[1:0:0:2:0:0:0:3]:1")).toBe("[1:0:0:2::3]:1");
+    expect(canonicalAddress("[1:0:2:3:4:5:6:7]:1")).toBe("[1:0:2:3:4:5:6:7]:1"); // one zero group stays
+    expect(canonicalAddress("192.0.2.1:9001")).toBe("192.0.2.1:9001");
+    for (const bad of ["[1::2::3]:1", "[12345::]:1", "[1:2:3:4:5:6:7:8:9]:1", "010.0.0.1:1", "256.0.0.1:1", "1.2.3.4:0", "1.2.3.4", "[::1]"]) {
+      expect(canonicalAddress(bad), bad).toBeUndefined();
+    }
+    const routes = new RelayRoutes();
+    routes.add("[2001:DB8:0::1]:9001", token);
+    expect(routes.isRelay("[2001:db8::1]:9001")).toBe(true);
   });
 
   it("wraps for the relay and unwraps only the relay's datagrams with a routed token", () => {
