@@ -269,3 +269,28 @@ describe("natConnect() falls back to the lobby's relay", () => {
     expect(relay.counters().binds).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe("the relay over IPv6", () => {
+  it("two servers on ::1 connect through a relay on ::1, however the relay's address is spelled", async () => {
+    const relay = await listenRelay({ host: "::1", port: 0 });
+    const a = await listen({ ...base, host: "::1", port: 0 });
+    const b = await listen({ ...base, host: "::1", port: 0 });
+    try {
+      expect(relay.publicAddress).toBe(`[::1]:${relay.address.port}`);
+      const { tokens } = relay.allocate()!;
+      a.addRelayRoute(relay.publicAddress, tokens[0]);
+      // Written out in full and in capitals: still the address datagrams come from.
+      const toA = b.addRelayRoute(`[0:0:0:0:0:0:0:0001]:${relay.address.port}`, tokens[1]);
+      a.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: 0 })));
+      const conn = await b.connect(toA, { connectTimeoutMs: 3000 });
+      const echoed = new Promise<Uint8Array>((resolve) => conn.once("message", (m) => resolve(m.data)));
+      conn.send(Uint8Array.of(9, 8, 7), { channel: 0 });
+      expect([...(await echoed)]).toEqual([9, 8, 7]);
+      expect(b.counters().relay.unwrapped).toBeGreaterThan(0);
+      await conn.close();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await relay.close();
+    }
+  }, 10_000);
+});
