@@ -4,7 +4,7 @@
 // own process (test/interop/fixtures/nat-peer.mjs). What it shows:
 // - a joiner connecting straight to the host's public address is dropped by the host's NAT;
 // - through the lobby's introduction and NAT_PUNCH (src/game/nat.ts, PROTOCOL §7) it connects,
-//   from Node, Bun and Deno, and every message comes back;
+//   from Node, Bun and Deno, to hosts on Node, Bun and Deno, and every message comes back;
 // - a joiner on the host's own network, where the router does not hairpin, connects through
 //   the host's local address;
 // - behind a symmetric NAT (a new port per destination) punching cannot work: the joiner falls
@@ -36,7 +36,10 @@ interface Lab {
   close(): void;
 }
 
-/** The lab, its lobby and its host (node), up and registered. */
+/** Host i (RUNTIMES order: node, bun, deno) listens on HOST_PORT + i as "host-<runtime>". */
+const hostPort = (runtime: RuntimeName): number => HOST_PORT + RUNTIMES.indexOf(runtime);
+
+/** The lab, its lobby and one host per runtime behind router A, up and registered. */
 async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> {
   assertBuilt();
   const lab = new NatLab(symmetricB ? "nats" : "natc", { symmetricB }) as Lab;
@@ -45,9 +48,13 @@ async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> 
     const lobby = new Peer("node", "nat-peer.mjs", ["lobby", JSON.stringify({ host: lab.lobbyIp, port: LOBBY_PORT, relayPort: RELAY_PORT })], 120_000, lab.internet);
     peers.push(lobby);
     await lobby.waitFor("listening");
-    const host = new Peer("node", "nat-peer.mjs", ["host", JSON.stringify({ port: HOST_PORT, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localA })], 120_000, lab.hostA);
-    peers.push(host);
-    await host.waitFor("registered");
+    const hosts = RUNTIMES.map((runtime) => {
+      const options = { port: hostPort(runtime), name: `host-${runtime}`, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localA };
+      const host = new Peer(runtime, "nat-peer.mjs", ["host", JSON.stringify(options)], 120_000, lab.hostA);
+      peers.push(host);
+      return host;
+    });
+    await Promise.all(hosts.map((host) => host.waitFor("registered")));
     return { lab, peers };
   } catch (error) {
     for (const p of peers) p.stop();
@@ -69,9 +76,10 @@ function useLab(symmetricB: boolean): { lab: Lab } {
   return running;
 }
 
-async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B", relay = true): Promise<Record<string, unknown>> {
+async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B", relay = true, host: RuntimeName = "node"): Promise<Record<string, unknown>> {
   const [ns, localIp] = where === "B" ? [lab.hostB, lab.localB] : [lab.hostC, lab.localC];
-  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify({ mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp, relay })], 40_000, ns);
+  const options = { mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp, relay, hostName: `host-${host}` };
+  const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify(options)], 40_000, ns);
   try {
     return await joiner.waitFor("ok", 30_000);
   } finally {
@@ -101,10 +109,20 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
       const result = await join(runtime, lab, "nat");
       expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50 });
       // The host's public address (router A's, the port the host bound: a cone NAT keeps it).
-      expect(result.via).toBe(`${lab.publicA}:${HOST_PORT}`);
+      expect(result.via).toBe(`${lab.publicA}:${hostPort("node")}`);
       expect(result.listed).toBe(result.via);
       // It connected because a punch came through, not by falling back to the listed address
       // after natConnect's 2 s wait.
+      expect(result.punches as number).toBeGreaterThan(0);
+      expect(result.connectMs as number).toBeLessThan(2000);
+    }, 40_000);
+  }
+
+  for (const host of RUNTIMES.filter((r) => r !== "node")) {
+    it(`a ${host} host: it registers, punches back from its listening socket, and a node joiner's messages echo`, async () => {
+      const { lab } = running;
+      const result = await join("node", lab, "nat", "B", true, host);
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: `${lab.publicA}:${hostPort(host)}` });
       expect(result.punches as number).toBeGreaterThan(0);
       expect(result.connectMs as number).toBeLessThan(2000);
     }, 40_000);
@@ -115,7 +133,7 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
     const direct = await join("node", lab, "direct", "C");
     expect(direct).toMatchObject({ ok: false, error: { code: "ERR_CONNECT_TIMEOUT" } });
     const result = await join("node", lab, "nat", "C");
-    expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: `${lab.localA}:${HOST_PORT}` });
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: `${lab.localA}:${hostPort("node")}` });
     expect(result.punches as number).toBeGreaterThan(0);
   }, 40_000);
 });
@@ -140,6 +158,14 @@ describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random 
       // After the 2 s punch wait and the 2 s direct attempt, which router A dropped.
       expect(result.connectMs as number).toBeGreaterThan(3500);
       expect(lab.droppedAt(lab.routerA) - before).toBeGreaterThan(0);
+    }, 40_000);
+  }
+
+  for (const host of RUNTIMES.filter((r) => r !== "node")) {
+    it(`a ${host} host: it routes and binds the relay from its listening socket, and a node joiner connects through it`, async () => {
+      const result = await join("node", running.lab, "nat", "B", true, host);
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, punches: 0 });
+      expect(result.via).toMatch(new RegExp(`^\\[100::[0-9a-f:]+\\]:${RELAY_PORT}$`));
     }, 40_000);
   }
 });
