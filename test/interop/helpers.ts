@@ -10,6 +10,17 @@ export const FIXTURES = join(ROOT, "test", "interop", "fixtures");
 export type RuntimeName = "node" | "bun" | "deno";
 export const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
 
+/** Resolves with the first value `register`'s callback gets; rejects after `ms` naming `what`. */
+export function waitFor<T>(what: string, register: (resolve: (value: T) => void) => void, ms = 5000): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
+    register((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
+}
+
 export function commandFor(runtime: RuntimeName, script: string): [string, string[]] {
   const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);
   switch (runtime) {

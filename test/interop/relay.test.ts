@@ -3,6 +3,7 @@
 // lobby's fallback to it (natConnect) between two sockets that drop each other's datagrams, as
 // two symmetric NATs would. Through real NATs it is test/interop/nat-traversal.test.ts.
 import { describe, expect, it } from "vitest";
+import { waitFor } from "./helpers.js";
 import { attachRpc, answerIntroductions, LobbyRegistry, lobbyHandlers, natConnect, natHandlers, NatIntroducer } from "../../src/game/index.js";
 import { nodeAdapter } from "../../runtimes/node/index.js";
 import {
@@ -21,16 +22,6 @@ import {
 } from "../../src/index.js";
 
 const base = { protocolId: 0x7e1a };
-
-function waitFor<T>(what: string, register: (resolve: (value: T) => void) => void, ms = 5000): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
-    register((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    });
-  });
-}
 
 async function withRelay(fn: (relay: RelayServer, a: Server, b: Server) => Promise<void>): Promise<void> {
   const relay = await listenRelay({ host: "127.0.0.1", port: 0 });

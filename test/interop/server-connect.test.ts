@@ -2,20 +2,11 @@
 // (server.punch()), in-process on Node over loopback with the real session Endpoint. The same
 // API through real NATs is test/interop/nat-traversal.test.ts.
 import { describe, expect, it } from "vitest";
+import { waitFor } from "./helpers.js";
 import { ClosedError, ConnectAbortedError, ConnectTimeoutError, InvalidOptionError, listen, type Connection, type Server } from "../../src/index.js";
 
 const base = { protocolId: 0x5e7c };
 const TOKEN = new Uint8Array([1, 1, 2, 3, 5, 8, 13, 21]);
-
-function waitFor<T>(what: string, register: (resolve: (value: T) => void) => void, ms = 5000): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
-    register((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    });
-  });
-}
 
 async function withServers(fn: (a: Server, b: Server) => Promise<void>): Promise<void> {
   const a = await listen({ ...base, host: "127.0.0.1", port: 0 });
