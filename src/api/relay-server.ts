@@ -66,6 +66,11 @@ export class RelayServer {
     return allocation;
   }
 
+  /** Whether the allocation with this token still exists (the introducer counts live ones per IP). */
+  isAlive(token: Uint8Array): boolean {
+    return this.forwarder.isAlive(token);
+  }
+
   counters(): RelayForwarderCounters & { sendFailures: number; receiveErrors: number } {
     return { ...this.forwarder.counters, ...this.#socket.counters };
   }
@@ -108,6 +113,10 @@ export async function listenRelayWith(adapter: RuntimeAdapter, options: RelayLis
   }
   const forwarder = new RelayForwarder(options);
   const socket = await adapter.openSocket({ host: bindHost, port, receiveBufferBytes: 4 * 1024 * 1024, sendBufferBytes: 4 * 1024 * 1024 });
-  const publicAddress = canonicalAddress(options.publicAddress ?? formatAddress(socket.localAddress.host, socket.localAddress.port))!;
+  const publicAddress = canonicalAddress(options.publicAddress ?? formatAddress(socket.localAddress.host, socket.localAddress.port));
+  if (publicAddress === undefined) {
+    await socket.close();
+    throw new InvalidOptionError(`listenRelay(): ${socket.localAddress.host} is not an address introductions can carry (IPv4 dotted decimal or plain IPv6): pass publicAddress`);
+  }
   return new RelayServer(socket, forwarder, publicAddress);
 }

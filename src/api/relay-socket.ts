@@ -4,8 +4,9 @@
  * and handed to the driver as coming from the virtual address. A send to a virtual address
  * whose route is gone is dropped (counted in `unrouted`), never sent to the address itself; on
  * an IPv6 socket a datagram that really comes from 100::/64 is dropped too, so nothing can pose
- * as a relayed peer. With no route, an IPv4 socket passes everything through (one size check
- * per batch, one character check per send).
+ * as a relayed peer. With no route, a batch passes through as it came (on an IPv4 socket after
+ * one size check, on an IPv6 one after a prefix check per datagram), and a send costs one
+ * character check.
  */
 import { RelayRoutes } from "../relay/routes.js";
 import { isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "../relay/wire.js";
@@ -70,7 +71,9 @@ export class RelayingSocket implements DatagramSocket {
   onDatagrams(callback: (batch: DatagramBatch) => void): void {
     this.#inner.onDatagrams((batch) => {
       const routes = this.routes;
-      if (routes.size === 0 && !this.#ipv6) return callback(batch);
+      // No route: nothing to unwrap, and on an IPv4 socket nothing to drop. On an IPv6 socket
+      // the batch passes untouched unless a sender is in 100::/64.
+      if (routes.size === 0 && (!this.#ipv6 || !anyVirtual(batch))) return callback(batch);
       // The adapter's batch is its own (reused, and its length may be fixed): the rewritten
       // datagrams go into this socket's batch.
       const out = this.#out;
@@ -100,4 +103,9 @@ export class RelayingSocket implements DatagramSocket {
   close(): Promise<void> {
     return this.#inner.close();
   }
+}
+
+function anyVirtual(batch: DatagramBatch): boolean {
+  for (let i = 0; i < batch.length; i++) if (isVirtualAddress(batch.from[i]!)) return true;
+  return false;
 }

@@ -148,7 +148,7 @@ export async function natConnect(
   if (!(waitMs >= 0 && waitMs <= 60_000)) throw new GameUsageError(`punchWaitMs must be in 0..60000, got ${String(waitMs)}`);
   const directMs = options.directTimeoutMs ?? 2000;
   if (!(directMs >= 100 && directMs <= 60_000)) throw new GameUsageError(`directTimeoutMs must be in 100..60000, got ${String(directMs)}`);
-  const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [] }));
+  const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [], relay: options.relay !== false }));
   // A relay of the other address family than this socket's cannot be used: as if none.
   const relay = options.relay === false || intro.relay === undefined || intro.relay.address.startsWith("[") !== server.address.host.includes(":") ? undefined : intro.relay;
   const puncher = new ServerPuncher(server);

@@ -43,6 +43,7 @@ import { host } from "../api/host.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
 import { GameError, GameUsageError } from "./errors.js";
+import { canonicalAddress } from "../relay/wire.js";
 import { checkLocalAddresses, ipOf, isIpAddress, type LobbyRegistry } from "./lobby.js";
 import type { RpcHandler } from "./rpc.js";
 
@@ -66,6 +67,11 @@ export interface RelayAllocator {
   readonly publicAddress: Address;
   /** Two tokens, one per side, or undefined when the relay is full. (On the relay's own clock.) */
   allocate(): { tokens: [Uint8Array, Uint8Array] } | undefined;
+  /**
+   * Whether the allocation with this token still exists. Without it the introducer cannot
+   * count an IP's live allocations, and `relayPerIp` does not apply.
+   */
+  isAlive?(token: Uint8Array): boolean;
 }
 
 /** The notification the host receives, and the joiner's answer: the same shape. */
@@ -101,12 +107,12 @@ export interface NatIntroducerOptions {
   /** A relay to allocate from for introductions (the fallback for symmetric NATs). */
   relay?: RelayAllocator;
   /**
-   * Relay allocations a connection may draw: a bucket of 2, one more every 15 s. Past it the
-   * introduction goes on without a relay: one lobby connection cannot hold the relay's
-   * allocations (each lives until both sides bind, or 15 s).
+   * Live relay allocations the joiners at one IP address may hold together. Default 16. Past
+   * it, introductions go on without a relay: one client cannot take the relay's allocations
+   * (reconnecting to the lobby does not help it), while players behind one carrier-grade NAT,
+   * which is where symmetric NATs are common, still get theirs.
    */
-  relayBurst?: number;
-  relayEverySeconds?: number;
+  relayPerIp?: number;
 }
 
 /** A token bucket; NaN refilledAt: full, not yet used. */
@@ -120,26 +126,28 @@ interface Attached {
   notify: (method: string, params: Value) => void;
   asking: Bucket;
   asked: Bucket;
-  /** Relay allocations this connection (as a joiner) may still draw. */
-  relaying: Bucket;
 }
+
+/** Joiner IPs whose relay allocations are remembered; past it the least recently used is forgotten. */
+const MAX_RELAY_IPS = 4096;
 
 /** The lobby server's side: which connections can be introduced, and the introductions. */
 export class NatIntroducer {
   readonly ratePerSecond: number;
   readonly burst: number;
   readonly hostRatePerSecond: number;
-  readonly relayBurst: number;
-  readonly relayEverySeconds: number;
+  readonly relayPerIp: number;
   /**
-   * relayed: introductions with a relay allocation; relayFull and relayRateLimited: made
-   * without one because the relay was full, or this joiner drew its share.
+   * relayed: introductions with a relay allocation; relayFull and relayCapped: made without
+   * one because the relay was full, or the joiner's IP holds relayPerIp live ones.
    */
-  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0, relayed: 0, relayFull: 0, relayRateLimited: 0 };
+  readonly counters = { introductions: 0, rateLimited: 0, unavailable: 0, relayed: 0, relayFull: 0, relayCapped: 0 };
   readonly #registry: LobbyRegistry;
   readonly #attached = new Map<number, Attached>();
   readonly #random: () => Uint8Array;
   readonly #relay: RelayAllocator | undefined;
+  /** Joiner IP -> a token of each relay allocation made for it, in least-recently-used order. */
+  readonly #relayByIp = new Map<string, Uint8Array[]>();
 
   constructor(registry: LobbyRegistry, options: NatIntroducerOptions = {}) {
     this.#registry = registry;
@@ -148,8 +156,7 @@ export class NatIntroducer {
     this.hostRatePerSecond = positive("hostRatePerSecond", options.hostRatePerSecond ?? 5);
     this.#random = options.random ?? (() => host.crypto.getRandomValues(new Uint8Array(16)));
     this.#relay = options.relay;
-    this.relayBurst = positive("relayBurst", options.relayBurst ?? 2);
-    this.relayEverySeconds = positive("relayEverySeconds", options.relayEverySeconds ?? 15);
+    this.relayPerIp = positive("relayPerIp", options.relayPerIp ?? 16);
   }
 
   /**
@@ -162,7 +169,6 @@ export class NatIntroducer {
       notify,
       asking: { tokens: this.burst, refilledAt: Number.NaN },
       asked: { tokens: 2 * this.hostRatePerSecond, refilledAt: Number.NaN },
-      relaying: { tokens: this.relayBurst, refilledAt: Number.NaN },
     });
   }
 
@@ -175,7 +181,7 @@ export class NatIntroducer {
    * The host is notified; the joiner gets the host's side. Throws NatHostUnavailableError,
    * NatRateLimitedError or GameUsageError (bad local addresses, or introducing itself).
    */
-  introduce(now: number, owner: number, id: number, local: unknown): NatIntroduction {
+  introduce(now: number, owner: number, id: number, local: unknown, wantsRelay = true): NatIntroduction {
     const joiner = this.#attached.get(owner);
     if (joiner === undefined) throw new GameUsageError("this lobby connection is not attached to the NAT introducer");
     if (!take(now, joiner.asking, this.ratePerSecond, this.burst)) {
@@ -204,13 +210,15 @@ export class NatIntroducer {
     const joinerToken = random.slice(8, 16);
     const toHost: NatIntroduction = { address: joiner.address, local: sameNetwork ? joinerLocal : [], token: hostToken, peerToken: joinerToken };
     const toJoiner: NatIntroduction = { address: entry.address, local: sameNetwork ? entry.local.slice() : [], token: joinerToken, peerToken: hostToken };
-    if (this.#relay !== undefined) {
-      const allocation = take(now, joiner.relaying, 1 / this.relayEverySeconds, this.relayBurst) ? this.#relay.allocate() : null;
+    if (this.#relay !== undefined && wantsRelay) {
+      const live = this.#liveRelays(ipOf(joiner.address));
+      const allocation = live.length < this.relayPerIp ? this.#relay.allocate() : null;
       if (allocation === null) {
-        this.counters.relayRateLimited++;
+        this.counters.relayCapped++;
       } else if (allocation === undefined) {
         this.counters.relayFull++;
       } else {
+        if (this.#relay.isAlive !== undefined) live.push(allocation.tokens[0]);
         toHost.relay = { address: this.#relay.publicAddress, token: allocation.tokens[0] };
         toJoiner.relay = { address: this.#relay.publicAddress, token: allocation.tokens[1] };
         this.counters.relayed++;
@@ -219,6 +227,21 @@ export class NatIntroducer {
     hostSide.notify(INTRODUCE_METHOD, toWire(toHost));
     this.counters.introductions++;
     return toJoiner;
+  }
+
+  /** The live relay allocations of joiners at `ip` (the dead ones dropped; the map is bounded). */
+  #liveRelays(ip: string): Uint8Array[] {
+    const relay = this.#relay!;
+    let live = this.#relayByIp.get(ip);
+    if (live !== undefined) {
+      this.#relayByIp.delete(ip);
+      if (relay.isAlive !== undefined) live = live.filter((token) => relay.isAlive!(token));
+    } else {
+      live = [];
+      if (this.#relayByIp.size >= MAX_RELAY_IPS) this.#relayByIp.delete(this.#relayByIp.keys().next().value!);
+    }
+    this.#relayByIp.set(ip, live);
+    return live;
   }
 }
 
@@ -241,9 +264,10 @@ function positive(name: string, value: number): number {
 export function natHandlers(introducer: NatIntroducer, owner: number, now: () => number): Record<string, RpcHandler> {
   return {
     [INTRODUCE_METHOD]: (params) => {
-      const p = (params ?? {}) as { id?: unknown; local?: unknown };
+      const p = (params ?? {}) as { id?: unknown; local?: unknown; relay?: unknown };
       if (typeof p.id !== "number" || !Number.isInteger(p.id) || p.id < 1) throw new GameUsageError("nat.introduce needs { id } of a lobby entry");
-      return toWire(introducer.introduce(now(), owner, p.id, p.local));
+      // { relay: false }: the joiner will not use one, so none is allocated for it.
+      return toWire(introducer.introduce(now(), owner, p.id, p.local, p.relay !== false));
     },
   };
 }
@@ -264,7 +288,8 @@ export function parseIntroduction(value: unknown): NatIntroduction {
   // A relay that is not an IP address with an 8-byte token is left out, not fatal: punching
   // does not need it.
   const r = (v.relay ?? {}) as { address?: unknown; token?: unknown };
-  if (typeof r.address === "string" && isIpAddress(r.address) && r.token instanceof Uint8Array && r.token.length === 8) intro.relay = { address: r.address, token: r.token };
+  const relayAddress = typeof r.address === "string" ? canonicalAddress(r.address) : undefined;
+  if (relayAddress !== undefined && r.token instanceof Uint8Array && r.token.length === 8) intro.relay = { address: relayAddress, token: r.token };
   return intro;
 }
 

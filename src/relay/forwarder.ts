@@ -18,8 +18,8 @@
  * tokens are bearer credentials: whoever sees one on the path can use that allocation (as they
  * could spoof the peer itself); the payload is ackwire's datagram, checked end to end by its CRC.
  *
- * Allocations end after `idleTimeoutMs` without a datagram, and after `bindTimeoutMs` if both
- * sides have not bound by then (an introduction whose joiner never needed the relay, or someone
+ * Allocations end after `idleTimeoutMs` without a datagram (once both sides are bound: without
+ * a forwarded one), and after `bindTimeoutMs` if both sides have not bound by then (an introduction whose joiner never needed the relay, or someone
  * drawing allocations to fill the table); at most `maxAllocations` exist.
  */
 import type { Address } from "../session/sans-io.js";
@@ -29,7 +29,7 @@ import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey } from "./wire.js";
 export interface RelayForwarderOptions {
   /** Allocations at once; allocate() returns undefined beyond. Default 1024. */
   maxAllocations?: number;
-  /** An allocation with no datagram for this long ends. Default 30,000 ms. */
+  /** An allocation with no datagram for this long ends (once both sides are bound: no forwarded datagram). Default 30,000 ms. */
   idleTimeoutMs?: number;
   /** An allocation whose two sides have not both bound this long after it was made ends. Default 15,000 ms. */
   bindTimeoutMs?: number;
@@ -123,6 +123,11 @@ export class RelayForwarder {
     return this.#allocations.size;
   }
 
+  /** Whether the allocation with this token (either side's) still exists. */
+  isAlive(token: Uint8Array): boolean {
+    return token.length === RELAY_TOKEN_BYTES && this.#byToken.has(tokenKey(token));
+  }
+
   /** A new allocation (expired ones are swept first), or undefined when maxAllocations are alive. */
   allocate(now: number): RelayAllocation | undefined {
     this.handleTimeout(now);
@@ -166,14 +171,16 @@ export class RelayForwarder {
     }
     const { allocation } = entry;
     const sender = allocation.sides[entry.side];
+    const receiver = allocation.sides[1 - entry.side]!;
+    // Until both sides are bound, any datagram keeps the allocation (the bind timeout bounds
+    // that phase); after, only forwarded payload does: binds alone cannot hold it for ever.
+    if (sender.address === undefined || receiver.address === undefined) allocation.lastActive = now;
     sender.address = from;
-    allocation.lastActive = now;
     const payload = bytes.length - RELAY_TOKEN_BYTES;
     if (payload === 0) {
       this.counters.binds++;
       return undefined;
     }
-    const receiver = allocation.sides[1 - entry.side]!;
     if (receiver.address === undefined) {
       this.counters.unbound++;
       return undefined;
@@ -185,6 +192,7 @@ export class RelayForwarder {
       return undefined;
     }
     sender.credit -= payload;
+    allocation.lastActive = now;
     bytes.set(receiver.token, 0);
     this.counters.forwarded++;
     this.counters.forwardedBytes += bytes.length;

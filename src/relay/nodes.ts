@@ -3,12 +3,13 @@
  * - `RelayNode`: a RelayForwarder behind the SansIoNode surface (what listenRelay() runs on a
  *   socket);
  * - `RelayedNode`: any node (an Endpoint) with relay routes in front of it (what a Server's
- *   socket does with addRelayRoute()).
+ *   socket does with addRelayRoute(), with the same drops: a transmit to a virtual address
+ *   whose route is gone, and a datagram that really comes from 100::/64).
  */
 import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
 import { RelayForwarder, type RelayForwarderOptions } from "./forwarder.js";
 import { RelayRoutes } from "./routes.js";
-import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "./wire.js";
+import { isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "./wire.js";
 
 /** Forwarded datagrams held for pollTransmit at most; beyond, they are dropped and counted. */
 const MAX_QUEUED = 1024;
@@ -60,6 +61,8 @@ export class RelayNode implements SansIoNode<never> {
 export class RelayedNode<E> implements SansIoNode<E> {
   readonly inner: SansIoNode<E>;
   readonly routes = new RelayRoutes();
+  /** Transmits to a virtual address with no route; datagrams from a real 100::/64 sender. */
+  readonly dropped = { unrouted: 0, fromVirtual: 0 };
   readonly #scratch = new Uint8Array(MAX_RELAY_DATAGRAM);
   /** Binds waiting for pollTransmit (virtual addresses). */
   readonly #binds: Address[] = [];
@@ -87,6 +90,10 @@ export class RelayedNode<E> implements SansIoNode<E> {
       this.inner.handleDatagram(now, route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
       return;
     }
+    if (isVirtualAddress(from)) {
+      this.dropped.fromVirtual++;
+      return;
+    }
     this.inner.handleDatagram(now, from, bytes);
   }
 
@@ -109,8 +116,12 @@ export class RelayedNode<E> implements SansIoNode<E> {
       if (route !== undefined) return { to: route.relay, bytes: route.token.slice() };
     }
     for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
-      const route = this.routes.size === 0 ? undefined : this.routes.get(tx.to);
-      if (route === undefined) return tx;
+      if (!isVirtualAddress(tx.to)) return tx;
+      const route = this.routes.get(tx.to);
+      if (route === undefined) {
+        this.dropped.unrouted++;
+        continue;
+      }
       const length = this.routes.wrap(route, tx.bytes, this.#scratch);
       if (length >= 0) return { to: route.relay, bytes: this.#scratch.subarray(0, length) };
     }

@@ -27,12 +27,13 @@ export const VIRTUAL_PREFIX = "[100::";
  * The address a relayed peer has on this side's Endpoint: an address in 100::/64, the IPv6
  * discard-only prefix (RFC 6666), which no real peer sends from, made of a route number (not the
  * token: applications log and show addresses, and the token is a credential), with the relay's
- * port. E.g. "[100::0:0:0:1]:9001".
+ * port. E.g. "[100::1]:9001".
  */
 export function virtualAddress(id: number, relayPort: number): Address {
   const groups: string[] = [];
   for (let shift = 48; shift >= 0; shift -= 16) groups.push((Math.floor(id / 2 ** shift) & 0xffff).toString(16));
-  return `${VIRTUAL_PREFIX}${groups.join(":")}]:${relayPort}`;
+  // In the one spelling runtimes use (RFC 5952), e.g. "[100::1]:9001".
+  return canonicalAddress(`[100:0:0:0:${groups.join(":")}]:${relayPort}`)!;
 }
 
 /** True for an address in 100::/64 (a virtual address, or a datagram no real peer sends). */

@@ -46,6 +46,17 @@ describe("RelayingSocket", () => {
     expect(f.sent).toEqual([[[5], "192.0.2.9:1"]]);
   });
 
+  it("on an IPv6 socket with no route, passes a batch through untouched unless a sender is in 100::/64", () => {
+    const f = fake("::");
+    const relaying = new RelayingSocket(f.socket);
+    const seen: DatagramBatch[] = [];
+    relaying.onDatagrams((batch) => seen.push({ length: batch.length, from: batch.from.slice(0, batch.length), bytes: batch.bytes.slice(0, batch.length) }));
+    f.deliver(["[2001:db8::7]:1", "[::1]:2"], [Uint8Array.of(1), Uint8Array.of(2)]);
+    f.deliver(["[2001:db8::7]:1", "[100::1]:2"], [Uint8Array.of(1), Uint8Array.of(2)]);
+    expect(seen.map((b) => b.from)).toEqual([["[2001:db8::7]:1", "[::1]:2"], ["[2001:db8::7]:1"]]);
+    expect(relaying.dropped.fromVirtual).toBe(1);
+  });
+
   it("wraps sends to a route's virtual address, unwraps the relay's datagrams, drops everything else addressed as a relayed peer", () => {
     const f = fake("::");
     const relaying = new RelayingSocket(f.socket);
@@ -54,7 +65,7 @@ describe("RelayingSocket", () => {
     relaying.send(Uint8Array.of(9, 9), virtual);
     expect(f.sent).toEqual([[[...TOKEN, 9, 9], RELAY]]);
     f.deliver(
-      [RELAY, RELAY, "[100::0:0:0:1]:9001", "[2001:db8::7]:1"],
+      [RELAY, RELAY, "[100::1]:9001", "[2001:db8::7]:1"],
       [Uint8Array.of(...TOKEN, 4), Uint8Array.of(8, 7, 6, 5, 4, 3, 2, 1, 4), Uint8Array.of(1, 2), Uint8Array.of(3)],
     );
     // The relayed datagram comes from the virtual address; one with another token and one that

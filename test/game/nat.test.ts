@@ -181,32 +181,42 @@ describe("NatIntroducer", () => {
     expect(introducer.counters).toMatchObject({ introductions: 2, relayed: 1, relayFull: 1 });
   });
 
-  it("lets one joiner draw at most 2 relay allocations, one more every 15 s; past that, introductions go on without", () => {
+  it("lets the joiners at one IP hold at most relayPerIp live relay allocations, reconnecting or not; past that, introductions go on without", () => {
     const registry = new LobbyRegistry({ ttlMs: 600_000 });
-    let allocated = 0;
-    const relay = { publicAddress: "192.0.2.1:9001", allocate: () => ({ tokens: [new Uint8Array(8).fill(++allocated), new Uint8Array(8).fill(100 + allocated)] as [Uint8Array, Uint8Array] }) };
-    const introducer = new NatIntroducer(registry, { random, relay, ratePerSecond: 100, burst: 100, hostRatePerSecond: 100 });
+    const forwarder = new RelayForwarder();
+    const relay = { publicAddress: "192.0.2.1:9001", allocate: () => forwarder.allocate(0), isAlive: (t: Uint8Array) => forwarder.isAlive(t) };
+    const introducer = new NatIntroducer(registry, { random, relay, relayPerIp: 2, ratePerSecond: 100, burst: 100, hostRatePerSecond: 100 });
     introducer.attach(HOST, "198.51.100.2:7777", () => undefined);
     introducer.attach(JOINER, "203.0.113.2:5555", () => undefined);
     introducer.attach(3, "203.0.113.3:5555", () => undefined);
     const entry = registry.register(0, HOST, "198.51.100.2", { name: "h", gamePort: 0, players: 1, maxPlayers: 4 }, 7777);
-    const relayed = (now: number, who = JOINER) => introducer.introduce(now, who, entry.id, []).relay !== undefined;
-    expect([relayed(0), relayed(10), relayed(20), relayed(30)]).toEqual([true, true, false, false]);
-    expect(introducer.counters).toMatchObject({ introductions: 4, relayed: 2, relayRateLimited: 2 });
-    // Another joiner has its own share; this one gets one more after 15 s.
-    expect(relayed(40, 3)).toBe(true);
-    expect(relayed(14_000)).toBe(false);
-    expect(relayed(15_100)).toBe(true);
-    expect(allocated).toBe(4);
+    const intro = (now: number, who = JOINER, wantsRelay = true) => introducer.introduce(now, who, entry.id, [], wantsRelay);
+    const first = intro(0);
+    expect([first.relay, intro(10).relay, intro(20).relay].map((r) => r !== undefined)).toEqual([true, true, false]);
+    expect(introducer.counters).toMatchObject({ introductions: 3, relayed: 2, relayCapped: 1 });
+    // A joiner at another IP has its own share; one that reconnects from the same IP does not.
+    expect(intro(30, 3).relay).toBeDefined();
+    introducer.attach(4, "203.0.113.2:6666", () => undefined);
+    expect(intro(40, 4).relay).toBeUndefined();
+    // A joiner that says it will not use a relay gets none, and uses none of its IP's share.
+    expect(intro(50, 3, false).relay).toBeUndefined();
+    expect(introducer.counters.relayed).toBe(3);
+    // Once one of the IP's allocations ends (here: never bound, swept after 15 s), there is room again.
+    forwarder.handleTimeout(16_000);
+    expect(forwarder.isAlive(first.relay!.token)).toBe(false);
+    expect(intro(16_000).relay).toBeDefined();
   });
 
   it("parseIntroduction keeps a relay only if it is an IP address with an 8-byte token (else punching goes on without it)", () => {
     const token = HOST_TOKEN;
     const base = { address: "1.2.3.4:1", local: [], token, peerToken: token };
     expect(parseIntroduction({ ...base, relay: { address: "1.2.3.5:9", token } }).relay).toEqual({ address: "1.2.3.5:9", token });
-    for (const relay of [{ address: "relay.example:9", token }, { address: "1.2.3.5:9", token: new Uint8Array(9) }, "1.2.3.5:9", 7]) {
+    // Only addresses a route can use (the ones canonicalAddress spells); the rest are left out.
+    const bad = ["relay.example:9", "999.0.0.1:9001", "[::ffff:1.2.3.4]:9001", "[fe80::1%eth0]:9", "1.2.3.5"];
+    for (const relay of [...bad.map((address) => ({ address, token })), { address: "1.2.3.5:9", token: new Uint8Array(9) }, "1.2.3.5:9", 7]) {
       expect(parseIntroduction({ ...base, relay }).relay, JSON.stringify(relay)).toBeUndefined();
     }
+    expect(parseIntroduction({ ...base, relay: { address: "[2001:DB8:0::1]:9", token } }).relay?.address).toBe("[2001:db8::1]:9");
   });
 
   it("registering gamePort 0 needs the seen port", () => {
@@ -255,10 +265,10 @@ describe("PunchRuns", () => {
   it("binds a run's relay route every round", () => {
     const runs = new PunchRuns();
     const binds: string[] = [];
-    runs.start(0, ["1.1.1.1:1"], new Uint8Array(8), new Uint8Array(8), { count: 3, intervalMs: 100 }, "[100::0:0:0:1]:9001");
+    runs.start(0, ["1.1.1.1:1"], new Uint8Array(8), new Uint8Array(8), { count: 3, intervalMs: 100 }, "[100::1]:9001");
     runs.start(0, ["2.2.2.2:1"], new Uint8Array(8).fill(1), new Uint8Array(8), { count: 3, intervalMs: 100 });
     for (let now = 0; now <= 500; now += 50) runs.handleTimeout(now, () => undefined, (virtual) => binds.push(virtual));
-    expect(binds).toEqual(["[100::0:0:0:1]:9001", "[100::0:0:0:1]:9001", "[100::0:0:0:1]:9001"]);
+    expect(binds).toEqual(["[100::1]:9001", "[100::1]:9001", "[100::1]:9001"]);
   });
 
   it(`refuses a run past ${MAX_PUNCH_RUNS} at once instead of cutting one short`, () => {

@@ -176,6 +176,24 @@ describe("RelayForwarder", () => {
     expect(relay.counters.unknownToken).toBe(1);
   });
 
+  it("once both sides are bound, only forwarded datagrams keep an allocation: binds alone do not hold it", () => {
+    const relay = forwarder({ idleTimeoutMs: 1000, bindTimeoutMs: 1000 });
+    const held = relay.allocate(0)!;
+    const used = relay.allocate(0)!;
+    for (const { tokens } of [held, used]) {
+      relay.handleDatagram(0, A, tokens[0].slice());
+      relay.handleDatagram(0, B, tokens[1].slice());
+    }
+    for (let t = 200; t <= 2000; t += 200) {
+      relay.handleDatagram(t, A, held.tokens[0].slice()); // a bind: forwarded nowhere
+      relay.handleDatagram(t, A, datagram(used.tokens[0], [1]));
+    }
+    relay.handleTimeout(2000);
+    expect(relay.size).toBe(1);
+    expect(relay.handleDatagram(2000, A, datagram(used.tokens[0], [2]))?.to).toBe(B);
+    expect(relay.handleDatagram(2000, A, datagram(held.tokens[0], [2]))).toBeUndefined();
+  });
+
   it("rejects options out of range with a typed error", () => {
     expect(() => new RelayForwarder({ maxAllocations: 0 })).toThrow(RelayConfigError);
     expect(() => new RelayForwarder({ idleTimeoutMs: 10 })).toThrow(/idleTimeoutMs/);
@@ -199,19 +217,20 @@ describe("RelayRoutes", () => {
   const token = Uint8Array.from([0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x08]);
 
   it("names each route's peer by a 100::/64 address of its own number (not the token) and the relay's port", () => {
-    expect(virtualAddress(1, 9001)).toBe("[100::0:0:0:1]:9001");
-    expect(virtualAddress(0x1_0002_0003, 7)).toBe("[100::0:1:2:3]:7");
+    expect(virtualAddress(1, 9001)).toBe("[100::1]:9001");
+    expect(virtualAddress(0x1_0002_0003, 7)).toBe("[100::1:2:3]:7");
+    expect(virtualAddress(0x1_0000_0000, 7)).toBe("[100::1:0:0]:7");
     const routes = new RelayRoutes();
     const first = routes.add(RELAY, token);
-    expect(first).toBe("[100::0:0:0:1]:9001");
+    expect(first).toBe("[100::1]:9001");
     expect(first).not.toContain("a1b2");
     // The same token again: the same route. Another token: the next number.
     expect(routes.add(RELAY, token)).toBe(first);
-    expect(routes.add(RELAY, Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]))).toBe("[100::0:0:0:2]:9001");
+    expect(routes.add(RELAY, Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]))).toBe("[100::2]:9001");
     expect(routes.size).toBe(2);
     // A route dropped and added again is a new address: its old connection stays gone.
     routes.remove(first);
-    expect(routes.add(RELAY, token)).toBe("[100::0:0:0:3]:9001");
+    expect(routes.add(RELAY, token)).toBe("[100::3]:9001");
     expect(() => routes.add("192.0.2.2:9001", token)).toThrow(RelayConfigError);
     expect(() => routes.add("not an address", new Uint8Array(8).fill(1))).toThrow(RelayConfigError);
     expect(() => routes.add("relay.example:9001", new Uint8Array(8).fill(1))).toThrow(RelayConfigError);
