@@ -1,6 +1,6 @@
 /** Parsing and formatting of `"host:port"` / `"[v6]:port"` targets for the public API. */
 import type { Address } from "../session/sans-io.js";
-import { InvalidTargetError } from "./errors.js";
+import { InvalidOptionError, InvalidTargetError } from "./errors.js";
 
 export interface HostPort {
   host: string;
@@ -36,6 +36,13 @@ function stripBrackets(host: string): string {
 
 export function isIpv6Literal(host: string): boolean {
   return host.includes(":");
+}
+
+/** Throws InvalidOptionError if `relay` is not of the address family of a socket bound to `bound`. */
+export function checkRelayFamily(relay: Address, bound: HostPort): void {
+  if (typeof relay === "string" && relay.startsWith("[") !== isIpv6Literal(bound.host)) {
+    throw new InvalidOptionError(`addRelayRoute(): the relay ${relay} is not of the family this server's socket is bound to (${bound.host})`);
+  }
 }
 
 export function isIpv4Literal(host: string): boolean {

@@ -4,7 +4,7 @@
  */
 import { Endpoint } from "../session/endpoint.js";
 import type { EndpointConfig, EndpointEvent } from "../session/types.js";
-import { formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
+import { checkRelayFamily, formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
@@ -143,11 +143,14 @@ export class Server extends TypedEmitter<ServerEvents> {
    * address. At most 64 routes; the one used longest ago makes room.
    */
   addRelayRoute(relay: Address, token: Uint8Array): Address {
+    return this._addRelayRoute(relay, token, undefined);
+  }
+
+  /** @internal addRelayRoute() with the route's number chosen by the caller (ackwire/worker's front end numbers them). */
+  _addRelayRoute(relay: Address, token: Uint8Array, id: number | undefined): Address {
     if (this.#closing !== undefined) throw new ClosedError("this server");
-    if (typeof relay === "string" && relay.startsWith("[") !== isIpv6Literal(this.address.host)) {
-      throw new InvalidOptionError(`addRelayRoute(): the relay ${relay} is not of the family this server's socket is bound to (${this.address.host})`);
-    }
-    const virtual = this.#socket.routes.add(relay, token);
+    checkRelayFamily(relay, this.address);
+    const virtual = this.#socket.routes.add(relay, token, id);
     this.#socket.sendBind(virtual);
     return virtual;
   }

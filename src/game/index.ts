@@ -53,4 +53,4 @@ export {
   type RelayAllocator,
   type PunchSchedule,
 } from "./nat.js";
-export { natConnect, answerIntroductions, type NatConnectOptions, type AnsweringIntroductions } from "./nat-socket.js";
+export { natConnect, answerIntroductions, type NatConnectOptions, type AnsweringIntroductions, type NatSocket, type NatConnection } from "./nat-socket.js";

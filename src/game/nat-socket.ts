@@ -1,13 +1,14 @@
 /**
  * NAT traversal on a real socket (./nat.ts explains the exchange): the joiner's `natConnect()`
- * and the host's `answerIntroductions()`, both on a `Server` (a listening socket that also
- * connects out), so the lobby, the punches and the game all use one port, the one whose NAT
- * mapping the lobby saw.
+ * and the host's `answerIntroductions()`, both on a listening socket that also connects out
+ * (the package root's `Server`, or ackwire/worker's `WorkerServer`), so the lobby, the punches
+ * and the game all use one port, the one whose NAT mapping the lobby saw.
  */
-import type { Connection } from "../api/connection.js";
+import type { HostPort } from "../api/address.js";
+import type { DisconnectInfo } from "../api/connection.js";
 import { host, monotonicNow, type AbortSignalLike } from "../api/host.js";
 import { ConnectTimeoutError } from "../api/errors.js";
-import type { Server, ServerConnectOptions } from "../api/runtime.js";
+import type { ServerConnectOptions } from "../api/runtime.js";
 import type { Address } from "../session/sans-io.js";
 import type { Value } from "./codec.js";
 import { GameUsageError } from "./errors.js";
@@ -15,13 +16,36 @@ import { candidates, INTRODUCE_METHOD, parseIntroduction, PunchRuns, sameToken, 
 import type { RpcHandler } from "./rpc.js";
 import { ModuleTimer } from "./timer.js";
 
+/** What NAT traversal needs of a connection: its address and its end. */
+export interface NatConnection {
+  readonly address: Address;
+  once(type: "disconnect", listener: (info: DisconnectInfo) => void): unknown;
+}
+
+/**
+ * What NAT traversal needs of a listening socket. The package root's `Server` and
+ * ackwire/worker's `WorkerServer` are both one.
+ */
+export interface NatSocket<C extends NatConnection = NatConnection> {
+  readonly address: HostPort;
+  connect(target: Address, options?: ServerConnectOptions): Promise<C>;
+  punch(address: Address, token: Uint8Array, acceptToken?: Uint8Array): void;
+  addRelayRoute(relay: Address, token: Uint8Array): Address;
+  bindRelayRoute(virtual: Address): boolean;
+  removeRelayRoute(virtual: Address): void;
+  on(type: "punch", listener: (punch: { address: Address; token: Uint8Array }) => void): unknown;
+  off(type: "punch", listener: (punch: { address: Address; token: Uint8Array }) => void): unknown;
+  on(type: "disconnect", listener: (event: { connection: C }) => void): unknown;
+  off(type: "disconnect", listener: (event: { connection: C }) => void): unknown;
+}
+
 /** Punch runs sent from a server's socket, on one timer. */
 class ServerPuncher {
   readonly runs = new PunchRuns();
-  readonly #server: Server;
+  readonly #server: NatSocket;
   readonly #timer: ModuleTimer;
 
-  constructor(server: Server) {
+  constructor(server: NatSocket) {
     this.#server = server;
     this.#timer = new ModuleTimer({
       pollTimeout: () => this.runs.pollTimeout(),
@@ -63,12 +87,12 @@ export interface AnsweringIntroductions {
  * addresses from `server`'s socket. The host must have registered with the lobby from that
  * socket (`server.connect(lobby)`, gamePort 0). The joiner then connects as to any server.
  */
-export function answerIntroductions(server: Server, schedule?: PunchSchedule): AnsweringIntroductions {
+export function answerIntroductions<C extends NatConnection>(server: NatSocket<C>, schedule?: PunchSchedule): AnsweringIntroductions {
   const puncher = new ServerPuncher(server);
   const counters = { introductions: 0, refused: 0, relayRoutes: 0, relayRefused: 0 };
   // A relayed joiner's connection ended: its route is done with (a virtual address is never
   // reused). Routes never used stay until newer ones push them out (64 at most).
-  const onDisconnect = ({ connection }: { connection: Connection }): void => server.removeRelayRoute(connection.address);
+  const onDisconnect = ({ connection }: { connection: C }): void => server.removeRelayRoute(connection.address);
   server.on("disconnect", onDisconnect);
   return {
     handlers: {
@@ -138,12 +162,12 @@ export interface NatConnectOptions {
  * the host's public address). Rejects with the lobby's error (NatHostUnavailableError,
  * NatRateLimitedError...) or the handshake's (ConnectTimeoutError when no path exists).
  */
-export async function natConnect(
-  server: Server,
+export async function natConnect<C extends NatConnection>(
+  server: NatSocket<C>,
   lobby: { call(method: string, params?: unknown): Promise<Value> },
   hostId: number,
   options: NatConnectOptions = {},
-): Promise<Connection> {
+): Promise<C> {
   const waitMs = options.punchWaitMs ?? 2000;
   if (!(waitMs >= 0 && waitMs <= 60_000)) throw new GameUsageError(`punchWaitMs must be in 0..60000, got ${String(waitMs)}`);
   const directMs = options.directTimeoutMs ?? 2000;
@@ -169,7 +193,7 @@ export async function natConnect(
   // No direct path (a symmetric NAT on either side): through the relay, whose route the host
   // added when it was introduced.
   const virtual = server.addRelayRoute(relay.address, relay.token);
-  let connection: Connection;
+  let connection: C;
   try {
     connection = await server.connect(virtual, options.connect);
   } catch (error) {
@@ -184,7 +208,7 @@ export async function natConnect(
  * The address of the first punch carrying the host's `token` to reach `server`, or undefined
  * after `waitMs` or when `signal` aborts (the connect that follows then rejects at once).
  */
-function firstPunch(server: Server, token: Uint8Array, waitMs: number, signal: AbortSignalLike | undefined): Promise<Address | undefined> {
+function firstPunch(server: NatSocket, token: Uint8Array, waitMs: number, signal: AbortSignalLike | undefined): Promise<Address | undefined> {
   return new Promise((resolve) => {
     const done = (address: Address | undefined): void => {
       host.clearTimeout(timer);

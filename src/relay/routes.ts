@@ -43,21 +43,30 @@ export class RelayRoutes {
   /**
    * Routes to the peer behind `relay` ("ip:port") that shares an allocation with `token`;
    * returns the peer's virtual address. Adding the same token again returns the same address.
+   * `id` (a positive integer) picks the route's number instead of the next one: a front end on
+   * another thread numbers the routes (ackwire/worker) and this side follows it, replacing a
+   * route of the same token under another number, or another token under this number.
    */
-  add(relayAddress: Address, token: Uint8Array): Address {
+  add(relayAddress: Address, token: Uint8Array, id?: number): Address {
     const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
     if (relay === undefined) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port" with an IP literal, got ${JSON.stringify(relayAddress)}`);
     if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
+    if (id !== undefined && !(Number.isSafeInteger(id) && id > 0)) throw new RelayConfigError(`a relay route number must be a positive integer, got ${String(id)}`);
+    const port = Number(relay.slice(relay.lastIndexOf(":") + 1));
     const key = tokenKey(token);
     const existing = this.#byToken.get(key);
-    if (existing !== undefined) {
+    const wanted = id === undefined ? undefined : virtualAddress(id, port);
+    if (existing !== undefined && (wanted === undefined || existing.virtual === wanted)) {
       if (existing.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
       existing.usedAt = ++this.#uses;
       return existing.virtual;
     }
+    if (existing !== undefined) this.remove(existing.virtual);
+    if (wanted !== undefined) this.remove(wanted);
     if (this.#byVirtual.size >= MAX_RELAY_ROUTES) this.#evictLeastUsed();
-    const port = Number(relay.slice(relay.lastIndexOf(":") + 1));
-    const route: RelayRoute = { relay, token: token.slice(), virtual: virtualAddress(this.#nextId++, port), usedAt: ++this.#uses };
+    const number = id ?? this.#nextId;
+    this.#nextId = Math.max(this.#nextId, number + 1);
+    const route: RelayRoute = { relay, token: token.slice(), virtual: wanted ?? virtualAddress(number, port), usedAt: ++this.#uses };
     this.#byVirtual.set(route.virtual, route);
     this.#byToken.set(key, route);
     this.#relays.set(relay, (this.#relays.get(relay) ?? 0) + 1);

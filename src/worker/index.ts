@@ -10,10 +10,13 @@
  * One worker per listen() or connect(); it is terminated when the server or connection closes.
  * docs/WORKER.md describes the message protocol, the ownership of bytes and the costs.
  */
-import { formatAddress, parseTarget, type HostPort, type Target } from "../api/address.js";
+import { checkRelayFamily, formatAddress, parseTarget, type HostPort, type Target } from "../api/address.js";
 import { DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
-import { ConnectAbortedError, InvalidOptionError } from "../api/errors.js";
+import { ClosedError, ConnectAbortedError, InvalidOptionError } from "../api/errors.js";
+import type { ServerConnectOptions } from "../api/runtime.js";
+import { RelayRoutes } from "../relay/routes.js";
+import { relayRouteNumber } from "../relay/wire.js";
 import { deferToNextTurn, host } from "../api/host.js";
 import { validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "../api/options.js";
 import { DEFAULT_CHANNELS, type ChannelConfig, type ConnectionStats } from "../session/types.js";
@@ -41,8 +44,19 @@ export type WorkerConnectOptions = Omit<ConnectOptions, "createEndpoint"> & Work
 export interface WorkerServerEvents {
   connection: WorkerConnection;
   disconnect: { connection: WorkerConnection; info: DisconnectInfo };
+  /** A NAT_PUNCH with a token this server punches with arrived (as the root Server's "punch"). */
+  punch: { address: string; token: Uint8Array };
   /** The worker failed (every connection is then ended with reason "aborted"). */
   error: Error;
+}
+
+/** A connect() from the server's socket, waiting for the worker's answer. */
+interface Opening {
+  maxQueued: number;
+  resolve(connection: WorkerConnection): void;
+  reject(error: Error): void;
+  /** Removes the abort listener. */
+  settle(): void;
 }
 
 /** How long close() waits for the worker's "shut" before terminating it anyway. */
@@ -95,6 +109,10 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   #options: ServerConnectionOptions;
   #closing: Promise<void> | undefined;
   #shut: (() => void) | undefined;
+  #opening = new Map<number, Opening>();
+  #nextReq = 1;
+  /** The routes as numbered here (the worker's server adds each under the same number). */
+  #routes = new RelayRoutes();
 
   /** @internal use listen(). */
   constructor(link: WorkerLink, address: HostPort, options: ServerConnectionOptions) {
@@ -124,6 +142,75 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   /** Crossings between the threads so far: postMessage batches each way and the commands/events in them. */
   workerCounters(): WorkerLink["counters"] {
     return { ...this.#link.counters };
+  }
+
+  /**
+   * Connects from this server's socket on the worker (the root Server's connect(): peer to peer,
+   * NAT punching, the lobby from the game's port). Resolves with the connection, which is in
+   * `connections`; no "connection" event fires for it. Rejects as the root's does.
+   */
+  connect(target: Target, options: ServerConnectOptions = {}): Promise<WorkerConnection> {
+    if (this.#closing !== undefined || this.#link.terminated) return Promise.reject(new ClosedError("this server"));
+    const { host: peerHost, port } = parseTarget(target);
+    const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(new ConnectAbortedError(targetText, signal.reason));
+    const req = this.#nextReq++;
+    const maxQueued = options.maxQueuedMessages ?? this.#options.maxQueued;
+    return new Promise<WorkerConnection>((resolve, reject) => {
+      const onAbort = (): void => this.#link.command({ op: "server-connect-abort", req });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#opening.set(req, {
+        maxQueued,
+        resolve: (connection) => resolve(connection),
+        reject: (error) => {
+          if (signal?.aborted && (error as { code?: string }).code === "ERR_CONNECT_ABORTED") (error as { cause?: unknown }).cause = signal.reason;
+          reject(error);
+        },
+        settle: () => signal?.removeEventListener("abort", onAbort),
+      });
+      const wire: { userData?: Uint8Array; connectTimeoutMs?: number } = {};
+      if (options.userData !== undefined) wire.userData = options.userData;
+      if (options.connectTimeoutMs !== undefined) wire.connectTimeoutMs = options.connectTimeoutMs;
+      this.#link.command({ op: "server-connect", req, target, options: wire });
+    });
+  }
+
+  /** Sends one NAT_PUNCH from this server's socket (the root Server's punch()). */
+  punch(address: string, token: Uint8Array, acceptToken: Uint8Array = token): void {
+    if (this.#closing !== undefined || this.#link.terminated) return;
+    if (!(token instanceof Uint8Array) || token.length !== 8 || !(acceptToken instanceof Uint8Array) || acceptToken.length !== 8) {
+      throw new InvalidOptionError("punch(): token and acceptToken must be 8 bytes each");
+    }
+    this.#link.command({ op: "punch", address, token: token.slice(), acceptToken: acceptToken.slice() });
+  }
+
+  /**
+   * The root Server's addRelayRoute(): routes the peer that shares a relay allocation with
+   * `token` through `relay`, binds once, and returns the peer's virtual address. Numbered on
+   * this thread, so the address is known at once; the worker's server uses the same number.
+   */
+  addRelayRoute(relay: string, token: Uint8Array): string {
+    if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
+    checkRelayFamily(relay, this.address);
+    const virtual = this.#routes.add(relay, token);
+    const route = this.#routes.get(virtual)!;
+    const id = relayRouteNumber(virtual);
+    this.#link.command({ op: "relay-route", relay: route.relay, token: route.token.slice(), id });
+    return virtual;
+  }
+
+  /** Sends one more bind for a route (the root Server's bindRelayRoute()); never throws. */
+  bindRelayRoute(virtual: string): boolean {
+    if (this.#closing !== undefined || this.#link.terminated || this.#routes.get(virtual) === undefined) return false;
+    this.#link.command({ op: "relay-bind", virtual });
+    return true;
+  }
+
+  removeRelayRoute(virtual: string): void {
+    if (this.#routes.get(virtual) === undefined) return;
+    this.#routes.remove(virtual);
+    if (!this.#link.terminated) this.#link.command({ op: "relay-unroute", virtual });
   }
 
   /** Tells every client (reason "server-shutdown"), closes the socket, then terminates the worker. */
@@ -164,6 +251,44 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
         this.emit("connection", conn);
         return;
       }
+      case "opened": {
+        const opening = this.#opening.get(event.req);
+        this.#opening.delete(event.req);
+        const conn = new WorkerConnection({
+          link: this.#link,
+          id: event.id,
+          address: event.address,
+          userData: event.userData,
+          stats: event.stats,
+          maxQueued: opening?.maxQueued ?? this.#options.maxQueued,
+          channels: this.#options.channels,
+          transferOnSend: this.#options.transferOnSend,
+          onClosed: (c) => this.#connections.delete(c.id),
+          runtime: this.runtime,
+        });
+        this.#connections.set(event.id, conn);
+        conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
+        if (opening === undefined) return;
+        opening.settle();
+        // Its events wait until the application's `await connect()` continuation has run.
+        conn._hold();
+        opening.resolve(conn);
+        deferToNextTurn(() => conn._release());
+        return;
+      }
+      case "open-failed": {
+        const opening = this.#opening.get(event.req);
+        this.#opening.delete(event.req);
+        opening?.settle();
+        opening?.reject(fromWireError(event.error));
+        return;
+      }
+      case "punch":
+        this.emit("punch", { address: event.address, token: event.token });
+        return;
+      case "relay-error":
+        this.emit("error", fromWireError(event.error));
+        return;
       case "counters":
         this.#counters = event.counters;
         return;
@@ -177,6 +302,11 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
 
   #fail(error: Error): void {
     this.emit("error", error);
+    for (const opening of this.#opening.values()) {
+      opening.settle();
+      opening.reject(error);
+    }
+    this.#opening.clear();
     for (const conn of [...this.#connections.values()]) conn._fail(error);
   }
 }

@@ -31,7 +31,23 @@ export type Command =
   /** A fresh stats snapshot, answered by a "stats" event with the same `req` (> 0). */
   | { op: "stats"; c: number; req: number }
   /** Server: close every connection, then the socket. Client: the connection is over. Answered by "shut". */
-  | { op: "shutdown" };
+  | { op: "shutdown" }
+  /** Server: connect from the listening socket (server.connect); answered by "opened" or "open-failed" with `req`. */
+  | { op: "server-connect"; req: number; target: Target; options: WireServerConnectOptions }
+  /** That connect's AbortSignal fired. */
+  | { op: "server-connect-abort"; req: number }
+  /** Server: one NAT_PUNCH (server.punch). */
+  | { op: "punch"; address: string; token: Uint8Array; acceptToken: Uint8Array }
+  /** Server: a relay route under the number this thread chose (server.addRelayRoute), with one bind. */
+  | { op: "relay-route"; relay: string; token: Uint8Array; id: number }
+  | { op: "relay-bind"; virtual: string }
+  | { op: "relay-unroute"; virtual: string };
+
+/** server.connect() options that cross (the signal stays on this thread). */
+export interface WireServerConnectOptions {
+  userData?: Uint8Array;
+  connectTimeoutMs?: number;
+}
 
 export interface SocketCounters {
   wakeups: number;
@@ -63,7 +79,14 @@ export type WorkerEvent =
   | { t: "stats"; c: number; req: number; stats: ConnectionStats | undefined }
   | { t: "counters"; counters: SocketCounters }
   /** Everything is closed; the worker may be terminated. */
-  | { t: "shut" };
+  | { t: "shut" }
+  /** A server-connect succeeded: connection `id` (its events then carry `c: id`). */
+  | { t: "opened"; req: number; id: number; address: string; userData: Uint8Array; stats: ConnectionStats }
+  | { t: "open-failed"; req: number; error: WireError }
+  /** The server's "punch" event. */
+  | { t: "punch"; address: string; token: Uint8Array }
+  /** A relay command the worker's server refused (bad relay address or token). */
+  | { t: "relay-error"; error: WireError };
 
 /** Default period of the stats push (ms). */
 export const DEFAULT_STATS_INTERVAL_MS = 100;

@@ -4,7 +4,8 @@
  * the driver and the WASM engine - and relays:
  *   events (connection, message, unresponsive, responsive, bandwidth, receipt, disconnect,
  *   stats) to the application thread, one postMessage per wake-up (an array);
- *   commands (send, close, stats, shutdown) from the application thread to the endpoint.
+ *   commands (send, close, stats, shutdown; on a server also connect, punch and relay routes)
+ *   from the application thread to the endpoint.
  * The application thread may be stuck in a 30 ms frame: this thread keeps receiving, acking,
  * resending and sending keepalives meanwhile; events wait in the parent's message queue.
  */
@@ -157,6 +158,7 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
         attach(conn);
         emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)! });
       });
+      server.on("punch", ({ address, token }) => emit({ t: "punch", address, token }));
       emit({ t: "listening", address: server.address });
     } else {
       const Controller = (globalThis as unknown as { AbortController: new () => { abort(): void; signal: unknown } }).AbortController;
@@ -174,8 +176,51 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
   }
 }
 
+/** server.connect() attempts in flight, by the front end's request number. */
+const opening = new Map<number, { abort(): void; signal: unknown }>();
+
+async function serverConnect(command: Extract<Command, { op: "server-connect" }>): Promise<void> {
+  const Controller = (globalThis as unknown as { AbortController: new () => { abort(): void; signal: unknown } }).AbortController;
+  const controller = new Controller();
+  opening.set(command.req, controller);
+  try {
+    if (server === undefined) throw new Error("server-connect on a worker that does not listen");
+    const conn = await server.connect(command.target, { ...command.options, signal: controller.signal as never });
+    attach(conn);
+    emit({ t: "opened", req: command.req, id: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)! });
+  } catch (error) {
+    emit({ t: "open-failed", req: command.req, error: toWireError(error) });
+  } finally {
+    opening.delete(command.req);
+  }
+}
+
+/** A relay or punch command: the front end validated it; a refusal here is reported, not thrown. */
+function onServer(action: (s: Server) => void): void {
+  if (server === undefined) return;
+  try {
+    action(server);
+  } catch (error) {
+    emit({ t: "relay-error", error: toWireError(error) });
+  }
+}
+
 function handle(command: Command): void {
   switch (command.op) {
+    case "server-connect":
+      void serverConnect(command);
+      return;
+    case "server-connect-abort":
+      opening.get(command.req)?.abort();
+      return;
+    case "punch":
+      return onServer((s) => s.punch(command.address, command.token, command.acceptToken));
+    case "relay-route":
+      return onServer((s) => void s._addRelayRoute(command.relay, command.token, command.id));
+    case "relay-bind":
+      return onServer((s) => void s.bindRelayRoute(command.virtual));
+    case "relay-unroute":
+      return onServer((s) => s.removeRelayRoute(command.virtual));
     case "send":
       return send(command);
     case "close": {

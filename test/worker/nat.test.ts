@@ -1,0 +1,126 @@
+// ackwire/worker's server as a NAT traversal socket: connect() from its listening socket,
+// punch() and the "punch" event, relay routes, and natConnect/answerIntroductions running on
+// WorkerServers, all over loopback with the transport on worker threads. Loads the compiled
+// dist/ (the worker needs real JS files).
+import { join, dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(ROOT, "dist", ...path.split("/"))).href)) as T;
+const workerApi = await load<typeof import("../../src/worker/index.js")>("src/worker/index.js");
+const rootApi = await load<typeof import("../../src/index.js")>("src/index.js");
+const game = await load<typeof import("../../src/game/index.js")>("src/game/index.js");
+const PROTOCOL_ID = 0x4e415457;
+const base = { protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0 };
+
+/** Sends `data` on `conn` and resolves with the first message that comes back. */
+function echoOf(conn: { send(d: Uint8Array, o: { channel: number }): unknown; once(t: "message", l: (m: { data: Uint8Array }) => void): unknown }, data: Uint8Array): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("no echo within 5 s")), 5000);
+    conn.once("message", (m) => {
+      clearTimeout(timer);
+      resolve([...m.data]);
+    });
+    conn.send(data, { channel: 0 });
+  });
+}
+
+describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
+  it("connects from its listening socket, punches, and routes through a relay, like the root Server", async () => {
+    const a = await workerApi.listen(base);
+    const b = await workerApi.listen(base);
+    const relay = await rootApi.listenRelay({ host: "127.0.0.1", port: 0 });
+    try {
+      a.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: 0 })));
+      let aConnections = 0;
+      a.on("connection", () => aConnections++);
+
+      // connect() from b's listening socket: a sees b's own port; b gets no "connection" event.
+      let bConnections = 0;
+      b.on("connection", () => bConnections++);
+      const direct = await b.connect(`127.0.0.1:${a.address.port}`, { userData: Uint8Array.of(4) });
+      expect(b.connections.get(direct.id)).toBe(direct);
+      expect(await echoOf(direct, Uint8Array.of(1, 2))).toEqual([1, 2]);
+      expect(bConnections).toBe(0);
+
+      // Punches cross the thread both ways: b punches with a token a listens for.
+      const token = Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8);
+      const heard = new Promise<{ address: string; token: Uint8Array }>((resolve) => a.on("punch", resolve));
+      a.punch(`127.0.0.1:${b.address.port}`, token);
+      b.punch(`127.0.0.1:${a.address.port}`, token);
+      const punch = await heard;
+      expect(punch.address).toBe(`127.0.0.1:${b.address.port}`);
+      expect([...punch.token]).toEqual([...token]);
+
+      // Relay routes numbered on this thread, used on the worker: b reaches a through the relay.
+      const { tokens } = relay.allocate()!;
+      const aSeesB = a.addRelayRoute(relay.publicAddress, tokens[0]);
+      const bSeesA = b.addRelayRoute(relay.publicAddress, tokens[1]);
+      expect(aSeesB).toBe(`[100::1]:${relay.address.port}`);
+      expect(b.bindRelayRoute(bSeesA)).toBe(true);
+      const accepted = new Promise<{ address: string }>((resolve) => a.on("connection", (c) => resolve(c)));
+      const relayed = await b.connect(bSeesA, { connectTimeoutMs: 3000 });
+      expect(relayed.address).toBe(bSeesA);
+      expect((await accepted).address).toBe(aSeesB);
+      expect(await echoOf(relayed, Uint8Array.of(9))).toEqual([9]);
+      expect(relay.counters().forwarded).toBeGreaterThan(1);
+      expect(aConnections).toBe(2);
+
+      // Failures come back typed: a timeout, an abort, a bad token.
+      await expect(b.connect("127.0.0.1:9", { connectTimeoutMs: 300 })).rejects.toMatchObject({ code: "ERR_CONNECT_TIMEOUT" });
+      const controller = new AbortController();
+      const aborted = b.connect("127.0.0.1:9", { connectTimeoutMs: 5000, signal: controller.signal });
+      setTimeout(() => controller.abort(new Error("player left")), 50);
+      await expect(aborted).rejects.toMatchObject({ code: "ERR_CONNECT_ABORTED" });
+      expect(() => b.punch("127.0.0.1:9", new Uint8Array(3))).toThrow(rootApi.InvalidOptionError);
+      expect(() => b.addRelayRoute("[::1]:9", tokens[1])).toThrow(rootApi.InvalidOptionError);
+      await relayed.close();
+      await direct.close();
+      b.removeRelayRoute(bSeesA);
+      expect(b.bindRelayRoute(bSeesA)).toBe(false);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await relay.close();
+    }
+    await expect(b.connect(`127.0.0.1:${a.address.port}`)).rejects.toBeInstanceOf(rootApi.ClosedError);
+  }, 20_000);
+
+  it("natConnect and answerIntroductions run on WorkerServers: introduced through a lobby, the joiner connects where the host's punch came from", async () => {
+    const now = () => performance.now();
+    const relay = await rootApi.listenRelay({ host: "127.0.0.1", port: 0 });
+    const lobby = await rootApi.listen(base);
+    const registry = new game.LobbyRegistry();
+    const introducer = new game.NatIntroducer(registry, { relay });
+    lobby.on("connection", (conn) => {
+      const port = Number(conn.address.slice(conn.address.lastIndexOf(":") + 1));
+      const rpc = game.attachRpc(conn, { handlers: { ...game.lobbyHandlers(registry, conn.id, "127.0.0.1", now, port), ...game.natHandlers(introducer, conn.id, now) } });
+      introducer.attach(conn.id, conn.address, (method, params) => rpc.notify(method, params));
+    });
+    const hostServer = await workerApi.listen(base);
+    const joinerServer = await workerApi.listen(base);
+    try {
+      const answering = game.answerIntroductions(hostServer);
+      hostServer.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: 0 })));
+      const hostLobby = await hostServer.connect(`127.0.0.1:${lobby.address.port}`);
+      const hostRpc = game.attachRpc(hostLobby as never, { handlers: answering.handlers });
+      const { id } = (await hostRpc.call("lobby.register", { name: "worker host", gamePort: 0, players: 0, maxPlayers: 4 })) as { id: number };
+      let punches = 0;
+      joinerServer.on("punch", () => punches++);
+      const joinerRpc = game.attachRpc((await joinerServer.connect(`127.0.0.1:${lobby.address.port}`)) as never);
+      const conn = await game.natConnect(joinerServer, joinerRpc, id, { punchWaitMs: 2000 });
+      // Loopback has no NAT: the host's punch arrives, and the joiner connects to where it came from.
+      expect(punches).toBeGreaterThan(0);
+      expect(conn.address).toBe(`127.0.0.1:${hostServer.address.port}`);
+      expect(await echoOf(conn, Uint8Array.of(7, 7))).toEqual([7, 7]);
+      // The host added (and bound) its side of the relay allocation the lobby offered.
+      expect(answering.counters).toMatchObject({ introductions: 1, relayRoutes: 1 });
+      expect(relay.counters().binds).toBeGreaterThan(0);
+      answering.close();
+      await conn.close();
+    } finally {
+      await Promise.all([hostServer.close(), joinerServer.close(), lobby.close()]);
+      await relay.close();
+    }
+  }, 20_000);
+});
