@@ -233,41 +233,13 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
 
   #route(event: WorkerEvent): void {
     switch (event.t) {
-      case "connection": {
-        const conn = new WorkerConnection({
-          link: this.#link,
-          id: event.c,
-          address: event.address,
-          userData: event.userData,
-          stats: event.stats,
-          maxQueued: this.#options.maxQueued,
-          channels: this.#options.channels,
-          transferOnSend: this.#options.transferOnSend,
-          onClosed: (c) => this.#connections.delete(c.id),
-          runtime: this.runtime,
-        });
-        this.#connections.set(event.c, conn);
-        conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
-        this.emit("connection", conn);
+      case "connection":
+        this.emit("connection", this.#adopt(event.c, event, this.#options.maxQueued));
         return;
-      }
       case "opened": {
         const opening = this.#opening.get(event.req);
         this.#opening.delete(event.req);
-        const conn = new WorkerConnection({
-          link: this.#link,
-          id: event.id,
-          address: event.address,
-          userData: event.userData,
-          stats: event.stats,
-          maxQueued: opening?.maxQueued ?? this.#options.maxQueued,
-          channels: this.#options.channels,
-          transferOnSend: this.#options.transferOnSend,
-          onClosed: (c) => this.#connections.delete(c.id),
-          runtime: this.runtime,
-        });
-        this.#connections.set(event.id, conn);
-        conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
+        const conn = this.#adopt(event.id, event, opening?.maxQueued ?? this.#options.maxQueued);
         if (opening === undefined) return;
         opening.settle();
         // Its events wait until the application's `await connect()` continuation has run.
@@ -298,6 +270,25 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
       default:
         if ("c" in event) this.#connections.get(event.c)?._dispatch(event as ConnectionEvent);
     }
+  }
+
+  /** A connection of this server's (a client's, or one it opened): held in `connections`, its end reported as the server's "disconnect". */
+  #adopt(id: number, init: { address: string; userData: Uint8Array; stats: ConnectionStats }, maxQueued: number): WorkerConnection {
+    const conn = new WorkerConnection({
+      link: this.#link,
+      id,
+      address: init.address,
+      userData: init.userData,
+      stats: init.stats,
+      maxQueued,
+      channels: this.#options.channels,
+      transferOnSend: this.#options.transferOnSend,
+      onClosed: (c) => this.#connections.delete(c.id),
+      runtime: this.runtime,
+    });
+    this.#connections.set(id, conn);
+    conn.once("disconnect", (info) => this.emit("disconnect", { connection: conn, info }));
+    return conn;
   }
 
   #fail(error: Error): void {
