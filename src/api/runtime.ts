@@ -165,6 +165,11 @@ export class Server extends TypedEmitter<ServerEvents> {
     return this.#socket.sendBind(virtual);
   }
 
+  /** @internal ackwire/worker's worker tells its front end which routes were evicted. */
+  _onRelayEvicted(listener: (virtual: Address) => void): void {
+    this.#socket.routes.onEvict = (route) => listener(route.virtual);
+  }
+
   /** Drops a relay route (its connection, if any, then times out unless it closed first). */
   removeRelayRoute(virtual: Address): void {
     this.#socket.routes.remove(virtual);

@@ -27,6 +27,8 @@ export interface RelayRoute {
 }
 
 export class RelayRoutes {
+  /** Called with each route evicted to make room (not with routes removed by remove()). */
+  onEvict: ((route: RelayRoute) => void) | undefined = undefined;
   /** dropped: datagrams from a relay with no route's token, or too large to wrap. */
   readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0 };
   readonly #byVirtual = new Map<Address, RelayRoute>();
@@ -45,7 +47,7 @@ export class RelayRoutes {
    * returns the peer's virtual address. Adding the same token again returns the same address.
    * `id` (a positive integer) picks the route's number instead of the next one: a front end on
    * another thread numbers the routes (ackwire/worker) and this side follows it, replacing a
-   * route of the same token under another number, or another token under this number.
+   * route of the same token under another virtual address, or another token under this one.
    */
   add(relayAddress: Address, token: Uint8Array, id?: number): Address {
     const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
@@ -56,8 +58,8 @@ export class RelayRoutes {
     const key = tokenKey(token);
     const existing = this.#byToken.get(key);
     const wanted = id === undefined ? undefined : virtualAddress(id, port);
+    if (existing !== undefined && existing.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
     if (existing !== undefined && (wanted === undefined || existing.virtual === wanted)) {
-      if (existing.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
       existing.usedAt = ++this.#uses;
       return existing.virtual;
     }
@@ -128,5 +130,6 @@ export class RelayRoutes {
     if (oldest === undefined) return;
     this.remove(oldest.virtual);
     this.counters.evicted++;
+    this.onEvict?.(oldest);
   }
 }

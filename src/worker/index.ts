@@ -15,8 +15,11 @@ import { DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "../api/connect
 import { TypedEmitter } from "../api/emitter.js";
 import { ClosedError, ConnectAbortedError, InvalidOptionError } from "../api/errors.js";
 import type { ServerConnectOptions } from "../api/runtime.js";
-import { RelayRoutes } from "../relay/routes.js";
-import { relayRouteNumber } from "../relay/wire.js";
+import { RelayConfigError } from "../relay/errors.js";
+import { canonicalAddress, RELAY_TOKEN_BYTES, relayRouteNumber, tokenKey, virtualAddress } from "../relay/wire.js";
+import { isValidAddress } from "../session/address.js";
+import { InvalidAddressError, InvalidPunchTokenError } from "../session/errors.js";
+import { isPunchToken } from "../session/punch.js";
 import { deferToNextTurn, host } from "../api/host.js";
 import { validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "../api/options.js";
 import { DEFAULT_CHANNELS, type ChannelConfig, type ConnectionStats } from "../session/types.js";
@@ -111,8 +114,14 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   #shut: (() => void) | undefined;
   #opening = new Map<number, Opening>();
   #nextReq = 1;
-  /** The routes as numbered here (the worker's server adds each under the same number). */
-  #routes = new RelayRoutes();
+  /**
+   * Relay routes as numbered here: virtual address -> route, and token -> virtual address. The
+   * worker's server adds each under the same number, and says when it evicts one
+   * ("relay-evicted"), so this list follows its least-recently-used choice.
+   */
+  #routes = new Map<string, { relay: string; token: Uint8Array }>();
+  #routeOfToken = new Map<string, string>();
+  #nextRoute = 1;
 
   /** @internal use listen(). */
   constructor(link: WorkerLink, address: HostPort, options: ServerConnectionOptions) {
@@ -122,6 +131,9 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
     this.address = address;
     this.workerStopped = link.stopped;
     this.#options = options;
+    // The worker is gone (closed, or terminated after the grace period): connects still waiting
+    // for its answer will not get one.
+    void link.stopped.then(() => this.#rejectOpening(new ClosedError("this server")));
     link.bind(
       (events) => {
         for (const event of events) this.#route(event);
@@ -149,12 +161,12 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    * NAT punching, the lobby from the game's port). Resolves with the connection, which is in
    * `connections`; no "connection" event fires for it. Rejects as the root's does.
    */
-  connect(target: Target, options: ServerConnectOptions = {}): Promise<WorkerConnection> {
-    if (this.#closing !== undefined || this.#link.terminated) return Promise.reject(new ClosedError("this server"));
+  async connect(target: Target, options: ServerConnectOptions = {}): Promise<WorkerConnection> {
+    if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
     const { host: peerHost, port } = parseTarget(target);
     const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
     const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(new ConnectAbortedError(targetText, signal.reason));
+    if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
     const req = this.#nextReq++;
     const maxQueued = options.maxQueuedMessages ?? this.#options.maxQueued;
     return new Promise<WorkerConnection>((resolve, reject) => {
@@ -178,10 +190,11 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
 
   /** Sends one NAT_PUNCH from this server's socket (the root Server's punch()). */
   punch(address: string, token: Uint8Array, acceptToken: Uint8Array = token): void {
+    // The root Server's checks, here, so a bad argument throws at the call as it does there.
+    if (!isValidAddress(address)) throw new InvalidAddressError(address);
+    if (!isPunchToken(token)) throw new InvalidPunchTokenError(token);
+    if (!isPunchToken(acceptToken)) throw new InvalidPunchTokenError(acceptToken);
     if (this.#closing !== undefined || this.#link.terminated) return;
-    if (!(token instanceof Uint8Array) || token.length !== 8 || !(acceptToken instanceof Uint8Array) || acceptToken.length !== 8) {
-      throw new InvalidOptionError("punch(): token and acceptToken must be 8 bytes each");
-    }
     this.#link.command({ op: "punch", address, token: token.slice(), acceptToken: acceptToken.slice() });
   }
 
@@ -190,27 +203,55 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    * `token` through `relay`, binds once, and returns the peer's virtual address. Numbered on
    * this thread, so the address is known at once; the worker's server uses the same number.
    */
-  addRelayRoute(relay: string, token: Uint8Array): string {
+  addRelayRoute(relayAddress: string, token: Uint8Array): string {
     if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
-    checkRelayFamily(relay, this.address);
-    const virtual = this.#routes.add(relay, token);
-    const route = this.#routes.get(virtual)!;
-    const id = relayRouteNumber(virtual);
-    this.#link.command({ op: "relay-route", relay: route.relay, token: route.token.slice(), id });
+    // The checks of the worker's server (RelayRoutes.add, Server.addRelayRoute), made here.
+    checkRelayFamily(relayAddress, this.address);
+    const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
+    if (relay === undefined) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port" with an IP literal, got ${JSON.stringify(relayAddress)}`);
+    if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
+    const key = tokenKey(token);
+    let virtual = this.#routeOfToken.get(key);
+    if (virtual !== undefined && this.#routes.get(virtual)!.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
+    if (virtual === undefined) {
+      virtual = virtualAddress(this.#nextRoute, Number(relay.slice(relay.lastIndexOf(":") + 1)));
+      this.#routes.set(virtual, { relay, token: token.slice() });
+      this.#routeOfToken.set(key, virtual);
+      this.#nextRoute++;
+    }
+    // Sent again for a known token too: the worker's server answers it with one more bind.
+    this.#link.command({ op: "relay-route", relay, token: token.slice(), id: relayRouteNumber(virtual), virtual });
     return virtual;
   }
 
   /** Sends one more bind for a route (the root Server's bindRelayRoute()); never throws. */
   bindRelayRoute(virtual: string): boolean {
-    if (this.#closing !== undefined || this.#link.terminated || this.#routes.get(virtual) === undefined) return false;
+    if (this.#closing !== undefined || this.#link.terminated || !this.#routes.has(virtual)) return false;
     this.#link.command({ op: "relay-bind", virtual });
     return true;
   }
 
   removeRelayRoute(virtual: string): void {
-    if (this.#routes.get(virtual) === undefined) return;
-    this.#routes.remove(virtual);
+    if (!this.#forgetRoute(virtual)) return;
     if (!this.#link.terminated) this.#link.command({ op: "relay-unroute", virtual });
+  }
+
+  /** Drops a route from this thread's list; false if it was not there. */
+  #forgetRoute(virtual: string): boolean {
+    const route = this.#routes.get(virtual);
+    if (route === undefined) return false;
+    this.#routes.delete(virtual);
+    this.#routeOfToken.delete(tokenKey(route.token));
+    return true;
+  }
+
+  /** Rejects every connect() still waiting for the worker's answer. */
+  #rejectOpening(error: Error): void {
+    for (const opening of this.#opening.values()) {
+      opening.settle();
+      opening.reject(error);
+    }
+    this.#opening.clear();
   }
 
   /** Tells every client (reason "server-shutdown"), closes the socket, then terminates the worker. */
@@ -258,8 +299,9 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
       case "punch":
         this.emit("punch", { address: event.address, token: event.token });
         return;
-      case "relay-error":
-        this.emit("error", fromWireError(event.error));
+      case "relay-evicted":
+      case "relay-refused":
+        this.#forgetRoute(event.virtual);
         return;
       case "counters":
         this.#counters = event.counters;
@@ -293,11 +335,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
 
   #fail(error: Error): void {
     this.emit("error", error);
-    for (const opening of this.#opening.values()) {
-      opening.settle();
-      opening.reject(error);
-    }
-    this.#opening.clear();
+    this.#rejectOpening(error);
     for (const conn of [...this.#connections.values()]) conn._fail(error);
   }
 }

@@ -39,7 +39,7 @@ export type Command =
   /** Server: one NAT_PUNCH (server.punch). */
   | { op: "punch"; address: string; token: Uint8Array; acceptToken: Uint8Array }
   /** Server: a relay route under the number this thread chose (server.addRelayRoute), with one bind. */
-  | { op: "relay-route"; relay: string; token: Uint8Array; id: number }
+  | { op: "relay-route"; relay: string; token: Uint8Array; id: number; virtual: string }
   | { op: "relay-bind"; virtual: string }
   | { op: "relay-unroute"; virtual: string };
 
@@ -85,8 +85,10 @@ export type WorkerEvent =
   | { t: "open-failed"; req: number; error: WireError }
   /** The server's "punch" event. */
   | { t: "punch"; address: string; token: Uint8Array }
-  /** A relay command the worker's server refused (bad relay address or token). */
-  | { t: "relay-error"; error: WireError };
+  /** The worker's server refused a relay route (the front end checks first, so only while closing): it is dropped. */
+  | { t: "relay-refused"; virtual: string }
+  /** The worker's server evicted a relay route to make room (its least recently used). */
+  | { t: "relay-evicted"; virtual: string };
 
 /** Default period of the stats push (ms). */
 export const DEFAULT_STATS_INTERVAL_MS = 100;

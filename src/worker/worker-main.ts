@@ -159,6 +159,7 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
         emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)! });
       });
       server.on("punch", ({ address, token }) => emit({ t: "punch", address, token }));
+      server._onRelayEvicted((virtual) => emit({ t: "relay-evicted", virtual }));
       emit({ t: "listening", address: server.address });
     } else {
       const Controller = (globalThis as unknown as { AbortController: new () => { abort(): void; signal: unknown } }).AbortController;
@@ -195,13 +196,17 @@ async function serverConnect(command: Extract<Command, { op: "server-connect" }>
   }
 }
 
-/** A relay or punch command: the front end validated it; a refusal here is reported, not thrown. */
-function onServer(action: (s: Server) => void): void {
+/**
+ * A punch or relay command. The front end checked its arguments as the server does, so what can
+ * still throw is the server closing meanwhile: then it is moot, except that the front end must
+ * forget a route the server did not add.
+ */
+function onServer(action: (s: Server) => void, refusedRoute?: string): void {
   if (server === undefined) return;
   try {
     action(server);
-  } catch (error) {
-    emit({ t: "relay-error", error: toWireError(error) });
+  } catch {
+    if (refusedRoute !== undefined) emit({ t: "relay-refused", virtual: refusedRoute });
   }
 }
 
@@ -216,7 +221,7 @@ function handle(command: Command): void {
     case "punch":
       return onServer((s) => s.punch(command.address, command.token, command.acceptToken));
     case "relay-route":
-      return onServer((s) => void s._addRelayRoute(command.relay, command.token, command.id));
+      return onServer((s) => void s._addRelayRoute(command.relay, command.token, command.id), command.virtual);
     case "relay-bind":
       return onServer((s) => void s.bindRelayRoute(command.virtual));
     case "relay-unroute":

@@ -72,9 +72,16 @@ describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
       const controller = new AbortController();
       const aborted = b.connect("127.0.0.1:9", { connectTimeoutMs: 5000, signal: controller.signal });
       setTimeout(() => controller.abort(new Error("player left")), 50);
-      await expect(aborted).rejects.toMatchObject({ code: "ERR_CONNECT_ABORTED" });
-      expect(() => b.punch("127.0.0.1:9", new Uint8Array(3))).toThrow(rootApi.InvalidOptionError);
+      await expect(aborted).rejects.toMatchObject({ code: "ERR_CONNECT_ABORTED", cause: { message: "player left" } });
+      // Bad arguments fail as on the root Server: at the call for punch and routes, as a rejection for connect.
+      await expect(b.connect("no-port")).rejects.toBeInstanceOf(rootApi.InvalidTargetError);
+      expect(() => b.punch("127.0.0.1:9", new Uint8Array(3))).toThrow(rootApi.InvalidPunchTokenError);
+      expect(() => b.punch("not an address", token)).toThrow(rootApi.InvalidAddressError);
       expect(() => b.addRelayRoute("[::1]:9", tokens[1])).toThrow(rootApi.InvalidOptionError);
+      expect(() => b.addRelayRoute(relay.publicAddress, new Uint8Array(3))).toThrow(rootApi.RelayConfigError);
+      expect(() => b.addRelayRoute(`127.0.0.2:${relay.address.port}`, tokens[1])).toThrow(/another relay/);
+      // Adding a known token again: the same address.
+      expect(b.addRelayRoute(relay.publicAddress, tokens[1])).toBe(bSeesA);
       await relayed.close();
       await direct.close();
       b.removeRelayRoute(bSeesA);
@@ -84,6 +91,31 @@ describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
       await relay.close();
     }
     await expect(b.connect(`127.0.0.1:${a.address.port}`)).rejects.toBeInstanceOf(rootApi.ClosedError);
+  }, 20_000);
+
+  it("follows the worker's route evictions, and a connect still waiting when the server closes rejects with ClosedError", async () => {
+    const server = await workerApi.listen(base);
+    try {
+      const relay = "127.0.0.1:9";
+      const first = server.addRelayRoute(relay, new Uint8Array(8).fill(1));
+      for (let i = 2; i <= 65; i++) server.addRelayRoute(relay, new Uint8Array(8).fill(i));
+      // The worker's server keeps 64 and evicts the least recently used, the first; it says so.
+      const deadline = Date.now() + 3000;
+      while (server.bindRelayRoute(first) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(server.bindRelayRoute(first)).toBe(false);
+      // Routed again, the token gets a new address: addresses are never reused.
+      expect(server.addRelayRoute(relay, new Uint8Array(8).fill(1))).toBe("[100::42]:9");
+    } finally {
+      // A handshake to a silent port, far from its timeout: close() ends it with ClosedError.
+      const pending = server.connect("127.0.0.1:9", { connectTimeoutMs: 20_000 });
+      const outcome = pending.then(
+        () => "resolved",
+        (error: Error) => error.name,
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      await server.close();
+      expect(await Promise.race([outcome, new Promise((r) => setTimeout(() => r("pending"), 3000))])).toBe("ClosedError");
+    }
   }, 20_000);
 
   it("natConnect and answerIntroductions run on WorkerServers: introduced through a lobby, the joiner connects where the host's punch came from", async () => {
