@@ -20,6 +20,11 @@
 // its own stack would leave a conntrack entry that makes the host's later mapping to that peer
 // take another port. `symmetric` routers give every destination a random port instead
 // (`masquerade random`, endpoint-dependent mapping), which hole punching cannot get through.
+//
+// With `ipv6: true` the same topology is IPv6 the way home networks have it: no NAT, every host
+// has its own global address (2001:db8:1::2, ::3 behind router A, 2001:db8:2::2 behind B; the
+// lobby 2001:db8:ffff::1), and each router's firewall drops packets from outside that belong to
+// no flow its hosts started (the same `ct state new` rule). Punching is still needed.
 import { execFileSync } from "node:child_process";
 import { ip, probeNamespace, removeStale } from "./netns.mjs";
 
@@ -56,10 +61,15 @@ function sysctl(ns, key, value) {
 export class NatLab {
   /**
    * @param {string} tag short, [a-z0-9]
-   * @param {{ symmetricB?: boolean }} [options] router B maps every destination to its own port
+   * @param {{ symmetricB?: boolean, ipv6?: boolean }} [options] router B maps every destination
+   *   to its own port; or the IPv6 lab (no NAT, stateful firewalls)
    */
   constructor(tag, options = {}) {
     removeStale();
+    if (options.ipv6 === true) {
+      this.#buildIpv6(tag);
+      return;
+    }
     const base = `aw-${tag}-${process.pid}`;
     this.internet = `${base}-net`;
     this.routerA = `${base}-ra`;
@@ -121,14 +131,82 @@ export class NatLab {
     }
   }
 
+  /** @param {string} tag */
+  #buildIpv6(tag) {
+    const base = `aw-${tag}-${process.pid}`;
+    this.internet = `${base}-net`;
+    this.routerA = `${base}-ra`;
+    this.routerB = `${base}-rb`;
+    this.hostA = `${base}-ha`;
+    this.hostB = `${base}-hb`;
+    this.hostC = `${base}-hc`;
+    this.lobbyIp = "2001:db8:ffff::1";
+    // No NAT: a host's public address is its own.
+    this.localA = this.publicA = "2001:db8:1::2";
+    this.localB = this.publicB = "2001:db8:2::2";
+    this.localC = "2001:db8:1::3";
+    this.ipv6 = true;
+    /** @type {string[]} */
+    this.created = [];
+    const v6 = (ns, ...args) => ip(["-6", "-n", ns, ...args]);
+    try {
+      for (const ns of [this.internet, this.routerA, this.routerB, this.hostA, this.hostB, this.hostC]) {
+        ip(["netns", "add", ns]);
+        this.created.push(ns);
+        // No duplicate address detection on the links made below, link-local addresses
+        // included (neighbor discovery speaks from those): usable at once, not "tentative"
+        // for 1-2 s, during which the first packets were lost.
+        sysctl(ns, "net.ipv6.conf.all.accept_dad", "0");
+        sysctl(ns, "net.ipv6.conf.default.accept_dad", "0");
+        ip(["-n", ns, "link", "set", "lo", "up"]);
+      }
+      // And the global addresses without it either.
+      this.#link(this.internet, "wa", "2001:db8:a::1/64", this.routerA, "wan", "2001:db8:a::2/64", true);
+      this.#link(this.internet, "wb", "2001:db8:b::1/64", this.routerB, "wan", "2001:db8:b::2/64", true);
+      ip(["-n", this.routerA, "link", "add", "lan", "type", "bridge"]);
+      v6(this.routerA, "addr", "add", "2001:db8:1::1/64", "dev", "lan", "nodad");
+      ip(["-n", this.routerA, "link", "set", "lan", "up"]);
+      this.#link(this.routerA, "lan-a", undefined, this.hostA, "eth0", "2001:db8:1::2/64", true);
+      this.#link(this.routerA, "lan-c", undefined, this.hostC, "eth0", "2001:db8:1::3/64", true);
+      for (const port of ["lan-a", "lan-c"]) ip(["-n", this.routerA, "link", "set", port, "master", "lan"]);
+      this.#link(this.routerB, "lan", "2001:db8:2::1/64", this.hostB, "eth0", "2001:db8:2::2/64", true);
+      v6(this.internet, "addr", "add", `${this.lobbyIp}/128`, "dev", "lo");
+      sysctl(this.internet, "net.ipv6.conf.all.forwarding", "1");
+      v6(this.internet, "route", "add", "2001:db8:1::/64", "via", "2001:db8:a::2");
+      v6(this.internet, "route", "add", "2001:db8:2::/64", "via", "2001:db8:b::2");
+      for (const [router, upstream, hosts, gateway] of [
+        [this.routerA, "2001:db8:a::1", [this.hostA, this.hostC], "2001:db8:1::1"],
+        [this.routerB, "2001:db8:b::1", [this.hostB], "2001:db8:2::1"],
+      ]) {
+        sysctl(router, "net.ipv6.conf.all.forwarding", "1");
+        v6(router, "route", "add", "default", "via", upstream);
+        for (const host of hosts) v6(host, "route", "add", "default", "via", gateway);
+        nft(
+          router,
+          [
+            "table ip6 filter {",
+            "  chain input { type filter hook input priority 0; iifname \"wan\" ct state new meta l4proto udp counter drop; }",
+            "  chain forward { type filter hook forward priority 0; iifname \"wan\" ct state new meta l4proto udp counter drop; }",
+            "}",
+            "",
+          ].join("\n"),
+        );
+      }
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
   /**
    * @param {string} nsA @param {string} devA @param {string | undefined} addrA none: a bridge port
    * @param {string} nsB @param {string} devB @param {string} addrB
    */
-  #link(nsA, devA, addrA, nsB, devB, addrB) {
+  #link(nsA, devA, addrA, nsB, devB, addrB, nodad = false) {
+    const extra = nodad ? ["nodad"] : [];
     ip(["link", "add", devA, "netns", nsA, "type", "veth", "peer", "name", devB, "netns", nsB]);
-    if (addrA !== undefined) ip(["-n", nsA, "addr", "add", addrA, "dev", devA]);
-    ip(["-n", nsB, "addr", "add", addrB, "dev", devB]);
+    if (addrA !== undefined) ip(["-n", nsA, "addr", "add", addrA, "dev", devA, ...extra]);
+    ip(["-n", nsB, "addr", "add", addrB, "dev", devB, ...extra]);
     ip(["-n", nsA, "link", "set", devA, "up"]);
     ip(["-n", nsB, "link", "set", devB, "up"]);
   }
@@ -139,7 +217,7 @@ export class NatLab {
    * @returns {number}
    */
   droppedAt(ns) {
-    const text = execFileSync("ip", ["netns", "exec", ns, "nft", "list", "table", "ip", "filter"], { stdio: "pipe" }).toString();
+    const text = execFileSync("ip", ["netns", "exec", ns, "nft", "list", "table", this.ipv6 === true ? "ip6" : "ip", "filter"], { stdio: "pipe" }).toString();
     let packets = 0;
     for (const m of text.matchAll(/counter packets (\d+)/g)) packets += Number(m[1]);
     return packets;

@@ -7,6 +7,8 @@
 //   from Node, Bun and Deno, to hosts on Node, Bun and Deno, and every message comes back;
 // - a joiner on the host's own network, where the router does not hairpin, connects through
 //   the host's local address;
+// - over IPv6, with no NAT but the same stateful firewalls (unsolicited packets dropped), a
+//   direct connect dies at the host's firewall and introduced joiners punch through;
 // - behind a symmetric NAT (a new port per destination) punching cannot work: the joiner falls
 //   back to the lobby's relay (PROTOCOL §8) and connects through it, from Node, Bun and Deno;
 //   told not to use the relay, it gets ConnectTimeoutError, not a hang.
@@ -32,24 +34,33 @@ interface Lab {
   localA: string;
   localB: string;
   localC: string;
+  ipv6?: boolean;
   droppedAt(ns: string): number;
   close(): void;
+}
+
+/** "ip:port" as the core writes it: IPv6 in brackets. */
+const at = (ip: string, port: number): string => (ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);
+
+interface LabKind {
+  symmetricB?: boolean;
+  ipv6?: boolean;
 }
 
 /** Host i (RUNTIMES order: node, bun, deno) listens on HOST_PORT + i as "host-<runtime>". */
 const hostPort = (runtime: RuntimeName): number => HOST_PORT + RUNTIMES.indexOf(runtime);
 
 /** The lab, its lobby and one host per runtime behind router A, up and registered. */
-async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> {
+async function start(kind: LabKind): Promise<{ lab: Lab; peers: Peer[] }> {
   assertBuilt();
-  const lab = new NatLab(symmetricB ? "nats" : "natc", { symmetricB }) as Lab;
+  const lab = new NatLab(kind.ipv6 === true ? "nat6" : kind.symmetricB === true ? "nats" : "natc", kind) as Lab;
   const peers: Peer[] = [];
   try {
     const lobby = new Peer("node", "nat-peer.mjs", ["lobby", JSON.stringify({ host: lab.lobbyIp, port: LOBBY_PORT, relayPort: RELAY_PORT })], 120_000, lab.internet);
     peers.push(lobby);
     await lobby.waitFor("listening");
     const hosts = RUNTIMES.map((runtime) => {
-      const options = { port: hostPort(runtime), name: `host-${runtime}`, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp: lab.localA };
+      const options = { port: hostPort(runtime), name: `host-${runtime}`, lobby: at(lab.lobbyIp, LOBBY_PORT), localIp: lab.localA, ipv6: lab.ipv6 === true };
       const host = new Peer(runtime, "nat-peer.mjs", ["host", JSON.stringify(options)], 120_000, lab.hostA);
       peers.push(host);
       return host;
@@ -64,10 +75,10 @@ async function start(symmetricB: boolean): Promise<{ lab: Lab; peers: Peer[] }> 
 }
 
 /** Starts the lab, its lobby and its host before the describe block's tests; stops them after. */
-function useLab(symmetricB: boolean): { lab: Lab } {
+function useLab(kind: LabKind): { lab: Lab } {
   const running = {} as { lab: Lab; peers: Peer[] };
   beforeAll(async () => {
-    Object.assign(running, await start(symmetricB));
+    Object.assign(running, await start(kind));
   }, 60_000);
   afterAll(() => {
     for (const p of running.peers ?? []) p.stop();
@@ -78,7 +89,7 @@ function useLab(symmetricB: boolean): { lab: Lab } {
 
 async function join(runtime: RuntimeName, lab: Lab, mode: "nat" | "direct", where: "B" | "C" = "B", relay = true, host: RuntimeName = "node"): Promise<Record<string, unknown>> {
   const [ns, localIp] = where === "B" ? [lab.hostB, lab.localB] : [lab.hostC, lab.localC];
-  const options = { mode, lobby: `${lab.lobbyIp}:${LOBBY_PORT}`, localIp, relay, hostName: `host-${host}` };
+  const options = { mode, lobby: at(lab.lobbyIp, LOBBY_PORT), localIp, relay, hostName: `host-${host}`, ipv6: lab.ipv6 === true };
   const joiner = new Peer(runtime, "nat-peer.mjs", ["joiner", JSON.stringify(options)], 40_000, ns);
   try {
     return await joiner.waitFor("ok", 30_000);
@@ -96,7 +107,7 @@ async function timedOutJoin(lab: Lab, mode: "nat" | "direct", relay = true): Pro
 }
 
 describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftables: masquerade, unsolicited packets dropped)", () => {
-  const running = useLab(false);
+  const running = useLab({});
 
   it("a joiner connecting straight to the host's public address is dropped by the host's NAT", async () => {
     // Every handshake attempt died at router A's filter.
@@ -139,7 +150,7 @@ describe.skipIf(skip !== undefined)("through two home-router NATs (netns + nftab
 });
 
 describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random port per destination)", () => {
-  const running = useLab(true);
+  const running = useLab({ symmetricB: true });
 
   it("punching cannot open a path: without the relay, natConnect fails with ConnectTimeoutError instead of hanging", async () => {
     // Router A dropped B's punches and handshakes: they came from ports it never punched to.
@@ -168,4 +179,27 @@ describe.skipIf(skip !== undefined)("behind a symmetric NAT (router B: a random 
       expect(result.via).toMatch(new RegExp(`^\\[100::[0-9a-f:]+\\]:${RELAY_PORT}$`));
     }, 40_000);
   }
+});
+
+describe.skipIf(skip !== undefined)("IPv6 behind two home-router firewalls (no NAT: stateful filtering, unsolicited packets dropped)", () => {
+  const running = useLab({ ipv6: true });
+
+  it("a joiner connecting straight to the host's global address is dropped by the host's firewall", async () => {
+    expect(await timedOutJoin(running.lab, "direct")).toBeGreaterThanOrEqual(3);
+  }, 40_000);
+
+  for (const runtime of RUNTIMES) {
+    it(`${runtime} joiner: introduced by the lobby over IPv6, it punches through both firewalls and every message echoes`, async () => {
+      const { lab } = running;
+      const result = await join(runtime, lab, "nat");
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: at(lab.publicA, hostPort("node")) });
+      expect(result.punches as number).toBeGreaterThan(0);
+      expect(result.connectMs as number).toBeLessThan(2000);
+    }, 40_000);
+  }
+
+  it("a deno host punches back over IPv6 too", async () => {
+    const result = await join("node", running.lab, "nat", "B", true, "deno");
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true, echoed: 50, via: at(running.lab.publicA, hostPort("deno")) });
+  }, 40_000);
 });
