@@ -10,6 +10,63 @@ export const FIXTURES = join(ROOT, "test", "interop", "fixtures");
 export type RuntimeName = "node" | "bun" | "deno";
 export const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
 
+/** The parts of a runtime adapter firewalled() wraps (structural: src/ or dist/ adapters alike). */
+interface AdapterLike {
+  name: "node" | "bun" | "deno";
+  resolve(host: string): Promise<string>;
+  openSocket(options: never): Promise<SocketLike>;
+}
+interface BatchLike {
+  length: number;
+  from: string[];
+  bytes: Uint8Array[];
+}
+interface SocketLike {
+  readonly localAddress: { host: string; port: number };
+  readonly counters: { sendFailures: number; receiveErrors: number };
+  send(bytes: Uint8Array, to: string): void;
+  flush(): void;
+  close(): Promise<void>;
+  onDatagrams(callback: (batch: BatchLike) => void): void;
+}
+
+/**
+ * `adapter` with a firewall: sockets it opens drop every datagram from an address in `blocked`.
+ * Two peers that block each other reach each other only through a third party, as behind two
+ * symmetric NATs.
+ */
+export function firewalled<A extends AdapterLike>(adapter: A, blocked: Set<string>): A {
+  return {
+    name: adapter.name,
+    resolve: (host: string) => adapter.resolve(host),
+    openSocket: async (options: never) => {
+      const socket = await adapter.openSocket(options);
+      const out: BatchLike = { length: 0, from: [], bytes: [] };
+      return {
+        get localAddress() {
+          return socket.localAddress;
+        },
+        counters: socket.counters,
+        send: (bytes: Uint8Array, to: string) => socket.send(bytes, to),
+        flush: () => socket.flush(),
+        close: () => socket.close(),
+        onDatagrams: (callback: (batch: BatchLike) => void) =>
+          socket.onDatagrams((batch) => {
+            let n = 0;
+            for (let i = 0; i < batch.length; i++) {
+              if (blocked.has(batch.from[i]!)) continue;
+              out.from[n] = batch.from[i]!;
+              out.bytes[n] = batch.bytes[i]!;
+              n++;
+            }
+            out.length = n;
+            if (n > 0) callback(out);
+          }),
+      };
+    },
+  } as unknown as A;
+}
+
 /** Resolves with the first value `register`'s callback gets; rejects after `ms` naming `what`. */
 export function waitFor<T>(what: string, register: (resolve: (value: T) => void) => void, ms = 5000): Promise<T> {
   return new Promise<T>((resolve, reject) => {

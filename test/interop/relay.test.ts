@@ -3,7 +3,7 @@
 // lobby's fallback to it (natConnect) between two sockets that drop each other's datagrams, as
 // two symmetric NATs would. Through real NATs it is test/interop/nat-traversal.test.ts.
 import { describe, expect, it } from "vitest";
-import { waitFor } from "./helpers.js";
+import { firewalled, waitFor } from "./helpers.js";
 import { attachRpc, answerIntroductions, LobbyRegistry, lobbyHandlers, natConnect, natHandlers, NatIntroducer } from "../../src/game/index.js";
 import { nodeAdapter } from "../../runtimes/node/index.js";
 import {
@@ -15,9 +15,7 @@ import {
   listenRelay,
   RelayConfigError,
   type Connection,
-  type DatagramBatch,
   type RelayServer,
-  type RuntimeAdapter,
   type Server,
 } from "../../src/index.js";
 
@@ -154,47 +152,10 @@ describe("listenRelay() and Server.addRelayRoute()", () => {
   });
 });
 
-/**
- * Node's adapter with a firewall: sockets it opens drop every datagram from an address in
- * `blocked`. Two peers that block each other reach each other only through a third party, as
- * behind two symmetric NATs.
- */
-function firewalled(blocked: Set<string>): RuntimeAdapter {
-  return {
-    name: "node",
-    resolve: nodeAdapter.resolve,
-    openSocket: async (options) => {
-      const socket = await nodeAdapter.openSocket(options);
-      const out: DatagramBatch = { length: 0, from: [], bytes: [] };
-      return {
-        get localAddress() {
-          return socket.localAddress;
-        },
-        counters: socket.counters,
-        send: (bytes, to) => socket.send(bytes, to),
-        flush: () => socket.flush(),
-        close: () => socket.close(),
-        onDatagrams: (callback) =>
-          socket.onDatagrams((batch) => {
-            let n = 0;
-            for (let i = 0; i < batch.length; i++) {
-              if (blocked.has(batch.from[i]!)) continue;
-              out.from[n] = batch.from[i]!;
-              out.bytes[n] = batch.bytes[i]!;
-              n++;
-            }
-            out.length = n;
-            if (n > 0) callback(out);
-          }),
-      };
-    },
-  };
-}
-
 describe("natConnect() falls back to the lobby's relay", () => {
   it("between two peers that drop each other's datagrams: no punch, the direct handshake times out, and it connects through the relay", async () => {
     const blocked = new Set<string>();
-    const walled = createRuntime(firewalled(blocked));
+    const walled = createRuntime(firewalled(nodeAdapter, blocked));
     const common = { protocolId: 0x7e1b };
     const now = () => performance.now();
     const relay = await listenRelay({ host: "127.0.0.1", port: 0 });

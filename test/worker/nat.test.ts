@@ -5,12 +5,14 @@
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { firewalled } from "../interop/helpers.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(ROOT, "dist", ...path.split("/"))).href)) as T;
 const workerApi = await load<typeof import("../../src/worker/index.js")>("src/worker/index.js");
 const rootApi = await load<typeof import("../../src/index.js")>("src/index.js");
 const game = await load<typeof import("../../src/game/index.js")>("src/game/index.js");
+const nodeRuntime = await load<typeof import("../../runtimes/node/index.js")>("runtimes/node/index.js");
 const PROTOCOL_ID = 0x4e415457;
 const base = { protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0 };
 
@@ -148,6 +150,41 @@ describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
       // The host added (and bound) its side of the relay allocation the lobby offered.
       expect(answering.counters).toMatchObject({ introductions: 1, relayRoutes: 1 });
       expect(relay.counters().binds).toBeGreaterThan(0);
+      answering.close();
+      await conn.close();
+    } finally {
+      await Promise.all([hostServer.close(), joinerServer.close(), lobby.close()]);
+      await relay.close();
+    }
+  }, 20_000);
+
+  it("a WorkerServer joiner falls back to the relay when the host drops its datagrams", async () => {
+    const now = () => performance.now();
+    const relay = await rootApi.listenRelay({ host: "127.0.0.1", port: 0 });
+    const lobby = await rootApi.listen(base);
+    const registry = new game.LobbyRegistry();
+    const introducer = new game.NatIntroducer(registry, { relay });
+    lobby.on("connection", (conn) => {
+      const port = Number(conn.address.slice(conn.address.lastIndexOf(":") + 1));
+      const rpc = game.attachRpc(conn, { handlers: { ...game.lobbyHandlers(registry, conn.id, "127.0.0.1", now, port), ...game.natHandlers(introducer, conn.id, now) } });
+      introducer.attach(conn.id, conn.address, (method, params) => rpc.notify(method, params));
+    });
+    // The host (on this thread) drops everything from the joiner's own address, as a NAT would
+    // that never saw it: punches from the host get out, but no direct handshake gets in.
+    const blocked = new Set<string>();
+    const hostServer = await rootApi.createRuntime(firewalled(nodeRuntime.nodeAdapter, blocked)).listen(base);
+    const joinerServer = await workerApi.listen(base);
+    blocked.add(`127.0.0.1:${joinerServer.address.port}`);
+    try {
+      const answering = game.answerIntroductions(hostServer);
+      hostServer.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: 0 })));
+      const hostRpc = game.attachRpc(await hostServer.connect(`127.0.0.1:${lobby.address.port}`), { handlers: answering.handlers });
+      const { id } = (await hostRpc.call("lobby.register", { name: "walled host", gamePort: 0, players: 0, maxPlayers: 4 })) as { id: number };
+      const joinerRpc = game.attachRpc((await joinerServer.connect(`127.0.0.1:${lobby.address.port}`)) as never);
+      const conn = await game.natConnect(joinerServer, joinerRpc, id, { punchWaitMs: 300, directTimeoutMs: 400, connect: { connectTimeoutMs: 3000 } });
+      expect(conn.address).toMatch(/^\[100::[0-9a-f:]+\]:/);
+      expect(await echoOf(conn, Uint8Array.of(5, 6))).toEqual([5, 6]);
+      expect(relay.counters().forwarded).toBeGreaterThan(2);
       answering.close();
       await conn.close();
     } finally {
