@@ -53,6 +53,22 @@ function nft(ns, script) {
   execFileSync("ip", ["netns", "exec", ns, "nft", "-f", "-"], { input: script, stdio: ["pipe", "pipe", "pipe"] });
 }
 
+/**
+ * A home router's firewall: drop what comes in from outside ("wan") and belongs to no flow the
+ * inside started, to the router itself or through it; counted (`droppedAt`).
+ * @param {"ip" | "ip6"} family @param {string} match more of the rule, e.g. "meta l4proto udp "
+ */
+function firewall(family, match) {
+  const rule = `iifname "wan" ct state new ${match}counter drop;`;
+  return [
+    `table ${family} filter {`,
+    `  chain input { type filter hook input priority 0; ${rule} }`,
+    `  chain forward { type filter hook forward priority 0; ${rule} }`,
+    "}",
+    "",
+  ].join("\n");
+}
+
 /** @param {string} ns @param {string} key @param {string} value */
 function sysctl(ns, key, value) {
   execFileSync("ip", ["netns", "exec", ns, "sysctl", "-q", "-w", `${key}=${value}`], { stdio: "pipe" });
@@ -66,10 +82,6 @@ export class NatLab {
    */
   constructor(tag, options = {}) {
     removeStale();
-    if (options.ipv6 === true) {
-      this.#buildIpv6(tag);
-      return;
-    }
     const base = `aw-${tag}-${process.pid}`;
     this.internet = `${base}-net`;
     this.routerA = `${base}-ra`;
@@ -77,6 +89,10 @@ export class NatLab {
     this.hostA = `${base}-ha`;
     this.hostB = `${base}-hb`;
     this.hostC = `${base}-hc`;
+    if (options.ipv6 === true) {
+      this.#buildIpv6();
+      return;
+    }
     this.lobbyIp = "192.0.2.1";
     this.publicA = "198.51.100.2";
     this.publicB = "203.0.113.2";
@@ -117,11 +133,7 @@ export class NatLab {
             "table ip nat {",
             "  chain post { type nat hook postrouting priority 100; oifname \"wan\" masquerade" + (symmetric ? " random" : "") + "; }",
             "}",
-            "table ip filter {",
-            "  chain input { type filter hook input priority 0; iifname \"wan\" ct state new counter drop; }",
-            "  chain forward { type filter hook forward priority 0; iifname \"wan\" ct state new counter drop; }",
-            "}",
-            "",
+            firewall("ip", ""),
           ].join("\n"),
         );
       }
@@ -131,15 +143,7 @@ export class NatLab {
     }
   }
 
-  /** @param {string} tag */
-  #buildIpv6(tag) {
-    const base = `aw-${tag}-${process.pid}`;
-    this.internet = `${base}-net`;
-    this.routerA = `${base}-ra`;
-    this.routerB = `${base}-rb`;
-    this.hostA = `${base}-ha`;
-    this.hostB = `${base}-hb`;
-    this.hostC = `${base}-hc`;
+  #buildIpv6() {
     this.lobbyIp = "2001:db8:ffff::1";
     // No NAT: a host's public address is its own.
     this.localA = this.publicA = "2001:db8:1::2";
@@ -181,16 +185,7 @@ export class NatLab {
         sysctl(router, "net.ipv6.conf.all.forwarding", "1");
         v6(router, "route", "add", "default", "via", upstream);
         for (const host of hosts) v6(host, "route", "add", "default", "via", gateway);
-        nft(
-          router,
-          [
-            "table ip6 filter {",
-            "  chain input { type filter hook input priority 0; iifname \"wan\" ct state new meta l4proto udp counter drop; }",
-            "  chain forward { type filter hook forward priority 0; iifname \"wan\" ct state new meta l4proto udp counter drop; }",
-            "}",
-            "",
-          ].join("\n"),
-        );
+        nft(router, firewall("ip6", "meta l4proto udp "));
       }
     } catch (error) {
       this.close();

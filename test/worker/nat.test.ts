@@ -28,6 +28,50 @@ function echoOf(conn: { send(d: Uint8Array, o: { channel: number }): unknown; on
   });
 }
 
+/** A lobby on this thread with the NAT introducer and a relay, on 127.0.0.1. */
+async function startLobby() {
+  const now = () => performance.now();
+  const relay = await rootApi.listenRelay({ host: "127.0.0.1", port: 0 });
+  const lobby = await rootApi.listen(base);
+  const registry = new game.LobbyRegistry();
+  const introducer = new game.NatIntroducer(registry, { relay });
+  lobby.on("connection", (conn) => {
+    const port = Number(conn.address.slice(conn.address.lastIndexOf(":") + 1));
+    const rpc = game.attachRpc(conn, { handlers: { ...game.lobbyHandlers(registry, conn.id, "127.0.0.1", now, port), ...game.natHandlers(introducer, conn.id, now) } });
+    introducer.attach(conn.id, conn.address, (method, params) => rpc.notify(method, params));
+  });
+  return { relay, lobby };
+}
+
+type NatSocket = import("../../src/game/nat-socket.js").NatSocket<import("../../src/worker/index.js").WorkerConnection>;
+type NatConnectOptions = import("../../src/game/nat-socket.js").NatConnectOptions;
+type Introduced = { conn: import("../../src/worker/index.js").WorkerConnection; answering: ReturnType<typeof game.answerIntroductions>; relay: import("../../src/index.js").RelayServer };
+/** A root Server or a WorkerServer: what a host needs here. */
+type HostSocket = NatSocket & { close(): Promise<void>; on(type: "connection", listener: (conn: { on: Function; send: Function }) => void): unknown };
+
+/**
+ * Through a lobby (startLobby): `host` registers and answers introductions (echoing every
+ * message), `joiner` natConnect()s to it with `options`; `check` gets the joiner's connection.
+ * Everything is closed after.
+ */
+async function introduce(host: HostSocket, joiner: NatSocket & { close(): Promise<void> }, options: NatConnectOptions, check: (introduced: Introduced) => Promise<void>): Promise<void> {
+  const { relay, lobby } = await startLobby();
+  try {
+    const answering = game.answerIntroductions(host);
+    host.on("connection", (conn) => conn.on("message", (m: { data: Uint8Array }) => conn.send(m.data, { channel: 0 })));
+    const hostRpc = game.attachRpc((await host.connect(`127.0.0.1:${lobby.address.port}`)) as never, { handlers: answering.handlers });
+    const { id } = (await hostRpc.call("lobby.register", { name: "host", gamePort: 0, players: 0, maxPlayers: 4 })) as { id: number };
+    const joinerRpc = game.attachRpc((await joiner.connect(`127.0.0.1:${lobby.address.port}`)) as never);
+    const conn = await game.natConnect(joiner, joinerRpc, id, options);
+    await check({ conn, answering, relay });
+    answering.close();
+    await conn.close();
+  } finally {
+    await Promise.all([host.close(), joiner.close(), lobby.close()]);
+    await relay.close();
+  }
+}
+
 describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
   it("connects from its listening socket, punches, and routes through a relay, like the root Server", async () => {
     const a = await workerApi.listen(base);
@@ -121,28 +165,11 @@ describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
   }, 20_000);
 
   it("natConnect and answerIntroductions run on WorkerServers: introduced through a lobby, the joiner connects where the host's punch came from", async () => {
-    const now = () => performance.now();
-    const relay = await rootApi.listenRelay({ host: "127.0.0.1", port: 0 });
-    const lobby = await rootApi.listen(base);
-    const registry = new game.LobbyRegistry();
-    const introducer = new game.NatIntroducer(registry, { relay });
-    lobby.on("connection", (conn) => {
-      const port = Number(conn.address.slice(conn.address.lastIndexOf(":") + 1));
-      const rpc = game.attachRpc(conn, { handlers: { ...game.lobbyHandlers(registry, conn.id, "127.0.0.1", now, port), ...game.natHandlers(introducer, conn.id, now) } });
-      introducer.attach(conn.id, conn.address, (method, params) => rpc.notify(method, params));
-    });
     const hostServer = await workerApi.listen(base);
     const joinerServer = await workerApi.listen(base);
-    try {
-      const answering = game.answerIntroductions(hostServer);
-      hostServer.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: 0 })));
-      const hostLobby = await hostServer.connect(`127.0.0.1:${lobby.address.port}`);
-      const hostRpc = game.attachRpc(hostLobby as never, { handlers: answering.handlers });
-      const { id } = (await hostRpc.call("lobby.register", { name: "worker host", gamePort: 0, players: 0, maxPlayers: 4 })) as { id: number };
-      let punches = 0;
-      joinerServer.on("punch", () => punches++);
-      const joinerRpc = game.attachRpc((await joinerServer.connect(`127.0.0.1:${lobby.address.port}`)) as never);
-      const conn = await game.natConnect(joinerServer, joinerRpc, id, { punchWaitMs: 2000 });
+    let punches = 0;
+    joinerServer.on("punch", () => punches++);
+    await introduce(hostServer, joinerServer, { punchWaitMs: 2000 }, async ({ conn, answering, relay }) => {
       // Loopback has no NAT: the host's punch arrives, and the joiner connects to where it came from.
       expect(punches).toBeGreaterThan(0);
       expect(conn.address).toBe(`127.0.0.1:${hostServer.address.port}`);
@@ -150,46 +177,20 @@ describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
       // The host added (and bound) its side of the relay allocation the lobby offered.
       expect(answering.counters).toMatchObject({ introductions: 1, relayRoutes: 1 });
       expect(relay.counters().binds).toBeGreaterThan(0);
-      answering.close();
-      await conn.close();
-    } finally {
-      await Promise.all([hostServer.close(), joinerServer.close(), lobby.close()]);
-      await relay.close();
-    }
+    });
   }, 20_000);
 
   it("a WorkerServer joiner falls back to the relay when the host drops its datagrams", async () => {
-    const now = () => performance.now();
-    const relay = await rootApi.listenRelay({ host: "127.0.0.1", port: 0 });
-    const lobby = await rootApi.listen(base);
-    const registry = new game.LobbyRegistry();
-    const introducer = new game.NatIntroducer(registry, { relay });
-    lobby.on("connection", (conn) => {
-      const port = Number(conn.address.slice(conn.address.lastIndexOf(":") + 1));
-      const rpc = game.attachRpc(conn, { handlers: { ...game.lobbyHandlers(registry, conn.id, "127.0.0.1", now, port), ...game.natHandlers(introducer, conn.id, now) } });
-      introducer.attach(conn.id, conn.address, (method, params) => rpc.notify(method, params));
-    });
     // The host (on this thread) drops everything from the joiner's own address, as a NAT would
     // that never saw it: punches from the host get out, but no direct handshake gets in.
     const blocked = new Set<string>();
-    const hostServer = await rootApi.createRuntime(firewalled(nodeRuntime.nodeAdapter, blocked)).listen(base);
+    const hostServer = (await rootApi.createRuntime(firewalled(nodeRuntime.nodeAdapter, blocked)).listen(base)) as unknown as HostSocket;
     const joinerServer = await workerApi.listen(base);
     blocked.add(`127.0.0.1:${joinerServer.address.port}`);
-    try {
-      const answering = game.answerIntroductions(hostServer);
-      hostServer.on("connection", (conn) => conn.on("message", (m) => conn.send(m.data, { channel: 0 })));
-      const hostRpc = game.attachRpc(await hostServer.connect(`127.0.0.1:${lobby.address.port}`), { handlers: answering.handlers });
-      const { id } = (await hostRpc.call("lobby.register", { name: "walled host", gamePort: 0, players: 0, maxPlayers: 4 })) as { id: number };
-      const joinerRpc = game.attachRpc((await joinerServer.connect(`127.0.0.1:${lobby.address.port}`)) as never);
-      const conn = await game.natConnect(joinerServer, joinerRpc, id, { punchWaitMs: 300, directTimeoutMs: 400, connect: { connectTimeoutMs: 3000 } });
+    await introduce(hostServer, joinerServer, { punchWaitMs: 300, directTimeoutMs: 400, connect: { connectTimeoutMs: 3000 } }, async ({ conn, relay }) => {
       expect(conn.address).toMatch(/^\[100::[0-9a-f:]+\]:/);
       expect(await echoOf(conn, Uint8Array.of(5, 6))).toEqual([5, 6]);
       expect(relay.counters().forwarded).toBeGreaterThan(2);
-      answering.close();
-      await conn.close();
-    } finally {
-      await Promise.all([hostServer.close(), joinerServer.close(), lobby.close()]);
-      await relay.close();
-    }
+    });
   }, 20_000);
 });
