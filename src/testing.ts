@@ -7,3 +7,6 @@ export * from "./sim/index.js";
 export { Endpoint } from "./session/endpoint.js";
 export type { EndpointCounters, ConnectOptions as EndpointConnectOptions } from "./session/endpoint.js";
 export * from "./session/public.js";
+/** The relay as sans-IO nodes (RelayNode, RelayedNode) and its forwarding table, for the simulator. */
+export { RelayNode, RelayedNode } from "./relay/nodes.js";
+export { RelayForwarder } from "./relay/forwarder.js";

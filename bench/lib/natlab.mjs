@@ -23,8 +23,9 @@
 //
 // With `ipv6: true` the same topology is IPv6 the way home networks have it: no NAT, every host
 // has its own global address (2001:db8:1::2, ::3 behind router A, 2001:db8:2::2 behind B; the
-// lobby 2001:db8:ffff::1), and each router's firewall drops packets from outside that belong to
-// no flow its hosts started (the same `ct state new` rule). Punching is still needed.
+// lobby 2001:db8:ffff::1), and each router's firewall drops UDP packets from outside that
+// belong to no flow its hosts started (the same `ct state new` rule, for UDP only, so ICMPv6
+// neighbor discovery still passes). Punching is still needed.
 import { execFileSync } from "node:child_process";
 import { ip, probeNamespace, removeStale } from "./netns.mjs";
 

@@ -17,7 +17,7 @@ export { RelayRoutes, MAX_RELAY_ROUTES } from "../relay/routes.js";
 export type { RelayRoute } from "../relay/routes.js";
 export { RelayNode, RelayedNode } from "../relay/nodes.js";
 export { RelayConfigError } from "../relay/errors.js";
-export { virtualAddress, RELAY_TOKEN_BYTES, MAX_RELAY_DATAGRAM } from "../relay/wire.js";
+export { virtualAddress, isVirtualAddress, RELAY_TOKEN_BYTES, MAX_RELAY_DATAGRAM } from "../relay/wire.js";
 export { Driver } from "./driver.js";
 export { TypedEmitter } from "./emitter.js";
 export * from "./errors.js";

@@ -119,9 +119,10 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    * worker's server adds each under the same number, and says when it evicts one
    * ("relay-evicted"), so this list follows its least-recently-used choice.
    */
-  #routes = new Map<string, { relay: string; token: Uint8Array }>();
+  #routes = new Map<string, { relay: string; token: Uint8Array; seq: number }>();
   #routeOfToken = new Map<string, string>();
   #nextRoute = 1;
+  #routeSeq = 0;
 
   /** @internal use listen(). */
   constructor(link: WorkerLink, address: HostPort, options: ServerConnectionOptions) {
@@ -213,14 +214,18 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
     const key = tokenKey(token);
     let virtual = this.#routeOfToken.get(key);
     if (virtual !== undefined && this.#routes.get(virtual)!.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
+    const seq = ++this.#routeSeq;
     if (virtual === undefined) {
       virtual = virtualAddress(this.#nextRoute, Number(relay.slice(relay.lastIndexOf(":") + 1)));
-      this.#routes.set(virtual, { relay, token: token.slice() });
+      this.#routes.set(virtual, { relay, token: token.slice(), seq });
       this.#routeOfToken.set(key, virtual);
       this.#nextRoute++;
+    } else {
+      this.#routes.get(virtual)!.seq = seq;
     }
-    // Sent again for a known token too: the worker's server answers it with one more bind.
-    this.#link.command({ op: "relay-route", relay, token: token.slice(), id: relayRouteNumber(virtual), virtual });
+    // Sent again for a known token too: the worker's server answers it with one more bind (and
+    // adds the route back if it had just evicted it; its eviction report then names an older seq).
+    this.#link.command({ op: "relay-route", relay, token: token.slice(), id: relayRouteNumber(virtual), virtual, seq });
     return virtual;
   }
 
@@ -301,7 +306,8 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
         return;
       case "relay-evicted":
       case "relay-refused":
-        this.#forgetRoute(event.virtual);
+        // Only if no relay-route for it left since the one the worker speaks of.
+        if (this.#routes.get(event.virtual)?.seq === event.seq) this.#forgetRoute(event.virtual);
         return;
       case "counters":
         this.#counters = event.counters;
@@ -444,3 +450,4 @@ export type { SocketCounters, RuntimeName } from "./protocol.js";
 export type { ConnectionStats };
 export * from "../api/errors.js";
 export * from "../session/errors.js";
+export { RelayConfigError } from "../relay/errors.js";

@@ -39,7 +39,8 @@ export type Command =
   /** Server: one NAT_PUNCH (server.punch). */
   | { op: "punch"; address: string; token: Uint8Array; acceptToken: Uint8Array }
   /** Server: a relay route under the number this thread chose (server.addRelayRoute), with one bind. */
-  | { op: "relay-route"; relay: string; token: Uint8Array; id: number; virtual: string }
+  /** `seq` counts relay-route commands, so an eviction the worker reported before a re-add is told apart. */
+  | { op: "relay-route"; relay: string; token: Uint8Array; id: number; virtual: string; seq: number }
   | { op: "relay-bind"; virtual: string }
   | { op: "relay-unroute"; virtual: string };
 
@@ -55,6 +56,8 @@ export interface SocketCounters {
   datagramsOut: number;
   sendFailures: number;
   receiveErrors: number;
+  /** A server's relay routes (the root Server's counters().relay), once the worker pushed them. */
+  relay?: { wrapped: number; unwrapped: number; dropped: number; evicted: number; unrouted: number; fromVirtual: number };
 }
 
 /** Worker -> application thread. */
@@ -85,10 +88,13 @@ export type WorkerEvent =
   | { t: "open-failed"; req: number; error: WireError }
   /** The server's "punch" event. */
   | { t: "punch"; address: string; token: Uint8Array }
-  /** The worker's server refused a relay route (the front end checks first, so only while closing): it is dropped. */
-  | { t: "relay-refused"; virtual: string }
-  /** The worker's server evicted a relay route to make room (its least recently used). */
-  | { t: "relay-evicted"; virtual: string };
+  /**
+   * The worker's server refused a relay route: the front end checks the arguments first, so
+   * only while closing, or when the two sides' lists briefly disagree. It is dropped.
+   */
+  | { t: "relay-refused"; virtual: string; seq: number }
+  /** The worker's server evicted a relay route to make room (its least recently used); `seq` of the relay-route that added it. */
+  | { t: "relay-evicted"; virtual: string; seq: number };
 
 /** Default period of the stats push (ms). */
 export const DEFAULT_STATS_INTERVAL_MS = 100;

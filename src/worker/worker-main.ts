@@ -159,7 +159,10 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
         emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)! });
       });
       server.on("punch", ({ address, token }) => emit({ t: "punch", address, token }));
-      server._onRelayEvicted((virtual) => emit({ t: "relay-evicted", virtual }));
+      server._onRelayEvicted((virtual) => {
+        emit({ t: "relay-evicted", virtual, seq: routeSeq.get(virtual) ?? 0 });
+        routeSeq.delete(virtual);
+      });
       emit({ t: "listening", address: server.address });
     } else {
       const Controller = (globalThis as unknown as { AbortController: new () => { abort(): void; signal: unknown } }).AbortController;
@@ -197,17 +200,26 @@ async function serverConnect(command: Extract<Command, { op: "server-connect" }>
 }
 
 /**
- * A punch or relay command. The front end checked its arguments as the server does, so what can
- * still throw is the server closing meanwhile: then it is moot, except that the front end must
- * forget a route the server did not add.
+ * A punch or relay command on the server; false if it threw. The front end checked the
+ * arguments as the server does, so what can still throw is the server closing meanwhile (moot),
+ * or a route the two sides' lists briefly disagree on (the front end is told: relay-refused).
  */
-function onServer(action: (s: Server) => void, refusedRoute?: string): void {
-  if (server === undefined) return;
+function onServer(action: (s: Server) => void): boolean {
+  if (server === undefined) return false;
   try {
     action(server);
+    return true;
   } catch {
-    if (refusedRoute !== undefined) emit({ t: "relay-refused", virtual: refusedRoute });
+    return false;
   }
+}
+
+/** Relay route -> the seq of the relay-route command that added it last (for "relay-evicted"). */
+const routeSeq = new Map<string, number>();
+
+function relayRoute(command: Extract<Command, { op: "relay-route" }>): void {
+  if (onServer((s) => void s._addRelayRoute(command.relay, command.token, command.id))) routeSeq.set(command.virtual, command.seq);
+  else emit({ t: "relay-refused", virtual: command.virtual, seq: command.seq });
 }
 
 function handle(command: Command): void {
@@ -219,13 +231,14 @@ function handle(command: Command): void {
       opening.get(command.req)?.abort();
       return;
     case "punch":
-      return onServer((s) => s.punch(command.address, command.token, command.acceptToken));
+      return void onServer((s) => s.punch(command.address, command.token, command.acceptToken));
     case "relay-route":
-      return onServer((s) => void s._addRelayRoute(command.relay, command.token, command.id), command.virtual);
+      return relayRoute(command);
     case "relay-bind":
-      return onServer((s) => void s.bindRelayRoute(command.virtual));
+      return void onServer((s) => void s.bindRelayRoute(command.virtual));
     case "relay-unroute":
-      return onServer((s) => s.removeRelayRoute(command.virtual));
+      routeSeq.delete(command.virtual);
+      return void onServer((s) => s.removeRelayRoute(command.virtual));
     case "send":
       return send(command);
     case "close": {

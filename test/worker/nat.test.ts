@@ -151,6 +151,19 @@ describe("ackwire/worker: a WorkerServer as a NAT traversal socket", () => {
       expect(server.bindRelayRoute(first)).toBe(false);
       // Routed again, the token gets a new address: addresses are never reused.
       expect(server.addRelayRoute(relay, new Uint8Array(8).fill(1))).toBe("[100::42]:9");
+      // A token routed again while the worker evicts its route. In this one synchronous stretch
+      // the re-add of token 1 above made the worker evict [100::2], token 99 evicts [100::3],
+      // and token 2 is routed again before the report of [100::2]'s eviction came back: the
+      // route is back on the worker, and this thread ignores that older report.
+      const second = "[100::2]:9";
+      const third = "[100::3]:9";
+      server.addRelayRoute(relay, new Uint8Array(8).fill(99));
+      expect(server.addRelayRoute(relay, new Uint8Array(8).fill(2))).toBe(second);
+      const settle = Date.now() + 3000;
+      while (server.bindRelayRoute(third) && Date.now() < settle) await new Promise((r) => setTimeout(r, 20));
+      expect(server.bindRelayRoute(third)).toBe(false); // evicted to make room for the re-add
+      expect(server.bindRelayRoute(second)).toBe(true);
+      expect(server.addRelayRoute(relay, new Uint8Array(8).fill(2))).toBe(second);
     } finally {
       // A handshake to a silent port, far from its timeout: close() ends it with ClosedError.
       const pending = server.connect("127.0.0.1:9", { connectTimeoutMs: 20_000 });
