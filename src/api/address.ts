@@ -38,9 +38,14 @@ export function isIpv6Literal(host: string): boolean {
   return host.includes(":");
 }
 
+/** Whether a socket bound to `bound` can send to `address` (both IPv6, or both IPv4). */
+export function sameFamily(address: Address, bound: HostPort): boolean {
+  return address.startsWith("[") === isIpv6Literal(bound.host);
+}
+
 /** Throws InvalidOptionError if `relay` is not of the address family of a socket bound to `bound`. */
 export function checkRelayFamily(relay: Address, bound: HostPort): void {
-  if (typeof relay === "string" && relay.startsWith("[") !== isIpv6Literal(bound.host)) {
+  if (typeof relay === "string" && !sameFamily(relay, bound)) {
     throw new InvalidOptionError(`addRelayRoute(): the relay ${relay} is not of the family this server's socket is bound to (${bound.host})`);
   }
 }

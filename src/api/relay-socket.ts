@@ -21,8 +21,6 @@ export class RelayingSocket implements DatagramSocket {
   readonly #out: DatagramBatch = { length: 0, from: [], bytes: [] };
   /** An IPv6 socket: real datagrams from 100::/64 could arrive and must be dropped. */
   readonly #ipv6: boolean;
-  /** Sends to a virtual address with no route; datagrams from a real 100::/64 sender. */
-  readonly dropped = { unrouted: 0, fromVirtual: 0 };
 
   constructor(inner: DatagramSocket) {
     this.#inner = inner;
@@ -37,19 +35,18 @@ export class RelayingSocket implements DatagramSocket {
     return this.#inner.counters;
   }
 
+  /** Sends to a virtual address with no route; datagrams from a real 100::/64 sender (routes.counters). */
+  get dropped(): { unrouted: number; fromVirtual: number } {
+    const { unrouted, fromVirtual } = this.routes.counters;
+    return { unrouted, fromVirtual };
+  }
+
   send(bytes: Uint8Array, to: Address): void {
-    // "[": an IPv6 address, which a virtual one is; IPv4 sends skip the rest.
-    if (to.charCodeAt(0) === 91 && isVirtualAddress(to)) {
-      const route = this.routes.get(to);
-      if (route === undefined) {
-        this.dropped.unrouted++;
-        return;
-      }
-      const length = this.routes.wrap(route, bytes, this.#scratch);
-      if (length >= 0) this.#inner.send(this.#scratch.subarray(0, length), route.relay);
-      return;
-    }
-    this.#inner.send(bytes, to);
+    const route = this.routes.outbound(to);
+    if (route === null) return this.#inner.send(bytes, to);
+    if (route === undefined) return;
+    const length = this.routes.wrap(route, bytes, this.#scratch);
+    if (length >= 0) this.#inner.send(this.#scratch.subarray(0, length), route.relay);
   }
 
   /**
@@ -81,14 +78,11 @@ export class RelayingSocket implements DatagramSocket {
       for (let i = 0; i < batch.length; i++) {
         let from = batch.from[i]!;
         let bytes = batch.bytes[i]!;
-        if (routes.isRelay(from)) {
-          const route = routes.unwrap(from, bytes);
-          if (route === undefined) continue;
+        const route = routes.inbound(from, bytes);
+        if (route === undefined) continue;
+        if (route !== null) {
           from = route.virtual;
           bytes = bytes.subarray(RELAY_TOKEN_BYTES);
-        } else if (this.#ipv6 && isVirtualAddress(from)) {
-          this.dropped.fromVirtual++;
-          continue;
         }
         out.from[n] = from;
         out.bytes[n] = bytes;

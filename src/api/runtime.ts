@@ -205,9 +205,9 @@ export class Server extends TypedEmitter<ServerEvents> {
     datagramsOut: number;
     sendFailures: number;
     receiveErrors: number;
-    relay: RelayingSocket["routes"]["counters"] & RelayingSocket["dropped"];
+    relay: RelayingSocket["routes"]["counters"];
   } {
-    return { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters, ...this.#socket.dropped } };
+    return { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters } };
   }
 
   /** Tells every peer (reason "server-shutdown"), then closes the socket. */

@@ -4,7 +4,7 @@
  * (the package root's `Server`, or ackwire/worker's `WorkerServer`), so the lobby, the punches
  * and the game all use one port, the one whose NAT mapping the lobby saw.
  */
-import type { HostPort } from "../api/address.js";
+import { sameFamily, type HostPort } from "../api/address.js";
 import type { DisconnectInfo } from "../api/connection.js";
 import { host, monotonicNow, type AbortSignalLike } from "../api/host.js";
 import { ConnectTimeoutError } from "../api/errors.js";
@@ -174,7 +174,7 @@ export async function natConnect<C extends NatConnection>(
   if (!(directMs >= 100 && directMs <= 60_000)) throw new GameUsageError(`directTimeoutMs must be in 100..60000, got ${String(directMs)}`);
   const intro = parseIntroduction(await lobby.call(INTRODUCE_METHOD, { id: hostId, local: options.local ?? [], relay: options.relay !== false }));
   // A relay of the other address family than this socket's cannot be used: as if none.
-  const relay = options.relay === false || intro.relay === undefined || intro.relay.address.startsWith("[") !== server.address.host.includes(":") ? undefined : intro.relay;
+  const relay = options.relay === false || intro.relay === undefined || !sameFamily(intro.relay.address, server.address) ? undefined : intro.relay;
   const puncher = new ServerPuncher(server);
   let target: Address;
   try {

@@ -9,7 +9,7 @@
 import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
 import { RelayForwarder, type RelayForwarderOptions } from "./forwarder.js";
 import { RelayRoutes } from "./routes.js";
-import { isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "./wire.js";
+import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "./wire.js";
 
 /** Forwarded datagrams held for pollTransmit at most; beyond, they are dropped and counted. */
 const MAX_QUEUED = 1024;
@@ -61,8 +61,6 @@ export class RelayNode implements SansIoNode<never> {
 export class RelayedNode<E> implements SansIoNode<E> {
   readonly inner: SansIoNode<E>;
   readonly routes = new RelayRoutes();
-  /** Transmits to a virtual address with no route; datagrams from a real 100::/64 sender. */
-  readonly dropped = { unrouted: 0, fromVirtual: 0 };
   readonly #scratch = new Uint8Array(MAX_RELAY_DATAGRAM);
   /** Binds waiting for pollTransmit (virtual addresses). */
   readonly #binds: Address[] = [];
@@ -83,18 +81,16 @@ export class RelayedNode<E> implements SansIoNode<E> {
     if (this.routes.get(virtual) !== undefined && this.#binds.length < 64) this.#binds.push(virtual);
   }
 
+  /** Transmits to a virtual address with no route; datagrams from a real 100::/64 sender (routes.counters). */
+  get dropped(): { unrouted: number; fromVirtual: number } {
+    const { unrouted, fromVirtual } = this.routes.counters;
+    return { unrouted, fromVirtual };
+  }
+
   handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
-    if (this.routes.size !== 0 && this.routes.isRelay(from)) {
-      const route = this.routes.unwrap(from, bytes);
-      if (route === undefined) return;
-      this.inner.handleDatagram(now, route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
-      return;
-    }
-    if (isVirtualAddress(from)) {
-      this.dropped.fromVirtual++;
-      return;
-    }
-    this.inner.handleDatagram(now, from, bytes);
+    const route = this.routes.inbound(from, bytes);
+    if (route === null) this.inner.handleDatagram(now, from, bytes);
+    else if (route !== undefined) this.inner.handleDatagram(now, route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
   }
 
   handleTimeout(now: number): void {
@@ -116,12 +112,9 @@ export class RelayedNode<E> implements SansIoNode<E> {
       if (route !== undefined) return { to: route.relay, bytes: route.token.slice() };
     }
     for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
-      if (!isVirtualAddress(tx.to)) return tx;
-      const route = this.routes.get(tx.to);
-      if (route === undefined) {
-        this.dropped.unrouted++;
-        continue;
-      }
+      const route = this.routes.outbound(tx.to);
+      if (route === null) return tx;
+      if (route === undefined) continue;
       const length = this.routes.wrap(route, tx.bytes, this.#scratch);
       if (length >= 0) return { to: route.relay, bytes: this.#scratch.subarray(0, length) };
     }

@@ -14,7 +14,7 @@
  */
 import type { Address } from "../session/sans-io.js";
 import { RelayConfigError } from "./errors.js";
-import { canonicalAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey, virtualAddress } from "./wire.js";
+import { canonicalAddress, isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey, virtualAddress } from "./wire.js";
 
 export const MAX_RELAY_ROUTES = 64;
 
@@ -26,11 +26,26 @@ export interface RelayRoute {
   usedAt: number;
 }
 
+/**
+ * The relay address of a route in its one spelling, after checking both arguments as add()
+ * does (RelayConfigError). For a front end that numbers routes itself (ackwire/worker).
+ */
+export function checkRoute(relayAddress: Address, token: Uint8Array): Address {
+  const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
+  if (relay === undefined) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port" with an IP literal, got ${JSON.stringify(relayAddress)}`);
+  if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
+  return relay;
+}
+
 export class RelayRoutes {
   /** Called with each route evicted to make room (not with routes removed by remove()). */
   onEvict: ((route: RelayRoute) => void) | undefined = undefined;
-  /** dropped: datagrams from a relay with no route's token, or too large to wrap. */
-  readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0 };
+  /**
+   * dropped: datagrams from a relay with no route's token, or too large to wrap; unrouted:
+   * sends to a virtual address with no route; fromVirtual: datagrams that really came from
+   * 100::/64.
+   */
+  readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0, unrouted: 0, fromVirtual: 0 };
   readonly #byVirtual = new Map<Address, RelayRoute>();
   readonly #byToken = new Map<string, RelayRoute>();
   /** Relay address -> routes through it (a datagram from elsewhere is never unwrapped). */
@@ -50,9 +65,7 @@ export class RelayRoutes {
    * route of the same token under another virtual address, or another token under this one.
    */
   add(relayAddress: Address, token: Uint8Array, id?: number): Address {
-    const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
-    if (relay === undefined) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port" with an IP literal, got ${JSON.stringify(relayAddress)}`);
-    if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
+    const relay = checkRoute(relayAddress, token);
     if (id !== undefined && !(Number.isSafeInteger(id) && id > 0)) throw new RelayConfigError(`a relay route number must be a positive integer, got ${String(id)}`);
     const port = Number(relay.slice(relay.lastIndexOf(":") + 1));
     const key = tokenKey(token);
@@ -105,6 +118,31 @@ export class RelayRoutes {
     route.usedAt = ++this.#uses;
     this.counters.wrapped++;
     return length;
+  }
+
+  /**
+   * Where a datagram for `to` goes: its route (wrap() it for the route's relay), null (a real
+   * address: send it as it is), or undefined (a virtual address with no route: dropped,
+   * counted, never sent to the address itself).
+   */
+  outbound(to: Address): RelayRoute | null | undefined {
+    if (!isVirtualAddress(to)) return null;
+    const route = this.#byVirtual.get(to);
+    if (route === undefined) this.counters.unrouted++;
+    return route;
+  }
+
+  /**
+   * What a received datagram is: a relayed peer's (its route: it comes from route.virtual, the
+   * datagram after the token), a real sender's (null: as it is), or nothing (undefined: a relay
+   * datagram with no route's token, or a datagram that really comes from 100::/64, which could
+   * otherwise pose as a relayed peer; dropped and counted).
+   */
+  inbound(from: Address, bytes: Uint8Array): RelayRoute | null | undefined {
+    if (this.#relays.has(from)) return this.unwrap(from, bytes);
+    if (!isVirtualAddress(from)) return null;
+    this.counters.fromVirtual++;
+    return undefined;
   }
 
   /** True if datagrams from `from` are relay datagrams (it is the relay of some route). */

@@ -36,17 +36,10 @@ export function virtualAddress(id: number, relayPort: number): Address {
   return canonicalAddress(`[100:0:0:0:${groups.join(":")}]:${relayPort}`)!;
 }
 
-/** The route number of a virtual address made by virtualAddress() (its low 64 bits). */
-export function relayRouteNumber(virtual: Address): number {
-  const groups = ipv6Groups(virtual.slice(1, virtual.lastIndexOf("]")));
-  let n = 0;
-  for (const g of groups?.slice(4) ?? []) n = n * 65536 + g;
-  return n;
-}
-
 /** True for an address in 100::/64 (a virtual address, or a datagram no real peer sends). */
 export function isVirtualAddress(address: Address): boolean {
-  return address.startsWith(VIRTUAL_PREFIX);
+  // "[" first: IPv4 addresses (the usual case on the send path) stop at one character.
+  return address.charCodeAt(0) === 91 && address.startsWith(VIRTUAL_PREFIX);
 }
 
 /**

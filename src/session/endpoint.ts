@@ -34,7 +34,6 @@ import {
   AlreadyConnectedError,
   ConnectionClosedError,
   InvalidAddressError,
-  InvalidPunchTokenError,
   InvalidReasonError,
   TooManyConnectionsError,
   TooManyHandshakesError,
@@ -65,7 +64,7 @@ import {
   writeU32,
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
-import { encodePunch, isPunchToken, PunchTokens } from "./punch.js";
+import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -314,9 +313,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    * (the first ones are dropped by the peer's NAT until the peer has punched too).
    */
   punch(now: number, address: Address, token: Uint8Array, acceptToken: Uint8Array = token): void {
-    if (!isValidAddress(address)) throw new InvalidAddressError(address);
-    if (!isPunchToken(token)) throw new InvalidPunchTokenError(token);
-    if (!isPunchToken(acceptToken)) throw new InvalidPunchTokenError(acceptToken);
+    checkPunchArguments(address, token, acceptToken);
     if (now > this.lastNow) this.lastNow = now;
     this.punchTokens.punching(now, acceptToken);
     this.counters.punchesSent++;

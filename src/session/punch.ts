@@ -20,7 +20,10 @@
  * to reflect traffic.
  */
 import { PacketType, PUNCH_BODY_BYTES } from "../engine/abi.js";
+import { isValidAddress } from "./address.js";
+import { InvalidAddressError, InvalidPunchTokenError } from "./errors.js";
 import { readU32 } from "./handshake.js";
+import type { Address } from "./sans-io.js";
 
 /** A token is accepted for this long after this endpoint last punched with it. */
 export const PUNCH_ACCEPT_MS = 30_000;
@@ -84,3 +87,9 @@ export function isPunchToken(token: unknown): token is Uint8Array {
   return token instanceof Uint8Array && token.length === PUNCH_BODY_BYTES;
 }
 
+/** The arguments of a punch() (the Endpoint's, or a front end's on another thread), checked. */
+export function checkPunchArguments(address: Address, token: Uint8Array, acceptToken: Uint8Array): void {
+  if (!isValidAddress(address)) throw new InvalidAddressError(address);
+  if (!isPunchToken(token)) throw new InvalidPunchTokenError(token);
+  if (!isPunchToken(acceptToken)) throw new InvalidPunchTokenError(acceptToken);
+}

@@ -16,10 +16,9 @@ import { TypedEmitter } from "../api/emitter.js";
 import { ClosedError, ConnectAbortedError, InvalidOptionError } from "../api/errors.js";
 import type { ServerConnectOptions } from "../api/runtime.js";
 import { RelayConfigError } from "../relay/errors.js";
-import { canonicalAddress, RELAY_TOKEN_BYTES, relayRouteNumber, tokenKey, virtualAddress } from "../relay/wire.js";
-import { isValidAddress } from "../session/address.js";
-import { InvalidAddressError, InvalidPunchTokenError } from "../session/errors.js";
-import { isPunchToken } from "../session/punch.js";
+import { checkRoute } from "../relay/routes.js";
+import { tokenKey, virtualAddress } from "../relay/wire.js";
+import { checkPunchArguments } from "../session/punch.js";
 import { deferToNextTurn, host } from "../api/host.js";
 import { validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "../api/options.js";
 import { DEFAULT_CHANNELS, type ChannelConfig, type ConnectionStats } from "../session/types.js";
@@ -51,6 +50,15 @@ export interface WorkerServerEvents {
   punch: { address: string; token: Uint8Array };
   /** The worker failed (every connection is then ended with reason "aborted"). */
   error: Error;
+}
+
+/** A relay route as numbered on this thread; `seq` of the last relay-route command sent for it. */
+interface FrontRoute {
+  relay: string;
+  token: Uint8Array;
+  id: number;
+  virtual: string;
+  seq: number;
 }
 
 /** A connect() from the server's socket, waiting for the worker's answer. */
@@ -119,8 +127,8 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    * worker's server adds each under the same number, and says when it evicts one
    * ("relay-evicted"), so this list follows its least-recently-used choice.
    */
-  #routes = new Map<string, { relay: string; token: Uint8Array; seq: number }>();
-  #routeOfToken = new Map<string, string>();
+  #routes = new Map<string, FrontRoute>();
+  #routeOfToken = new Map<string, FrontRoute>();
   #nextRoute = 1;
   #routeSeq = 0;
 
@@ -192,9 +200,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   /** Sends one NAT_PUNCH from this server's socket (the root Server's punch()). */
   punch(address: string, token: Uint8Array, acceptToken: Uint8Array = token): void {
     // The root Server's checks, here, so a bad argument throws at the call as it does there.
-    if (!isValidAddress(address)) throw new InvalidAddressError(address);
-    if (!isPunchToken(token)) throw new InvalidPunchTokenError(token);
-    if (!isPunchToken(acceptToken)) throw new InvalidPunchTokenError(acceptToken);
+    checkPunchArguments(address, token, acceptToken);
     if (this.#closing !== undefined || this.#link.terminated) return;
     this.#link.command({ op: "punch", address, token: token.slice(), acceptToken: acceptToken.slice() });
   }
@@ -208,25 +214,23 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
     if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
     // The checks of the worker's server (RelayRoutes.add, Server.addRelayRoute), made here.
     checkRelayFamily(relayAddress, this.address);
-    const relay = typeof relayAddress === "string" ? canonicalAddress(relayAddress) : undefined;
-    if (relay === undefined) throw new RelayConfigError(`a relay address must be "ip:port" or "[ipv6]:port" with an IP literal, got ${JSON.stringify(relayAddress)}`);
-    if (!(token instanceof Uint8Array) || token.length !== RELAY_TOKEN_BYTES) throw new RelayConfigError(`a relay token is ${RELAY_TOKEN_BYTES} bytes`);
+    const relay = checkRoute(relayAddress, token);
     const key = tokenKey(token);
-    let virtual = this.#routeOfToken.get(key);
-    if (virtual !== undefined && this.#routes.get(virtual)!.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
+    let route = this.#routeOfToken.get(key);
+    if (route !== undefined && route.relay !== relay) throw new RelayConfigError("this relay token is already routed through another relay");
     const seq = ++this.#routeSeq;
-    if (virtual === undefined) {
-      virtual = virtualAddress(this.#nextRoute, Number(relay.slice(relay.lastIndexOf(":") + 1)));
-      this.#routes.set(virtual, { relay, token: token.slice(), seq });
-      this.#routeOfToken.set(key, virtual);
-      this.#nextRoute++;
+    if (route === undefined) {
+      const id = this.#nextRoute++;
+      route = { relay, token: token.slice(), id, seq, virtual: virtualAddress(id, Number(relay.slice(relay.lastIndexOf(":") + 1))) };
+      this.#routes.set(route.virtual, route);
+      this.#routeOfToken.set(key, route);
     } else {
-      this.#routes.get(virtual)!.seq = seq;
+      route.seq = seq;
     }
     // Sent again for a known token too: the worker's server answers it with one more bind (and
     // adds the route back if it had just evicted it; its eviction report then names an older seq).
-    this.#link.command({ op: "relay-route", relay, token: token.slice(), id: relayRouteNumber(virtual), virtual, seq });
-    return virtual;
+    this.#link.command({ op: "relay-route", relay, token: token.slice(), id: route.id, virtual: route.virtual, seq });
+    return route.virtual;
   }
 
   /** Sends one more bind for a route (the root Server's bindRelayRoute()); never throws. */
