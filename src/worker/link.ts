@@ -48,18 +48,25 @@ export class WorkerLink {
       throw new WorkerError(`could not start the network worker: ${(error as Error)?.message ?? String(error)}`, error);
     }
     return new Promise<WorkerLink>((resolve, reject) => {
+      // On Node these listeners stay attached after "ready" (worker.on): once started, they must
+      // leave the worker's failures to the link. Terminating here would mark the exit as asked
+      // for, and the link would never hear of a worker that exited on its own or was terminated.
+      let started = false;
       const timer = host.setTimeout(() => {
         handle.terminate();
         reject(new WorkerError(`the network worker did not start within ${READY_TIMEOUT_MS} ms`));
       }, READY_TIMEOUT_MS);
       handle.onError((error) => {
+        if (started) return;
         host.clearTimeout(timer);
         handle.terminate();
         reject(new WorkerError(`the network worker failed while starting: ${(error as Error)?.message ?? String(error)}`, error));
       });
       handle.onMessage((data) => {
+        if (started) return;
         const first = (data as WorkerEvent[])[0];
         if (first?.t !== "ready") return;
+        started = true;
         host.clearTimeout(timer);
         resolve(new WorkerLink(handle, first.runtime));
       });
