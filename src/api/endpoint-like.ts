@@ -8,7 +8,7 @@ import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, E
 import type { AbortSignalLike } from "./host.js";
 
 export interface EndpointLike extends SansIoNode<EndpointEvent> {
-  connect(now: number, address: Address, options?: { userData?: Uint8Array; signal?: AbortSignalLike }): ConnectionId;
+  connect(now: number, address: Address, options?: { userData?: Uint8Array; timeoutMs?: number; signal?: AbortSignalLike }): ConnectionId;
   /**
    * Returns the receipt number when `options.receipt` is set. `options` is valid only during the
    * call (the API reuses one object for every send): read it, do not keep it.

@@ -293,7 +293,10 @@ class ConnectAttempt {
     this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });
     try {
       const userData = this.#options.userData;
-      this.#id = this.#driver.endpoint.connect(monotonicNow(), this.#peer, userData !== undefined ? { userData } : {});
+      // The endpoint's own deadline a little after this attempt's timer, so the timer (with the
+      // caller's number in its error) decides.
+      const timeoutMs = this.#timeoutMs + 1000;
+      this.#id = this.#driver.endpoint.connect(monotonicNow(), this.#peer, userData !== undefined ? { userData, timeoutMs } : { timeoutMs });
     } catch (error) {
       this.#finish(error as Error);
       return -1;

@@ -377,12 +377,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   // ---- handshake -----------------------------------------------------------------------------
 
-  /** Client: begin the handshake. */
-  startAttempt(now: number, userData: Uint8Array): void {
+  /** Client: begin the handshake; give it up after `timeoutMs`. */
+  startAttempt(now: number, userData: Uint8Array, timeoutMs: number): void {
     const c = this.host.config;
     this.attempt = new ClientAttempt(this.salt, userData, now, c.handshakeResendMs, c.handshakeResendMaxMs);
     this.setRare(RareTimer.Handshake, now);
-    this.setRare(RareTimer.ConnectTimeout, now + c.connectTimeoutMs);
+    this.setRare(RareTimer.ConnectTimeout, now + timeoutMs);
   }
 
   onChallenge(now: number, fields: ChallengeFields): boolean {

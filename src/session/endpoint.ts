@@ -38,6 +38,7 @@ import {
   TooManyConnectionsError,
   TooManyHandshakesError,
   UnknownConnectionError,
+  SessionConfigError,
   UserDataTooLargeError,
 } from "./errors.js";
 import {
@@ -126,6 +127,11 @@ const REUSED_QUEUE_MAX = 64;
 export interface ConnectOptions {
   /** Passed to the server's accept hook (<= 512 bytes). */
   userData?: Uint8Array;
+  /**
+   * Give the handshake up after this long ("connect-timeout"). Default min(timeoutMs, 5000); the
+   * API's connectTimeoutMs sets it, so that a longer wait than 5 s is really waited for.
+   */
+  timeoutMs?: number;
 }
 
 export class Endpoint implements SansIoNode<EndpointEvent> {
@@ -287,6 +293,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (!isValidAddress(address)) throw new InvalidAddressError(address);
     const userData = options.userData ?? EMPTY;
     if (userData.length > MAX_RESPONSE_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_RESPONSE_USER_DATA);
+    const timeoutMs = options.timeoutMs ?? this.config.connectTimeoutMs;
+    if (!(timeoutMs > 0 && timeoutMs <= 3_600_000)) throw new SessionConfigError(`connect(): timeoutMs must be in (0, 3600000] ms, got ${String(options.timeoutMs)}`);
     const existing = this.byAddress.get(address);
     if (existing !== undefined) throw new AlreadyConnectedError(address);
     if (this.pendingAttempts >= this.config.maxPendingHandshakes || this.freeSlots.length === 0) {
@@ -298,7 +306,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.processPending();
     const conn = this.allocate(now, address, Role.Client, this.secureRandom());
     this.pendingAttempts++;
-    conn.startAttempt(now, userData.slice());
+    conn.startAttempt(now, userData.slice(), timeoutMs);
     this.markReady(conn);
     this.reschedule(conn);
     return conn.id;

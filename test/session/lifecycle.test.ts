@@ -148,6 +148,19 @@ describe("lifecycle", () => {
     expect(d?.type === "disconnect" && d.reason, `seed ${seed}`).toBe("connect-timeout");
   });
 
+  it("a handshake given a longer timeoutMs waits that long, not the default 5 s", () => {
+    const pair = makePair(207);
+    pair.network.link(pair.clientAddress, pair.serverAddress, { lossRate: 1 });
+    pair.client.connect(0, pair.serverAddress, { timeoutMs: 12_000 });
+    pair.drive({ maxTimeMs: 11_900 });
+    expect(byType(pair.clientEvents(), "disconnect")).toEqual([]);
+    pair.drive({ maxTimeMs: 200 });
+    const d = byType(pair.clientEvents(), "disconnect")[0];
+    expect(d?.type === "disconnect" && d.reason).toBe("connect-timeout");
+    expect(pair.now).toBeGreaterThanOrEqual(12_000);
+    expect(() => pair.client.connect(0, "10.0.0.9:1", { timeoutMs: 0 })).toThrow(expect.objectContaining({ code: "ERR_SESSION_CONFIG" }));
+  });
+
   it("typed errors for misuse", () => {
     const e = new Endpoint({ protocolId: PROTOCOL_ID, engine: "ts" });
     expect(() => e.connect(0, "nonsense")).toThrow(expect.objectContaining({ code: "ERR_INVALID_ADDRESS" }));
