@@ -10,3 +10,10 @@ export * from "./session/public.js";
 /** The relay as sans-IO nodes (RelayNode, RelayedNode) and its forwarding table, for the simulator. */
 export { RelayNode, RelayedNode } from "./relay/nodes.js";
 export { RelayForwarder } from "./relay/forwarder.js";
+/** The secure layer as sans-IO nodes (SecureServerNode, SecureClientNode) and its two halves, for the simulator. */
+export { SecureClientNode, SecureServerNode } from "./secure/nodes.js";
+export { ClientSecurity } from "./secure/client-security.js";
+export { ServerSecurity } from "./secure/server-security.js";
+export type { ServerSecurityOptions } from "./secure/server-security.js";
+export { parseConnectToken } from "./secure/token.js";
+export type { ConnectToken } from "./secure/token.js";

@@ -16,6 +16,7 @@
  * false) and `isOpen` turns false at once. Once "disconnect" was emitted, or after close(),
  * `send()` throws ClosedError (ERR_CLOSED).
  */
+import type { ClientIdentity } from "../secure/server-security.js";
 import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
 import { TypedEmitter } from "./emitter.js";
@@ -74,6 +75,11 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   address: Address;
   /** User data the peer sent with its handshake (server side) or its accept (client side). */
   readonly userData: Uint8Array;
+  /**
+   * On a secure server (listen's `secure`), who the client's connect token says it is: the id
+   * and user data your backend put in it. Undefined elsewhere.
+   */
+  identity: ClientIdentity | undefined = undefined;
   /** Resolves once, with why the connection ended. */
   readonly closed: Promise<DisconnectInfo>;
   #driver: Driver;

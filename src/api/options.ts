@@ -1,5 +1,6 @@
 /** Options of listen() and connect(), and how they map onto the Endpoint's config. */
 import type { AcceptDecision, ChannelConfig, ConnectRequestInfo, EndpointConfig } from "../session/types.js";
+import type { ClientIdentity } from "../secure/server-security.js";
 import type { EndpointFactory } from "./endpoint-like.js";
 import { InvalidOptionError } from "./errors.js";
 import type { AbortSignalLike } from "./host.js";
@@ -53,8 +54,37 @@ export interface ListenOptions extends CommonOptions {
   maxConnections?: number;
   maxPendingHandshakes?: number;
   handshakeRatePerAddress?: number;
-  /** Sees each client's handshake user data; return true, false or { accept, userData }. */
-  accept?: (request: ConnectRequestInfo) => AcceptDecision;
+  /**
+   * Sees each client's handshake user data (and on a secure server its `identity` from the
+   * connect token); return true, false or { accept, userData }.
+   */
+  accept?: (request: SecureConnectRequestInfo) => AcceptDecision;
+  /**
+   * Secure connections (PROTOCOL §9): every datagram authenticated and encrypted, and only
+   * clients holding a connect token minted with `serverKey` (createConnectToken(), on your
+   * backend) can connect. Plain clients get no answer.
+   */
+  secure?: SecureListenOptions;
+}
+
+/** What the accept hook sees: the handshake's request and, on a secure server, who the token says the client is. */
+export interface SecureConnectRequestInfo extends ConnectRequestInfo {
+  identity?: ClientIdentity;
+}
+
+export interface SecureListenOptions {
+  /** The 32 bytes your backend mints connect tokens with (generateServerKey() makes one). */
+  serverKey: Uint8Array;
+  /**
+   * The "ip:port" addresses clients reach this server at (its public address behind a load
+   * balancer or NAT). A token must list one of them, so a token for one server cannot be spent
+   * on another that shares the key. Default: none checked (any server with the key accepts).
+   */
+  addresses?: readonly string[];
+  /** Clients holding an association at once. Default maxConnections + maxPendingHandshakes. */
+  maxAssociations?: number;
+  /** Forget a client nothing authentic came from for this long. Default max(30 s, 2 x timeoutMs). */
+  idleTimeoutMs?: number;
 }
 
 export interface ConnectOptions extends CommonOptions {
@@ -64,6 +94,11 @@ export interface ConnectOptions extends CommonOptions {
   signal?: AbortSignalLike;
   /** Give up the handshake after this long (ConnectTimeoutError). Default 5000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * Connect to a secure server (PROTOCOL §9) with this token from your backend
+   * (createConnectToken()). A token connects once: get a new one to reconnect.
+   */
+  connectToken?: Uint8Array;
 }
 
 export function validateCommon(options: CommonOptions | undefined, call: string): asserts options is CommonOptions {

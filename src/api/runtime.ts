@@ -17,6 +17,10 @@ import type { AbortSignalLike } from "./host.js";
 import type { Address } from "../session/sans-io.js";
 import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
 import { RelayingSocket } from "./relay-socket.js";
+import { canonicalAddress } from "../relay/wire.js";
+import { clientToken, makeRoomForSeal, secureAead, serverSecurityOptions } from "./secure-options.js";
+import { SecureClientSocket, SecureServerSocket } from "./secure-socket.js";
+import type { ClientIdentity, ServerSecurityCounters } from "../secure/server-security.js";
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -65,6 +69,8 @@ export class Server extends TypedEmitter<ServerEvents> {
   #adapter: RuntimeAdapter;
   #driver: Driver;
   #socket: RelayingSocket;
+  /** The secure layer under the relay routes, on a secure server (listen's `secure`). */
+  #secure: SecureServerSocket | undefined;
   #connections = new Map<number, Connection>();
   /** Connections this server opened itself (connect()), until they connect or fail. */
   #attempts = new Map<number, ConnectAttempt>();
@@ -72,12 +78,13 @@ export class Server extends TypedEmitter<ServerEvents> {
   #closing: Promise<void> | undefined;
 
   /** @internal use listen(). */
-  constructor(adapter: RuntimeAdapter, driver: Driver, socket: RelayingSocket, maxQueued: number) {
+  constructor(adapter: RuntimeAdapter, driver: Driver, socket: RelayingSocket, maxQueued: number, secure?: SecureServerSocket) {
     super();
     this.runtime = adapter.name;
     this.#adapter = adapter;
     this.#driver = driver;
     this.#socket = socket;
+    this.#secure = secure;
     this.address = driver.socket.localAddress;
     this.#maxQueued = maxQueued;
   }
@@ -95,6 +102,7 @@ export class Server extends TypedEmitter<ServerEvents> {
    */
   async connect(target: Target, options: ServerConnectOptions = {}): Promise<Connection> {
     if (this.#closing !== undefined) throw new ClosedError("this server");
+    this.#notSecure("connect()");
     const { peer, targetText } = await resolvePeer(this.#adapter, target, options.signal);
     // close() may have run while the target was resolved: it aborted the attempts it saw.
     if (this.#closing !== undefined) throw new ClosedError("this server");
@@ -128,6 +136,7 @@ export class Server extends TypedEmitter<ServerEvents> {
    * `acceptToken` (default: `token`) are "punch" events. src/game/nat.ts schedules the repeats.
    */
   punch(address: Address, token: Uint8Array, acceptToken: Uint8Array = token): void {
+    this.#notSecure("punch()");
     const endpoint = this.#driver.endpoint;
     if (endpoint.punch === undefined) throw new InvalidOptionError("punch(): this server's endpoint (createEndpoint) has no punch()");
     endpoint.punch(monotonicNow(), address, token, acceptToken);
@@ -149,6 +158,7 @@ export class Server extends TypedEmitter<ServerEvents> {
   /** @internal addRelayRoute() with the route's number chosen by the caller (ackwire/worker's front end numbers them). */
   _addRelayRoute(relay: Address, token: Uint8Array, id: number | undefined): Address {
     if (this.#closing !== undefined) throw new ClosedError("this server");
+    this.#notSecure("addRelayRoute()");
     checkRelayFamily(relay, this.address);
     const virtual = this.#socket.routes.add(relay, token, id);
     this.#socket.sendBind(virtual);
@@ -175,6 +185,24 @@ export class Server extends TypedEmitter<ServerEvents> {
     this.#socket.routes.remove(virtual);
   }
 
+  /** Whether this server was started with listen's `secure` option (PROTOCOL §9). */
+  get secure(): boolean {
+    return this.#secure !== undefined;
+  }
+
+  /**
+   * On a secure server, who the connect token says the client at `address` is (undefined on a
+   * plain server, or for an address with no association). Also `connection.identity`.
+   */
+  identityOf(address: Address): ClientIdentity | undefined {
+    return this.#secure?.security.identityOf(address);
+  }
+
+  /** A secure server talks only to clients that hold a token; it opens nothing itself. */
+  #notSecure(call: string): void {
+    if (this.#secure !== undefined) throw new InvalidOptionError(`${call}: not available on a secure server (listen's secure option): it only accepts clients holding a connect token`);
+  }
+
   /** @internal */
   _onEvent(event: EndpointEvent): void {
     if (event.type === "punch") {
@@ -185,6 +213,7 @@ export class Server extends TypedEmitter<ServerEvents> {
     if (attempt !== undefined) return attempt.dispatch(event);
     if (event.type === "connect") {
       const conn = new Connection(this.#driver, event.connection, event.address, event.userData, this.#maxQueued, (c) => this.#connections.delete(c.id));
+      conn.identity = this.identityOf(event.address);
       this.#adopt(conn);
       this.emit("connection", conn);
       return;
@@ -206,8 +235,11 @@ export class Server extends TypedEmitter<ServerEvents> {
     sendFailures: number;
     receiveErrors: number;
     relay: RelayingSocket["routes"]["counters"];
+    /** The secure layer's drops and associations (a secure server only). */
+    secure?: ServerSecurityCounters;
   } {
-    return { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters } };
+    const counters = { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters } };
+    return this.#secure === undefined ? counters : { ...counters, secure: { ...this.#secure.security.counters } };
   }
 
   /** Tells every peer (reason "server-shutdown"), then closes the socket. */
@@ -243,7 +275,11 @@ async function resolvePeer(adapter: RuntimeAdapter, target: Target, signal: Abor
   if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
   const ip = isIpv4Literal(peerHost) || isIpv6Literal(peerHost) ? peerHost : await adapter.resolve(peerHost);
   if (signal?.aborted) throw new ConnectAbortedError(targetText, signal.reason);
-  return { peer: formatAddress(ip, port), ip, port, targetText };
+  // In the spelling runtimes report senders in (IPv6 lowercase, zeros compressed: RFC 5952), so
+  // that the peer's datagrams match the address the endpoint connected to, however it was written.
+  const formatted = formatAddress(ip, port);
+  const peer = canonicalAddress(formatted) ?? formatted;
+  return { peer, ip: peer.startsWith("[") ? peer.slice(1, peer.lastIndexOf("]")) : ip, port, targetText };
 }
 
 /**
@@ -367,34 +403,45 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.maxConnections !== undefined) extra.maxConnections = options.maxConnections;
   if (options.maxPendingHandshakes !== undefined) extra.maxPendingHandshakes = options.maxPendingHandshakes;
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
-  if (options.accept !== undefined) extra.accept = options.accept;
-  const endpoint = makeEndpoint(options, endpointConfig(options, true, extra));
-  const socket = new RelayingSocket(
-    await adapter.openSocket({
-      host: bindHost,
-      port,
-      receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
-      sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
-    }),
-  );
+  let secure: SecureServerSocket | undefined;
+  const accept = options.accept;
+  // On a secure server the hook also sees who the token says the client is.
+  if (accept !== undefined) extra.accept = options.secure === undefined ? accept : (request) => accept({ ...request, identity: secure?.security.identityOf(request.address) });
+  const config = endpointConfig(options, true, extra);
+  const securityOptions = options.secure !== undefined ? serverSecurityOptions(options.secure, options.protocolId, config) : undefined;
+  if (securityOptions !== undefined) makeRoomForSeal(config, "listen()");
+  const endpoint = makeEndpoint(options, config);
+  const raw = await adapter.openSocket({
+    host: bindHost,
+    port,
+    receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
+    sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
+  });
+  if (securityOptions !== undefined) secure = new SecureServerSocket(raw, securityOptions);
+  const socket = new RelayingSocket(secure ?? raw);
   let server: Server | undefined;
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
-  server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES);
+  server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);
   driver.service();
   return server;
 }
 
 async function connectWith(adapter: RuntimeAdapter, target: Target, options: ConnectOptions): Promise<Connection> {
   validateCommon(options, "connect()");
+  // Read before anything is opened: a token that cannot be used throws ConnectTokenError at once.
+  const token = options.connectToken !== undefined ? clientToken(options.connectToken, options.protocolId) : undefined;
   const { peer, ip, port } = await resolvePeer(adapter, target, options.signal);
-  const endpoint = makeEndpoint(options, endpointConfig(options, false));
-  const socket = await adapter.openSocket({
+  const config = endpointConfig(options, false);
+  if (token !== undefined) makeRoomForSeal(config, "connect()");
+  const endpoint = makeEndpoint(options, config);
+  const raw = await adapter.openSocket({
     host: isIpv6Literal(ip) ? "::" : "0.0.0.0",
     port: 0,
     peer: { host: ip, port },
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
   });
+  const socket = token !== undefined ? new SecureClientSocket(raw, peer, token, secureAead()) : raw;
   let attempt: ConnectAttempt | undefined;
   const driver = new Driver(endpoint, socket, (event) => {
     if (event.type !== "punch") attempt?.dispatch(event);

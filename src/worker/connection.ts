@@ -12,6 +12,7 @@
  *   100 ms; `statsAt` says when it arrived); `fetchStats()` asks for a fresh one (a round trip).
  * - Receipt ids in the "receipt" event are this front end's own numbering.
  */
+import type { ClientIdentity } from "../secure/server-security.js";
 import type { Address } from "../session/sans-io.js";
 import type { ChannelConfig, ConnectionId, ConnectionStats, DisconnectReason } from "../session/types.js";
 import type { ConnectionEvents, DisconnectInfo, Message, SendCallOptions } from "../api/connection.js";
@@ -45,6 +46,8 @@ export interface WorkerConnectionInit {
   runtime: RuntimeName;
   /** Client side: the worker's end (the connection owns its worker). */
   workerStopped?: Promise<void>;
+  /** A secure server's client: who its connect token says it is. */
+  identity?: ClientIdentity;
 }
 
 export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> implements AsyncIterable<Message> {
@@ -52,6 +55,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   /** The peer's address; on a server it changes if the client migrates ("migrate"). */
   address: Address;
   readonly userData: Uint8Array;
+  /** On a secure server (listen's `secure`), who the client's connect token says it is; else undefined. */
+  readonly identity: ClientIdentity | undefined;
   readonly closed: Promise<DisconnectInfo>;
   /** The runtime the network worker runs in (reported by the worker itself). */
   readonly runtime: RuntimeName;
@@ -80,6 +85,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     this.id = init.id;
     this.address = init.address;
     this.userData = init.userData;
+    this.identity = init.identity;
     this.#stats = init.stats;
     this.#statsAt = monotonicNow();
     this.#maxQueued = init.maxQueued;

@@ -10,6 +10,7 @@
  * One worker per listen() or connect(); it is terminated when the server or connection closes.
  * docs/WORKER.md describes the message protocol, the ownership of bytes and the costs.
  */
+import type { ClientIdentity } from "../secure/server-security.js";
 import { checkRelayFamily, formatAddress, parseTarget, type HostPort, type Target } from "../api/address.js";
 import { DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
@@ -105,6 +106,8 @@ interface ServerConnectionOptions {
   maxQueued: number;
   channels: readonly ChannelConfig[];
   transferOnSend: boolean;
+  /** listen's `secure` was given: no connect(), punch() or relay routes. */
+  secure: boolean;
 }
 
 /** A listening endpoint on the network worker: one socket, many connections. */
@@ -172,6 +175,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    */
   async connect(target: Target, options: ServerConnectOptions = {}): Promise<WorkerConnection> {
     if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
+    this.#notSecure("connect()");
     const { host: peerHost, port } = parseTarget(target);
     const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
     const signal = options.signal;
@@ -201,6 +205,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   punch(address: string, token: Uint8Array, acceptToken: Uint8Array = token): void {
     // The root Server's checks, here, so a bad argument throws at the call as it does there.
     checkPunchArguments(address, token, acceptToken);
+    this.#notSecure("punch()");
     if (this.#closing !== undefined || this.#link.terminated) return;
     this.#link.command({ op: "punch", address, token: token.slice(), acceptToken: acceptToken.slice() });
   }
@@ -212,6 +217,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    */
   addRelayRoute(relayAddress: string, token: Uint8Array): string {
     if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
+    this.#notSecure("addRelayRoute()");
     // The checks of the worker's server (RelayRoutes.add, Server.addRelayRoute), made here.
     checkRelayFamily(relayAddress, this.address);
     const relay = checkRoute(relayAddress, token);
@@ -231,6 +237,16 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
     // adds the route back if it had just evicted it; its eviction report then names an older seq).
     this.#link.command({ op: "relay-route", relay, token: token.slice(), id: route.id, virtual: route.virtual, seq });
     return route.virtual;
+  }
+
+  /** Whether the server was started with listen's `secure` option (PROTOCOL §9). */
+  get secure(): boolean {
+    return this.#options.secure;
+  }
+
+  /** A secure server only accepts clients holding a connect token (the root Server's rule). */
+  #notSecure(call: string): void {
+    if (this.#options.secure) throw new InvalidOptionError(`${call}: not available on a secure server (listen's secure option): it only accepts clients holding a connect token`);
   }
 
   /** Sends one more bind for a route (the root Server's bindRelayRoute()); never throws. */
@@ -325,12 +341,13 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   }
 
   /** A connection of this server's (a client's, or one it opened): held in `connections`, its end reported as the server's "disconnect". */
-  #adopt(id: number, init: { address: string; userData: Uint8Array; stats: ConnectionStats }, maxQueued: number): WorkerConnection {
+  #adopt(id: number, init: { address: string; userData: Uint8Array; stats: ConnectionStats; identity?: ClientIdentity }, maxQueued: number): WorkerConnection {
     const conn = new WorkerConnection({
       link: this.#link,
       id,
       address: init.address,
       userData: init.userData,
+      ...(init.identity !== undefined ? { identity: init.identity } : {}),
       stats: init.stats,
       maxQueued,
       channels: this.#options.channels,
@@ -364,7 +381,7 @@ export async function listen(options: WorkerListenOptions): Promise<WorkerServer
         for (const event of events) {
           if (event.t === "listening") {
             const channels = options.channels ?? DEFAULT_CHANNELS;
-            const server = new WorkerServer(link, event.address, { maxQueued: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, channels, transferOnSend: front.transferOnSend });
+            const server = new WorkerServer(link, event.address, { maxQueued: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, channels, transferOnSend: front.transferOnSend, secure: options.secure !== undefined });
             resolve(server);
           } else if (event.t === "failed") {
             link.terminate();

@@ -7,6 +7,7 @@
  * ArrayBuffers are in the transfer list: each one is owned by exactly one message (see
  * docs/WORKER.md, "Who owns the bytes").
  */
+import type { ClientIdentity } from "../secure/server-security.js";
 import type { HostPort, Target } from "../api/address.js";
 import type { DisconnectInfo } from "../api/connection.js";
 import type { ConnectOptions, ListenOptions } from "../api/options.js";
@@ -68,7 +69,7 @@ export type WorkerEvent =
   | { t: "connected"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats }
   /** listen() or connect() failed in the worker: the typed error, rebuilt on the other side. */
   | { t: "failed"; error: WireError }
-  | { t: "connection"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats }
+  | { t: "connection"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats; identity?: ClientIdentity }
   | { t: "message"; c: number; channel: number; data: Uint8Array; key: number | undefined }
   | { t: "unresponsive"; c: number; silentMs: number }
   | { t: "responsive"; c: number }

@@ -156,7 +156,8 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
       server = await listen(command.options);
       server.on("connection", (conn) => {
         attach(conn);
-        emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)! });
+        const identity = conn.identity;
+        emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)!, ...(identity !== undefined ? { identity } : {}) });
       });
       server.on("punch", ({ address, token }) => emit({ t: "punch", address, token }));
       server._onRelayEvicted((virtual) => {

@@ -1,0 +1,64 @@
+/**
+ * The `secure` option of listen() and the `connectToken` option of connect(), checked and turned
+ * into the secure layer's settings; and the Endpoint's datagram sizes, made room for the layer's
+ * 29 bytes (PROTOCOL §9) so that a sealed datagram is no larger than a plain one would be.
+ */
+import { canonicalAddress } from "../relay/wire.js";
+import type { PacketAead } from "../secure/aead.js";
+import { wasmAead } from "../secure/wasm-aead.js";
+import { SecureConfigError } from "../secure/errors.js";
+import type { ServerSecurityOptions } from "../secure/server-security.js";
+import { checkServerKey, parseConnectToken, type ConnectToken } from "../secure/token.js";
+import { SECURE_OVERHEAD } from "../secure/wire.js";
+import { resolveConfig } from "../session/config.js";
+import type { EndpointConfig } from "../session/types.js";
+import type { SecureListenOptions } from "./options.js";
+
+const DEFAULT_MTU = 1200;
+const DEFAULT_MAX_MTU = 1452;
+/** What a receiver accepts (PROTOCOL §1), sealed datagram included. */
+const MAX_MTU = 1500;
+const MIN_INNER_MTU = 300;
+const MIN_IDLE_MS = 30_000;
+
+/** The server's secure-layer settings, from listen()'s `secure` and the endpoint's config. */
+export function serverSecurityOptions(secure: SecureListenOptions, protocolId: number, config: EndpointConfig): ServerSecurityOptions {
+  if (secure === null || typeof secure !== "object") throw new SecureConfigError("listen(): secure must be an object { serverKey, addresses? }");
+  checkServerKey(secure.serverKey, "listen() secure");
+  const addresses = (secure.addresses ?? []).map((a) => {
+    const c = typeof a === "string" ? canonicalAddress(a) : undefined;
+    if (c === undefined) throw new SecureConfigError(`listen() secure.addresses: ${JSON.stringify(a)} is not an "ip:port" address (IPv6 as "[::1]:7777")`);
+    return c;
+  });
+  const resolved = resolveConfig(config);
+  const maxAssociations = secure.maxAssociations ?? resolved.maxConnections + resolved.maxPendingHandshakes;
+  if (!Number.isInteger(maxAssociations) || maxAssociations < 1 || maxAssociations > 1 << 20) throw new SecureConfigError(`listen() secure.maxAssociations must be an integer in 1..${1 << 20}, got ${String(secure.maxAssociations)}`);
+  const idleTimeoutMs = secure.idleTimeoutMs ?? Math.max(MIN_IDLE_MS, 2 * resolved.timeoutMs);
+  if (!(typeof idleTimeoutMs === "number" && idleTimeoutMs > resolved.timeoutMs && idleTimeoutMs <= 3_600_000)) {
+    throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs (${resolved.timeoutMs}), up to 3600000, got ${String(secure.idleTimeoutMs)}`);
+  }
+  return { serverKey: secure.serverKey.slice(), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
+}
+
+/** The AEAD the secure layer seals and opens every datagram with (WebAssembly; tested against @noble/ciphers). */
+export function secureAead(): PacketAead {
+  return wasmAead;
+}
+
+/** The client's token, read (ConnectTokenError if it cannot be used). */
+export function clientToken(token: unknown, protocolId: number): ConnectToken {
+  return parseConnectToken(token, protocolId);
+}
+
+/**
+ * Shrinks the endpoint's datagram sizes by the secure layer's overhead (the `mtu` option and the
+ * path MTU discovery ceiling are sizes on the wire, sealed).
+ */
+export function makeRoomForSeal(config: EndpointConfig, call: string): void {
+  const mtu = config.mtu ?? DEFAULT_MTU;
+  if (!(typeof mtu === "number" && mtu - SECURE_OVERHEAD >= MIN_INNER_MTU && mtu <= MAX_MTU)) {
+    throw new SecureConfigError(`${call}: mtu must be in ${MIN_INNER_MTU + SECURE_OVERHEAD}..${MAX_MTU} on a secure connection (${SECURE_OVERHEAD} bytes of each datagram are the secure layer's), got ${String(mtu)}`);
+  }
+  config.mtu = mtu - SECURE_OVERHEAD;
+  config.maxMtu = Math.max(mtu, config.maxMtu ?? DEFAULT_MAX_MTU) - SECURE_OVERHEAD;
+}

@@ -1,0 +1,93 @@
+/**
+ * The secure layer as sans-IO nodes, for the simulator and for carriers of your own: any node (an
+ * Endpoint) with the server's or the client's half of the layer in front of it. What a secure
+ * Server's or client's socket does (src/api/secure-socket.ts), with the same drops.
+ */
+import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
+import { ClientSecurity } from "./client-security.js";
+import type { PacketAead } from "./aead.js";
+import { ServerSecurity, type ServerSecurityOptions } from "./server-security.js";
+import type { ConnectToken } from "./token.js";
+
+export class SecureServerNode<E> implements SansIoNode<E> {
+  readonly inner: SansIoNode<E>;
+  readonly security: ServerSecurity;
+
+  constructor(inner: SansIoNode<E>, options: ServerSecurityOptions) {
+    this.inner = inner;
+    this.security = new ServerSecurity(options);
+  }
+
+  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+    // Decrypted in place: the carrier lends `bytes` for this call only, and may lend the same
+    // buffer again (a duplicated datagram), so the layer works on its own copy.
+    const inner = this.security.open(from, bytes.slice(), now);
+    if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
+  }
+
+  handleTimeout(now: number): void {
+    this.inner.handleTimeout(now);
+  }
+
+  pollTimeout(): number | undefined {
+    return this.inner.pollTimeout();
+  }
+
+  pollEvent(): E | undefined {
+    return this.inner.pollEvent();
+  }
+
+  pollTransmit(now: number): Transmit | undefined {
+    for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
+      const sealed = this.security.seal(tx.bytes, tx.to);
+      if (sealed !== undefined) return { to: tx.to, bytes: sealed };
+    }
+    return undefined;
+  }
+}
+
+export class SecureClientNode<E> implements SansIoNode<E> {
+  readonly inner: SansIoNode<E>;
+  readonly security: ClientSecurity;
+  /** The server: datagrams from anywhere else are dropped (a client's socket is connected to it). */
+  readonly server: Address;
+  /** Datagrams from another address than the server. */
+  strangers = 0;
+
+  constructor(inner: SansIoNode<E>, server: Address, token: ConnectToken, aead?: PacketAead) {
+    this.inner = inner;
+    this.server = server;
+    this.security = new ClientSecurity(token, aead);
+  }
+
+  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+    if (from !== this.server) {
+      this.strangers++;
+      return;
+    }
+    const inner = this.security.open(bytes.slice());
+    if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
+  }
+
+  handleTimeout(now: number): void {
+    this.inner.handleTimeout(now);
+  }
+
+  pollTimeout(): number | undefined {
+    return this.inner.pollTimeout();
+  }
+
+  pollEvent(): E | undefined {
+    return this.inner.pollEvent();
+  }
+
+  pollTransmit(now: number): Transmit | undefined {
+    for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
+      // A client endpoint sends only to its server; anything else would leave unsealed.
+      if (tx.to !== this.server) continue;
+      const sealed = this.security.seal(tx.bytes);
+      if (sealed !== undefined) return { to: tx.to, bytes: sealed };
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,414 @@
+/**
+ * The server's half of the secure layer (PROTOCOL §9), sans-IO: it turns received HELLO and
+ * SEALED datagrams into the inner ackwire datagrams the Endpoint handles, and seals what the
+ * Endpoint sends. Nothing is allocated for a sender until it shows a token sealed under the
+ * server key: everything else is dropped and counted, and nothing is ever sent in reply to a
+ * datagram that does not authenticate.
+ *
+ * An association is what the server keeps per client: the two session keys from the token, the
+ * client's id and user data, a replay window, the next packet number to send, and the client's
+ * address. The server numbers associations with random u32 ids; the client learns its id from
+ * the first SEALED datagram and puts it in all of its own, so its datagrams are found by id
+ * (one Map lookup) whatever address they come from: a client whose NAT gives it a new port
+ * keeps its association, and the Endpoint's own migration (PROTOCOL §5) sees the new address.
+ *
+ * Tokens are bound to the address that used one first, until they expire: the same token from
+ * another address is refused, so a HELLO copied off the path cannot open a second association.
+ */
+import { host } from "../api/host.js";
+import { AddressRateLimiter } from "../session/rate-limit.js";
+import type { Address } from "../session/sans-io.js";
+import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
+import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
+import { ReplayWindow } from "./replay-window.js";
+import { MAX_PRIVATE_BYTES, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
+import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU64, SEALED, SEALED_HEADER_BYTES, writeAd } from "./wire.js";
+
+export interface ServerSecurityOptions {
+  serverKey: Uint8Array;
+  protocolId: number;
+  /**
+   * The "ip:port" addresses clients reach this server at (canonical form). A token must list one
+   * of them. Empty: a token for any server with this key is accepted.
+   */
+  addresses: readonly Address[];
+  /** Most associations at once (a HELLO beyond them is dropped and counted `full`). */
+  maxAssociations: number;
+  /** An association nothing authentic arrived on for this long is forgotten. */
+  idleTimeoutMs: number;
+  aead?: PacketAead;
+  /** Unix time in seconds (token expiry). Default: the system clock. */
+  unixSeconds?: () => number;
+  /** A random u32 (association ids). Default: crypto-random. */
+  randomU32?: () => number;
+}
+
+/** What the server knows of a secure client: from the token its backend minted. */
+export interface ClientIdentity {
+  clientId: bigint;
+  /** The backend's user data from the token (0..256 bytes). */
+  userData: Uint8Array;
+  /** When the token expires (Unix seconds): the connection outlives it. */
+  tokenExpiresAt: number;
+}
+
+export interface ServerSecurityCounters {
+  /** Datagrams that authenticated and were handed in (HELLO and SEALED). */
+  accepted: number;
+  /** Associations opened (valid HELLOs with a new token). */
+  opened: number;
+  /** Associations forgotten after idleTimeoutMs. */
+  idle: number;
+  /** Associations replaced by a new token's from the same address. */
+  replaced: number;
+  /** Datagrams whose association id now comes from another address (authenticated). */
+  migrated: number;
+  /** Too short, a length that does not add up, or an unknown first byte. */
+  malformed: number;
+  /** An ackwire datagram without the secure layer (a client that is not secure). */
+  plain: number;
+  /** HELLO for another protocol id. */
+  wrongProtocol: number;
+  /** HELLO whose token expired. */
+  expiredToken: number;
+  /** HELLO whose private part did not open under the server key (forged, or another key). */
+  badToken: number;
+  /** HELLO whose token does not list this server. */
+  wrongServer: number;
+  /** HELLO with a token already used: from another address, or whose association has ended. */
+  tokenUsed: number;
+  /** HELLO refused at maxAssociations, or with the table of remembered tokens full of unexpired ones. */
+  full: number;
+  /** HELLO with a new token from an address a live association of another client holds. */
+  addressInUse: number;
+  /** New tokens from one address beyond the rate at which they are opened (10/s, burst 20). */
+  rateLimited: number;
+  /** Authentic datagrams from an address a live association of another client holds (not moved there). */
+  migrationRefused: number;
+  /** SEALED with an id no association has (or sends to an address without one). */
+  noAssociation: number;
+  /** Sealed payloads whose tag did not match (forged, corrupted, wrong key). */
+  badTag: number;
+  /** Packet numbers already accepted, or more than the window old. */
+  replayed: number;
+  /** Sends dropped: no association for the address, or too large once sealed. */
+  sendDropped: number;
+}
+
+interface Association {
+  readonly id: number;
+  address: Address;
+  /** The address before the last migration (sends to it still reach the client). */
+  previous: Address | undefined;
+  /** The keys this association seals with (./keys.ts), not the token's own. */
+  readonly c2s: Uint8Array;
+  readonly s2c: Uint8Array;
+  readonly identity: ClientIdentity;
+  readonly tokenKey: string;
+  readonly window: ReplayWindow;
+  sendPn: number;
+  lastHeardMs: number;
+}
+
+interface TokenEntry {
+  address: Address;
+  expiresAt: number;
+  association: Association | undefined;
+}
+
+export class ServerSecurity {
+  readonly counters: ServerSecurityCounters = {
+    accepted: 0, opened: 0, idle: 0, replaced: 0, migrated: 0, malformed: 0, plain: 0, wrongProtocol: 0, expiredToken: 0, badToken: 0,
+    wrongServer: 0, tokenUsed: 0, full: 0, addressInUse: 0, rateLimited: 0, migrationRefused: 0, noAssociation: 0, badTag: 0, replayed: 0, sendDropped: 0,
+  };
+  readonly #options: Required<ServerSecurityOptions>;
+  readonly #byId = new Map<number, Association>();
+  readonly #byAddress = new Map<Address, Association>();
+  /** Tokens seen, by the private part's tag, oldest first. */
+  readonly #tokens = new Map<string, TokenEntry>();
+  readonly #maxTokens: number;
+  /**
+   * Opening a token's private part is the one costly step a sender without a token can make
+   * the server take (an XChaCha20-Poly1305 of up to ~730 bytes), so new tokens are opened at a
+   * bounded rate per source address.
+   */
+  readonly #helloRate = new AddressRateLimiter(10, 20, 4096);
+  readonly #ad = new Uint8Array(AD_BYTES);
+  readonly #out = new Uint8Array(MAX_SECURE_DATAGRAM);
+  #lastSweepMs = -Infinity;
+
+  constructor(options: ServerSecurityOptions) {
+    this.#options = {
+      aead: nobleAead,
+      unixSeconds: () => Date.now() / 1000,
+      randomU32: () => host.crypto.getRandomValues(new Uint32Array(1))[0]!,
+      ...options,
+    };
+    this.#maxTokens = Math.max(1024, 4 * options.maxAssociations);
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** The client at `address` (its current or previous one), if it has an association. */
+  identityOf(address: Address): ClientIdentity | undefined {
+    return this.#byAddress.get(address)?.identity;
+  }
+
+  /**
+   * A received datagram: the inner ackwire datagram (decrypted in place, a view of `bytes`), or
+   * undefined when it is dropped (counted).
+   */
+  open(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
+    this.#sweepEvery(nowMs);
+    const type = bytes[0];
+    if (type === SEALED) return this.#openSealed(from, bytes, nowMs);
+    if (type === HELLO) return this.#openHello(from, bytes, nowMs);
+    if (type !== undefined && type < 0x80) this.counters.plain++;
+    else this.counters.malformed++;
+    return undefined;
+  }
+
+  /**
+   * Seals `inner` for the client at `to`: a view of this object's buffer, valid until the next
+   * seal, or undefined when there is no association for `to` (counted `sendDropped`).
+   */
+  seal(inner: Uint8Array, to: Address): Uint8Array | undefined {
+    const a = this.#byAddress.get(to);
+    if (a === undefined || SEALED_HEADER_BYTES + inner.length + TAG_BYTES > MAX_SECURE_DATAGRAM) {
+      this.counters.sendDropped++;
+      return undefined;
+    }
+    const out = this.#out;
+    const pn = a.sendPn++;
+    writeAd(out, SEALED, a.id, pn);
+    const n = this.#options.aead.seal(a.s2c, pn, out.subarray(0, AD_BYTES), inner, out, SEALED_HEADER_BYTES);
+    return out.subarray(0, SEALED_HEADER_BYTES + n);
+  }
+
+  /** Forgets associations idle for idleTimeoutMs and tokens past their expiry. */
+  sweep(nowMs: number): void {
+    this.#lastSweepMs = nowMs;
+    for (const a of this.#byId.values()) {
+      if (nowMs - a.lastHeardMs >= this.#options.idleTimeoutMs) {
+        this.#forget(a);
+        this.counters.idle++;
+      }
+    }
+    const now = this.#options.unixSeconds();
+    for (const [key, entry] of this.#tokens) {
+      if (entry.expiresAt <= now && entry.association === undefined) this.#tokens.delete(key);
+    }
+  }
+
+  #sweepEvery(nowMs: number): void {
+    if (nowMs - this.#lastSweepMs >= 1000) this.sweep(nowMs);
+  }
+
+  #openSealed(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
+    if (bytes.length < SEALED_HEADER_BYTES + TAG_BYTES) {
+      this.counters.malformed++;
+      return undefined;
+    }
+    const id = (bytes[1]! | (bytes[2]! << 8) | (bytes[3]! << 16) | (bytes[4]! << 24)) >>> 0;
+    const a = this.#byId.get(id);
+    if (a === undefined) {
+      this.counters.noAssociation++;
+      return undefined;
+    }
+    const pn = readU64(bytes, 5);
+    const inner = this.#unseal(a, pn, bytes.subarray(0, AD_BYTES), bytes, SEALED_HEADER_BYTES);
+    if (inner === undefined) return undefined;
+    a.lastHeardMs = nowMs;
+    // The newest datagram decides where the client is; an older one arriving late from the
+    // address it left does not move it back.
+    if (from !== a.address && pn === a.window.highest) {
+      const other = this.#byAddress.get(from);
+      // Another client is there (a copy of this client's datagram sent from its address by
+      // someone on the path, say): nothing moves, and the datagram is not handed in.
+      if (other !== undefined && other !== a && other.address === from) {
+        this.counters.migrationRefused++;
+        return undefined;
+      }
+      this.#migrate(a, from);
+    }
+    return inner;
+  }
+
+  #openHello(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
+    const counters = this.counters;
+    if (bytes.length < HELLO_FIXED_BYTES + MIN_PRIVATE_BYTES + HELLO_TAIL_BYTES + TAG_BYTES) {
+      counters.malformed++;
+      return undefined;
+    }
+    const n = bytes[37]! | (bytes[38]! << 8);
+    if (n < MIN_PRIVATE_BYTES || n > MAX_PRIVATE_BYTES || HELLO_FIXED_BYTES + n + HELLO_TAIL_BYTES + TAG_BYTES > bytes.length) {
+      counters.malformed++;
+      return undefined;
+    }
+    const protocolId = (bytes[1]! | (bytes[2]! << 8) | (bytes[3]! << 16) | (bytes[4]! << 24)) >>> 0;
+    if (protocolId !== this.#options.protocolId >>> 0) {
+      counters.wrongProtocol++;
+      return undefined;
+    }
+    // Checked before the token is opened (cheap); the expiry is authenticated when it is.
+    const expiresAt = readU64(bytes, 5);
+    if (!(expiresAt > this.#options.unixSeconds())) {
+      counters.expiredToken++;
+      return undefined;
+    }
+    // The private part's tag names the token: it is unique per token, and covers all of it.
+    const tokenKey = latin1(bytes, HELLO_FIXED_BYTES + n - TAG_BYTES, TAG_BYTES);
+    const entry = this.#tokens.get(tokenKey);
+    const pnAt = HELLO_FIXED_BYTES + n + CLIENT_NONCE_BYTES;
+    const pn = readU64(bytes, pnAt);
+    if (entry !== undefined) {
+      // A token opens one association, from one address: a HELLO copied off the path and sent
+      // from elsewhere, or sent again after the association ended, opens nothing.
+      const a = entry.association;
+      if (entry.address !== from || a === undefined) {
+        counters.tokenUsed++;
+        return undefined;
+      }
+      // The client repeating its HELLO (its first datagrams were lost or not yet answered).
+      const inner = this.#unseal(a, pn, writeAd(this.#ad, HELLO, 0, pn), bytes, pnAt + 8);
+      if (inner !== undefined) a.lastHeardMs = nowMs;
+      return inner;
+    }
+    // A new token: open it in full (the tag alone says nothing: it was not checked yet).
+    if (!this.#helloRate.allow(nowMs, from)) {
+      counters.rateLimited++;
+      return undefined;
+    }
+    const contents = openHelloToken(this.#options.serverKey, bytes, n);
+    if (contents === undefined) {
+      counters.badToken++;
+      return undefined;
+    }
+    const listed = this.#options.addresses;
+    if (listed.length > 0 && !contents.serverAddresses.some((s) => listed.includes(s))) {
+      counters.wrongServer++;
+      return undefined;
+    }
+    // Another client's live association at this address is not given up for a new token: a
+    // sender that spoofs the address with a token of its own must not disconnect that client.
+    // The same client reconnecting (its id) may replace it; an address a client moved away
+    // from is just let go.
+    const old = this.#byAddress.get(from);
+    if (old !== undefined && old.address === from && old.identity.clientId !== contents.clientId) {
+      counters.addressInUse++;
+      return undefined;
+    }
+    if (this.#byId.size >= this.#options.maxAssociations && old === undefined) {
+      this.sweep(nowMs);
+      if (this.#byId.size >= this.#options.maxAssociations) {
+        counters.full++;
+        return undefined;
+      }
+    }
+    if (!this.#roomForToken()) {
+      counters.full++;
+      return undefined;
+    }
+    const id = this.#newId();
+    const clientNonce = bytes.subarray(HELLO_FIXED_BYTES + n, pnAt);
+    const a: Association = {
+      id,
+      address: from,
+      previous: undefined,
+      c2s: clientToServerKey(contents.clientToServerKey, clientNonce),
+      s2c: serverToClientKey(contents.serverToClientKey, clientNonce, id),
+      identity: { clientId: contents.clientId, userData: contents.userData, tokenExpiresAt: contents.expiresAt },
+      tokenKey,
+      window: new ReplayWindow(),
+      sendPn: 0,
+      lastHeardMs: nowMs,
+    };
+    // The inner datagram must open under the derived key before anything is kept: a HELLO
+    // with a valid token but a forged payload allocates nothing.
+    const inner = this.#unseal(a, pn, writeAd(this.#ad, HELLO, 0, pn), bytes, pnAt + 8);
+    if (inner === undefined) return undefined;
+    if (old !== undefined) {
+      if (old.address === from) {
+        this.#forget(old);
+        counters.replaced++;
+      } else {
+        old.previous = undefined;
+      }
+    }
+    this.#byId.set(a.id, a);
+    this.#byAddress.set(from, a);
+    this.#tokens.set(tokenKey, { address: from, expiresAt: contents.expiresAt, association: a });
+    counters.opened++;
+    return inner;
+  }
+
+  /** Checks the window and the tag of the payload at `bytes[at..]` and decrypts it in place. */
+  #unseal(a: Association, pn: number, ad: Uint8Array, bytes: Uint8Array, at: number): Uint8Array | undefined {
+    // readU64 gives Infinity from 2^53 up: no side ever sends such a number.
+    if (pn === Infinity) {
+      this.counters.malformed++;
+      return undefined;
+    }
+    if (!a.window.fresh(pn)) {
+      this.counters.replayed++;
+      return undefined;
+    }
+    const sealed = bytes.subarray(at);
+    const n = this.#options.aead.open(a.c2s, pn, ad, sealed, sealed);
+    if (n < 0) {
+      this.counters.badTag++;
+      return undefined;
+    }
+    a.window.accept(pn);
+    this.counters.accepted++;
+    return bytes.subarray(at, at + n);
+  }
+
+  #migrate(a: Association, to: Address): void {
+    if (a.previous !== undefined && this.#byAddress.get(a.previous) === a) this.#byAddress.delete(a.previous);
+    a.previous = a.address;
+    a.address = to;
+    // An association that had `to` only as the address it moved away from lets it go.
+    const other = this.#byAddress.get(to);
+    if (other !== undefined && other !== a && other.previous === to) other.previous = undefined;
+    this.#byAddress.set(to, a);
+    this.counters.migrated++;
+  }
+
+  #forget(a: Association): void {
+    this.#byId.delete(a.id);
+    if (this.#byAddress.get(a.address) === a) this.#byAddress.delete(a.address);
+    if (a.previous !== undefined && this.#byAddress.get(a.previous) === a) this.#byAddress.delete(a.previous);
+    const entry = this.#tokens.get(a.tokenKey);
+    if (entry !== undefined && entry.association === a) entry.association = undefined;
+  }
+
+  /**
+   * Whether one more token can be remembered: the table is bounded, and an unexpired token is
+   * never forgotten (a forgotten one could open an association again, with a copied HELLO), so
+   * when it is full of them new tokens are refused until some expire.
+   */
+  #roomForToken(): boolean {
+    if (this.#tokens.size < this.#maxTokens) return true;
+    const now = this.#options.unixSeconds();
+    for (const [key, entry] of this.#tokens) if (entry.expiresAt <= now && entry.association === undefined) this.#tokens.delete(key);
+    return this.#tokens.size < this.#maxTokens;
+  }
+
+  #newId(): number {
+    for (;;) {
+      const id = this.#options.randomU32() >>> 0;
+      if (!this.#byId.has(id)) return id;
+    }
+  }
+}
+
+/** bytes[at..at+n) as a string key (one char per byte). */
+function latin1(bytes: Uint8Array, at: number, n: number): string {
+  let s = "";
+  for (let i = at; i < at + n; i++) s += String.fromCharCode(bytes[i]!);
+  return s;
+}
+

@@ -1,0 +1,71 @@
+/**
+ * The secure layer's datagrams (PROTOCOL §9). Every datagram of a secure socket is one of two
+ * kinds, told apart by the first byte, whose top bit is set (an ackwire datagram's type byte
+ * never has it: PROTOCOL §1), so a plain datagram reaching a secure socket is recognised and
+ * counted:
+ *
+ *   HELLO  (client -> server, until the client has heard from the server)
+ *     0      u8   0x80
+ *     1      u32  protocolId              \
+ *     5      u64  expiresAt (Unix seconds) } copied from the connect token (./token.ts)
+ *     13     24   token nonce              |
+ *     37     u16  N = private part length  |
+ *     39     N    private part            /
+ *     39+N   8    client nonce (random per connection attempt: ./keys.ts)
+ *     47+N   u64  packet number
+ *     55+N   ..   sealed inner datagram (ciphertext + 16-byte tag)
+ *
+ *   SEALED (both ways, once the client knows its association id)
+ *     0      u8   0x81
+ *     1      u32  association id (the server's number for this client, random)
+ *     5      u64  packet number
+ *     13     ..   sealed inner datagram (ciphertext + 16-byte tag)
+ *
+ * The inner datagram is an ordinary ackwire datagram, sealed with ChaCha20-Poly1305 under the
+ * sending direction's key (./aead.ts), derived for this attempt and association (./keys.ts). Its associated data is the type byte, the 4 bytes after
+ * it in SEALED (the association id; zeros in HELLO) and the packet number: the 13 bytes
+ * `type | id | pn`, so the id and the number cannot be changed without the tag failing.
+ */
+import { TAG_BYTES } from "./aead.js";
+
+export const HELLO = 0x80;
+export const SEALED = 0x81;
+
+/** SEALED header: type, association id, packet number. */
+export const SEALED_HEADER_BYTES = 13;
+/** What a SEALED datagram adds to the inner one: the header and the tag. */
+export const SECURE_OVERHEAD = SEALED_HEADER_BYTES + TAG_BYTES;
+/** HELLO bytes before the private part. */
+export const HELLO_FIXED_BYTES = 39;
+/** HELLO bytes after the private part and before the sealed datagram: client nonce, packet number. */
+export const HELLO_TAIL_BYTES = 16;
+/** Associated data of every seal: type, association id (0 in HELLO), packet number. */
+export const AD_BYTES = 13;
+/** Largest datagram the layer reads or writes (what an ackwire receiver accepts). */
+export const MAX_SECURE_DATAGRAM = 1500;
+
+/** Writes a u64 little-endian (n < 2^53). */
+export function writeU64(bytes: Uint8Array, at: number, n: number): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  view.setUint32(at, n % 0x1_0000_0000, true);
+  view.setUint32(at + 4, Math.floor(n / 0x1_0000_0000), true);
+}
+
+/** Reads a u64 little-endian; values of 2^53 and above come back as Infinity (never valid here). */
+export function readU64(bytes: Uint8Array, at: number): number {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const hi = view.getUint32(at + 4, true);
+  if (hi >= 0x20_0000) return Infinity;
+  return hi * 0x1_0000_0000 + view.getUint32(at, true);
+}
+
+/** Fills `ad` (13 bytes) with the associated data `type | id | pn`. */
+export function writeAd(ad: Uint8Array, type: number, id: number, pn: number): Uint8Array {
+  ad[0] = type;
+  ad[1] = id & 0xff;
+  ad[2] = (id >>> 8) & 0xff;
+  ad[3] = (id >>> 16) & 0xff;
+  ad[4] = (id >>> 24) & 0xff;
+  writeU64(ad, 5, pn);
+  return ad;
+}
