@@ -15,6 +15,8 @@ export interface DemoOptions {
   /** When the proxy rebinds every client's port (a NAT losing its mappings), in seconds of
    *  traffic: -1 = halfway through, 0 = never. */
   rebindAtS: number;
+  /** Secure connections (PROTOCOL §9): each client connects with a connect token. */
+  secure: boolean;
   help: boolean;
 }
 
@@ -26,6 +28,7 @@ export const DEFAULT_OPTIONS: DemoOptions = {
   jitterMs: 10,
   seed: 1,
   rebindAtS: -1,
+  secure: false,
   help: false,
 };
 
@@ -52,6 +55,8 @@ Flags:
   --rebind-at <s>    the proxy gives every client a new port at this many seconds of
                      traffic, as a NAT that lost its mappings; connections must move
                      with their clients; 0 = never             (default: halfway)
+  --secure           secure connections: every datagram encrypted and authenticated, each
+                     client holding a connect token minted here as a backend would
   --help             this text
 
 Exit code 0 only if every reliable message arrived exactly once and in order, the 1 MiB
@@ -59,7 +64,7 @@ transfer verified by SHA-256, every client's latest-state table converged at the
 no payload failed its self-check; otherwise 1, with the reasons.`;
 
 interface NumericFlag {
-  key: Exclude<keyof DemoOptions, "help">;
+  key: Exclude<keyof DemoOptions, "help" | "secure">;
   min: number;
   max: number;
   integer: boolean;
@@ -85,11 +90,16 @@ export function parseDemoArgs(argv: readonly string[]): DemoOptions {
       options.help = true;
       continue;
     }
+    if (arg === "--secure") {
+      if (options.secure) throw new DemoUsageError("--secure given twice");
+      options.secure = true;
+      continue;
+    }
     const eq = arg.indexOf("=");
     const name = eq >= 0 ? arg.slice(0, eq) : arg;
     const flag = NUMERIC_FLAGS[name];
     if (flag === undefined) {
-      throw new DemoUsageError(`unknown flag ${JSON.stringify(arg)}; flags are ${[...Object.keys(NUMERIC_FLAGS), "--help"].join(", ")}`);
+      throw new DemoUsageError(`unknown flag ${JSON.stringify(arg)}; flags are ${[...Object.keys(NUMERIC_FLAGS), "--secure", "--help"].join(", ")}`);
     }
     if (seen.has(name)) throw new DemoUsageError(`${name} given twice`);
     seen.add(name);

@@ -10,7 +10,7 @@
 import { bunAdapter } from "../runtimes/bun/index.js";
 import { denoAdapter } from "../runtimes/deno/index.js";
 import { nodeAdapter } from "../runtimes/node/index.js";
-import { connect, detectRuntime, listen, type Connection, type Server } from "../src/index.js";
+import { connect, createConnectToken, detectRuntime, generateServerKey, listen, type Connection, type Server } from "../src/index.js";
 import { DemoUsageError, HELP, parseDemoArgs, type DemoOptions } from "./args.js";
 import { BULK_TICK, DemoClient } from "./client.js";
 import { Dashboard } from "./dashboard.js";
@@ -57,7 +57,10 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
   let proxy: DemoProxy | undefined;
   const clients: DemoClient[] = [];
   try {
-    server = await listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, maxConnections: o.clients + 4 });
+    // --secure: this process plays the game's backend too, holding the server key and minting
+    // one connect token per client.
+    const serverKey = o.secure ? generateServerKey() : undefined;
+    server = await listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, maxConnections: o.clients + 4, ...(serverKey !== undefined ? { secure: { serverKey } } : {}) });
     const demoServer = new DemoServer(server, o.seed, o.clients, now);
     proxy = await DemoProxy.open({
       adapter: adapterFor(runtime),
@@ -69,7 +72,10 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
 
     // Connect every client through the proxy (the handshake crosses the lossy link too).
     const attempts = await Promise.allSettled(
-      Array.from({ length: o.clients }, (_, i) => connect(proxy!.address, { protocolId: PROTOCOL_ID, userData: Uint8Array.of(i), connectTimeoutMs: CONNECT_TIMEOUT_MS })),
+      Array.from({ length: o.clients }, (_, i) => {
+        const connectToken = serverKey === undefined ? undefined : createConnectToken({ serverKey, protocolId: PROTOCOL_ID, clientId: i, serverAddresses: [proxy!.address] });
+        return connect(proxy!.address, { protocolId: PROTOCOL_ID, userData: Uint8Array.of(i), connectTimeoutMs: CONNECT_TIMEOUT_MS, ...(connectToken !== undefined ? { connectToken } : {}) });
+      }),
     );
     const connectErrors: string[] = [];
     attempts.forEach((a, i) => {
@@ -159,6 +165,8 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     const sendErrors = clients.flatMap((c) => (c.sendError === undefined ? [] : [`client ${c.index}: ${c.sendError}`]));
     const reasons = [...connectErrors, ...failures(reports, totals, demoServer, bulkExpected, o.clients, sendErrors, reboundAtS !== undefined)];
     const proxyStats = proxy.stats();
+    const secure = server.counters().secure;
+    if (secure !== undefined && secure.opened < clients.length) reasons.push(`only ${secure.opened} of ${clients.length} clients opened a secure association`);
 
     // Close: clients say goodbye, then the server and the proxy; each bounded.
     await withTimeout(Promise.all(clients.map((c) => c.conn.close("normal"))), CLOSE_BUDGET_MS, []);
@@ -180,6 +188,11 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
         rebinding: rebindLine(),
       }),
     );
+    if (secure !== undefined) {
+      // What the server's secure layer saw: every datagram in authenticated, or dropped and counted.
+      const dropped = secure.malformed + secure.plain + secure.badTag + secure.replayed + secure.noAssociation + secure.badToken + secure.tokenUsed;
+      out.write(`secure: ${secure.opened}/${clients.length} clients with a token, ${secure.accepted} datagrams authenticated and decrypted, ${dropped} dropped, ${secure.migrated} moved with their client\n`);
+    }
     out.write(`total ${((now() - started) / 1000).toFixed(1)} s on ${runtime}\n`);
     return reasons.length === 0 ? 0 : 1;
   } catch (error) {

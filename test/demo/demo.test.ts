@@ -37,9 +37,10 @@ function expectPass(run: DemoRun, label: string): void {
 describe("demo flags", () => {
   it("parses every flag and rejects bad ones with DemoUsageError", () => {
     const o = parseDemoArgs(["--duration", "2.5", "--clients=4", "--loss", "0", "--latency", "50", "--jitter", "3", "--seed", "9"]);
-    expect(o).toMatchObject({ durationS: 2.5, clients: 4, lossPercent: 0, latencyMs: 50, jitterMs: 3, seed: 9, help: false });
+    expect(o).toMatchObject({ durationS: 2.5, clients: 4, lossPercent: 0, latencyMs: 50, jitterMs: 3, seed: 9, secure: false, help: false });
+    expect(parseDemoArgs(["--secure", "--clients", "2"])).toMatchObject({ secure: true, clients: 2 });
     expect(parseDemoArgs([]).clients).toBe(8);
-    for (const bad of [["--clients", "0"], ["--clients", "2.5"], ["--loss", "x"], ["--duration"], ["--nope"], ["--seed", "1", "--seed", "2"], ["--latency", ""]]) {
+    for (const bad of [["--clients", "0"], ["--clients", "2.5"], ["--loss", "x"], ["--duration"], ["--nope"], ["--seed", "1", "--seed", "2"], ["--latency", ""], ["--secure", "--secure"], ["--secure=1"]]) {
       expect(() => parseDemoArgs(bad), bad.join(" ")).toThrow(DemoUsageError);
     }
   });
@@ -80,5 +81,18 @@ describe("npm start (short run, piped)", () => {
   it("deno: exit 0, every reliable message arrived in order", async () => {
     const run = await runDemo(bin("deno"), ["run", "--unstable-net", "--allow-net", "--allow-read", "--allow-env", demoMain, ...SHORT], CHILD_LIMIT_MS);
     expectPass(run, "deno");
+  }, 60_000);
+
+  it("node --secure: the same verdict with every datagram sealed; each client had a token, nothing was dropped", async () => {
+    const run = await runDemo(process.execPath, [demoMain, ...SHORT, "--secure"], CHILD_LIMIT_MS);
+    expectPass(run, "node --secure");
+    const line = run.stdout.match(/secure: (\d+)\/(\d+) clients with a token, (\d+) datagrams authenticated and decrypted, (\d+) dropped, (\d+) moved/);
+    expect(line, run.stdout).not.toBeNull();
+    expect(+line![1]!).toBe(CLIENTS);
+    expect(+line![2]!).toBe(CLIENTS);
+    expect(+line![3]!).toBeGreaterThan(100);
+    expect(+line![4]!).toBe(0);
+    // The proxy gave every client a new port halfway: each association followed its client.
+    expect(+line![5]!).toBe(CLIENTS);
   }, 60_000);
 });
