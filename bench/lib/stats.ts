@@ -28,3 +28,12 @@ export function round(v: number, digits: number): number {
 export function median(samples: readonly number[]): number {
   return sortedCopy(samples)[samples.length >> 1]!;
 }
+
+/**
+ * Two arms measured alternately (e.g. direct and relayed): every round of each, each arm's
+ * median (2 decimals) as `<arm>Median`, and `ratio` = other's median / base's (3 decimals).
+ */
+export function armsSummary(runs: Record<string, number[]>, base: string, other: string): Record<string, unknown> {
+  const m = (arm: string): number => median(runs[arm] ?? []);
+  return { ...runs, [`${base}Median`]: round(m(base), 2), [`${other}Median`]: round(m(other), 2), ratio: round(m(other) / m(base), 3) };
+}

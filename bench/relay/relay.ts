@@ -14,7 +14,7 @@ import { onFreshPair, runPing, runThroughput, type MessagePair } from "../e2e/dr
 import { RELIABLE_FLOW } from "../e2e/flows.js";
 import { BENCH_PROTOCOL_ID, CHANNEL, pairOn } from "../e2e/transports/ackwire.js";
 import { g, runtimeName, scriptArgs } from "../lib/host.js";
-import { median } from "../lib/stats.js";
+import { armsSummary, median } from "../lib/stats.js";
 import { DEFAULT_CHANNELS, listen, listenRelay, type Connection, type RelayServer } from "../../src/index.js";
 
 const [countArg, roundsArg, bulkArg] = scriptArgs().filter((a) => !a.startsWith("--"));
@@ -69,8 +69,8 @@ g.console.log(
     runtime: runtimeName(),
     pingCount,
     rounds,
-    pingP50Us: { ...ping, directMedian: m(ping.direct), relayedMedian: m(ping.relayed), ratio: +(median(ping.relayed) / median(ping.direct)).toFixed(3) },
-    bulkMBps1000: { ...bulk, directMedian: m(bulk.direct), relayedMedian: m(bulk.relayed), ratio: +(median(bulk.relayed) / median(bulk.direct)).toFixed(3) },
+    pingP50Us: armsSummary(ping, "direct", "relayed"),
+    bulkMBps1000: armsSummary(bulk, "direct", "relayed"),
     policedMedian: m(bulk.policed),
     relay: relay.counters(),
     policedRelay: policed.counters(),

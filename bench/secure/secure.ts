@@ -10,7 +10,7 @@ import { onFreshPair, runPing, runThroughput, type MessagePair } from "../e2e/dr
 import { RELIABLE_FLOW } from "../e2e/flows.js";
 import { BENCH_PROTOCOL_ID, CHANNEL, pairOn } from "../e2e/transports/ackwire.js";
 import { g, runtimeName, scriptArgs } from "../lib/host.js";
-import { median } from "../lib/stats.js";
+import { armsSummary } from "../lib/stats.js";
 import { connect, createConnectToken, DEFAULT_CHANNELS, generateServerKey, listen, type Connection, type Server, type ServerSecurityCounters } from "../../src/index.js";
 
 const [countArg, roundsArg, bulkArg] = scriptArgs().filter((a) => !a.startsWith("--"));
@@ -52,14 +52,13 @@ for (let round = 0; round <= rounds; round++) {
     bulk[arm].push(t.mbPerSec);
   }
 }
-const m = (xs: number[]): number => +median(xs).toFixed(2);
 g.console.log(
   JSON.stringify({
     runtime: runtimeName(),
     pingCount,
     rounds,
-    pingP50Us: { ...ping, plainMedian: m(ping.plain), secureMedian: m(ping.secure), ratio: +(median(ping.secure) / median(ping.plain)).toFixed(3) },
-    bulkMBps1000: { ...bulk, plainMedian: m(bulk.plain), secureMedian: m(bulk.secure), ratio: +(median(bulk.secure) / median(bulk.plain)).toFixed(3) },
+    pingP50Us: armsSummary(ping, "plain", "secure"),
+    bulkMBps1000: armsSummary(bulk, "plain", "secure"),
     lastSecureServer: lastSecure,
   }),
 );

@@ -11,14 +11,15 @@
 import { RelayRoutes } from "../relay/routes.js";
 import { isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "../relay/wire.js";
 import type { Address } from "../session/sans-io.js";
-import type { DatagramBatch, DatagramSocket } from "./socket.js";
+import { OwnBatch, type DatagramBatch, type DatagramSocket } from "./socket.js";
 
 export class RelayingSocket implements DatagramSocket {
   readonly routes = new RelayRoutes();
   readonly #inner: DatagramSocket;
   /** The wrapped datagram; valid during the inner send only (the adapter copies if it sends later). */
   readonly #scratch = new Uint8Array(MAX_RELAY_DATAGRAM);
-  readonly #out: DatagramBatch = { length: 0, from: [], bytes: [] };
+  /** The rewritten datagrams (the adapter's batch is its own). */
+  readonly #out = new OwnBatch();
   /** An IPv6 socket: real datagrams from 100::/64 could arrive and must be dropped. */
   readonly #ipv6: boolean;
 
@@ -71,26 +72,15 @@ export class RelayingSocket implements DatagramSocket {
       // No route: nothing to unwrap, and on an IPv4 socket nothing to drop. On an IPv6 socket
       // the batch passes untouched unless a sender is in 100::/64.
       if (routes.size === 0 && (!this.#ipv6 || !anyVirtual(batch))) return callback(batch);
-      // The adapter's batch is its own (reused, and its length may be fixed): the rewritten
-      // datagrams go into this socket's batch.
       const out = this.#out;
-      let n = 0;
       for (let i = 0; i < batch.length; i++) {
-        let from = batch.from[i]!;
-        let bytes = batch.bytes[i]!;
+        const from = batch.from[i]!;
+        const bytes = batch.bytes[i]!;
         const route = routes.inbound(from, bytes);
-        if (route === undefined) continue;
-        if (route !== null) {
-          from = route.virtual;
-          bytes = bytes.subarray(RELAY_TOKEN_BYTES);
-        }
-        out.from[n] = from;
-        out.bytes[n] = bytes;
-        n++;
+        if (route === null) out.push(from, bytes);
+        else if (route !== undefined) out.push(route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
       }
-      out.length = n;
-      if (n > 0) callback(out);
-      out.length = 0;
+      out.deliver(callback);
     });
   }
 

@@ -11,12 +11,12 @@ import { ServerSecurity, type ServerSecurityOptions } from "../secure/server-sec
 import type { ConnectToken } from "../secure/token.js";
 import type { Address } from "../session/sans-io.js";
 import { monotonicNow } from "./host.js";
-import type { DatagramBatch, DatagramSocket } from "./socket.js";
+import { OwnBatch, type DatagramBatch, type DatagramSocket } from "./socket.js";
 
 /** Passes each received batch through `open` into a batch of its own (the adapter's is reused). */
 abstract class SealingSocket implements DatagramSocket {
   protected readonly inner: DatagramSocket;
-  readonly #out: DatagramBatch = { length: 0, from: [], bytes: [] };
+  readonly #out = new OwnBatch();
 
   constructor(inner: DatagramSocket) {
     this.inner = inner;
@@ -41,18 +41,12 @@ abstract class SealingSocket implements DatagramSocket {
     this.inner.onDatagrams((batch) => {
       const out = this.#out;
       const now = monotonicNow();
-      let n = 0;
       for (let i = 0; i < batch.length; i++) {
         const from = batch.from[i]!;
         const opened = this.open(from, batch.bytes[i]!, now);
-        if (opened === undefined) continue;
-        out.from[n] = from;
-        out.bytes[n] = opened;
-        n++;
+        if (opened !== undefined) out.push(from, opened);
       }
-      out.length = n;
-      if (n > 0) callback(out);
-      out.length = 0;
+      out.deliver(callback);
     });
   }
 

@@ -16,6 +16,28 @@ export interface DatagramBatch {
   bytes: Uint8Array[];
 }
 
+/**
+ * A batch of a socket wrapper's own, refilled from each adapter batch (which the adapter reuses,
+ * and whose length may be fixed): `push` what passes, then `deliver`.
+ */
+export class OwnBatch implements DatagramBatch {
+  length = 0;
+  readonly from: Address[] = [];
+  readonly bytes: Uint8Array[] = [];
+
+  push(from: Address, bytes: Uint8Array): void {
+    this.from[this.length] = from;
+    this.bytes[this.length] = bytes;
+    this.length++;
+  }
+
+  /** Hands the batch to `callback` if anything passed, and empties it. */
+  deliver(callback: (batch: DatagramBatch) => void): void {
+    if (this.length > 0) callback(this);
+    this.length = 0;
+  }
+}
+
 export interface DatagramSocket {
   /** The bound local address, e.g. { host: "127.0.0.1", port: 50123 }. */
   readonly localAddress: HostPort;

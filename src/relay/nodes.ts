@@ -6,7 +6,7 @@
  *   socket does with addRelayRoute(), with the same drops: a transmit to a virtual address
  *   whose route is gone, and a datagram that really comes from 100::/64).
  */
-import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
+import { WrappingNode, type Address, type SansIoNode, type Transmit } from "../session/sans-io.js";
 import { RelayForwarder, type RelayForwarderOptions } from "./forwarder.js";
 import { RelayRoutes } from "./routes.js";
 import { MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES } from "./wire.js";
@@ -58,16 +58,11 @@ export class RelayNode implements SansIoNode<never> {
   }
 }
 
-export class RelayedNode<E> implements SansIoNode<E> {
-  readonly inner: SansIoNode<E>;
+export class RelayedNode<E> extends WrappingNode<E> {
   readonly routes = new RelayRoutes();
   readonly #scratch = new Uint8Array(MAX_RELAY_DATAGRAM);
   /** Binds waiting for pollTransmit (virtual addresses). */
   readonly #binds: Address[] = [];
-
-  constructor(inner: SansIoNode<E>) {
-    this.inner = inner;
-  }
 
   /** Adds a route (RelayRoutes.add) and queues a bind for it; returns the virtual address. */
   addRoute(relay: Address, token: Uint8Array): Address {
@@ -93,18 +88,8 @@ export class RelayedNode<E> implements SansIoNode<E> {
     else if (route !== undefined) this.inner.handleDatagram(now, route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
   }
 
-  handleTimeout(now: number): void {
-    this.inner.handleTimeout(now);
-  }
-
-  /** The inner node's (queued binds leave at the next pollTransmit, which a driver calls after any input). */
-  pollTimeout(): number | undefined {
-    return this.inner.pollTimeout();
-  }
-
-  pollEvent(): E | undefined {
-    return this.inner.pollEvent();
-  }
+  // pollTimeout is the inner node's: queued binds leave at the next pollTransmit, which a driver
+  // calls after any input.
 
   pollTransmit(now: number): Transmit | undefined {
     while (this.#binds.length > 0) {

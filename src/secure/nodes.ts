@@ -3,18 +3,17 @@
  * Endpoint) with the server's or the client's half of the layer in front of it. What a secure
  * Server's or client's socket does (src/api/secure-socket.ts), with the same drops.
  */
-import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
+import { WrappingNode, type Address, type SansIoNode, type Transmit } from "../session/sans-io.js";
 import { ClientSecurity } from "./client-security.js";
 import type { PacketAead } from "./aead.js";
 import { ServerSecurity, type ServerSecurityOptions } from "./server-security.js";
 import type { ConnectToken } from "./token.js";
 
-export class SecureServerNode<E> implements SansIoNode<E> {
-  readonly inner: SansIoNode<E>;
+export class SecureServerNode<E> extends WrappingNode<E> {
   readonly security: ServerSecurity;
 
   constructor(inner: SansIoNode<E>, options: ServerSecurityOptions) {
-    this.inner = inner;
+    super(inner);
     this.security = new ServerSecurity(options);
   }
 
@@ -23,18 +22,6 @@ export class SecureServerNode<E> implements SansIoNode<E> {
     // buffer again (a duplicated datagram), so the layer works on its own copy.
     const inner = this.security.open(from, bytes.slice(), now);
     if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
-  }
-
-  handleTimeout(now: number): void {
-    this.inner.handleTimeout(now);
-  }
-
-  pollTimeout(): number | undefined {
-    return this.inner.pollTimeout();
-  }
-
-  pollEvent(): E | undefined {
-    return this.inner.pollEvent();
   }
 
   pollTransmit(now: number): Transmit | undefined {
@@ -46,8 +33,7 @@ export class SecureServerNode<E> implements SansIoNode<E> {
   }
 }
 
-export class SecureClientNode<E> implements SansIoNode<E> {
-  readonly inner: SansIoNode<E>;
+export class SecureClientNode<E> extends WrappingNode<E> {
   readonly security: ClientSecurity;
   /** The server: datagrams from anywhere else are dropped (a client's socket is connected to it). */
   readonly server: Address;
@@ -55,7 +41,7 @@ export class SecureClientNode<E> implements SansIoNode<E> {
   strangers = 0;
 
   constructor(inner: SansIoNode<E>, server: Address, token: ConnectToken, aead?: PacketAead) {
-    this.inner = inner;
+    super(inner);
     this.server = server;
     this.security = new ClientSecurity(token, aead);
   }
@@ -67,18 +53,6 @@ export class SecureClientNode<E> implements SansIoNode<E> {
     }
     const inner = this.security.open(bytes.slice());
     if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
-  }
-
-  handleTimeout(now: number): void {
-    this.inner.handleTimeout(now);
-  }
-
-  pollTimeout(): number | undefined {
-    return this.inner.pollTimeout();
-  }
-
-  pollEvent(): E | undefined {
-    return this.inner.pollEvent();
   }
 
   pollTransmit(now: number): Transmit | undefined {

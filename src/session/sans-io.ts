@@ -34,3 +34,30 @@ export interface SansIoNode<Event = unknown> {
   pollTimeout(): number | undefined;
   pollEvent(): Event | undefined;
 }
+
+/**
+ * A node in front of another (a relay route table, the secure layer, a recorder in a test): it
+ * changes what goes in and out, and passes time and events through untouched.
+ */
+export abstract class WrappingNode<Event> implements SansIoNode<Event> {
+  readonly inner: SansIoNode<Event>;
+
+  constructor(inner: SansIoNode<Event>) {
+    this.inner = inner;
+  }
+
+  abstract handleDatagram(now: number, from: Address, bytes: Uint8Array): void;
+  abstract pollTransmit(now: number): Transmit | undefined;
+
+  handleTimeout(now: number): void {
+    this.inner.handleTimeout(now);
+  }
+
+  pollTimeout(): number | undefined {
+    return this.inner.pollTimeout();
+  }
+
+  pollEvent(): Event | undefined {
+    return this.inner.pollEvent();
+  }
+}

@@ -13,31 +13,12 @@ import type { SansIoNode } from "../../src/session/sans-io.js";
 import type { EndpointEvent } from "../../src/session/types.js";
 import { Network } from "../../src/sim/network.js";
 import { endpoint } from "../game/helpers.js";
-import { checkPayload, payload } from "../session/helpers.js";
+import { checkPayload, Injector, payload } from "../session/helpers.js";
 
 const HOST = "10.1.0.2:7777";
 const JOINER = "10.2.0.2:40000";
 const RELAY = "192.0.2.1:9001";
 const ATTACKER = "203.0.113.66:5555";
-
-/** Sends what it is told to, once per flush. */
-class Injector implements SansIoNode<never> {
-  queue: { to: string; bytes: Uint8Array }[] = [];
-  received = 0;
-  handleDatagram(): void {
-    this.received++;
-  }
-  handleTimeout(): void {}
-  pollTimeout(): undefined {
-    return undefined;
-  }
-  pollEvent(): undefined {
-    return undefined;
-  }
-  pollTransmit(): { to: string; bytes: Uint8Array } | undefined {
-    return this.queue.shift();
-  }
-}
 
 function setup(seed: number, lossRate: number) {
   const net = new Network<EndpointEvent>({ seed, defaultLink: { latencyMs: 15, jitterMs: 3, lossRate } });

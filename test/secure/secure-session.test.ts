@@ -10,12 +10,12 @@ import { SecureClientNode, SecureServerNode } from "../../src/secure/nodes.js";
 import { createConnectToken, parseConnectToken } from "../../src/secure/token.js";
 import { SECURE_OVERHEAD } from "../../src/secure/wire.js";
 import type { Endpoint } from "../../src/session/endpoint.js";
-import type { Address, SansIoNode, Transmit } from "../../src/session/sans-io.js";
+import { WrappingNode, type Address, type SansIoNode, type Transmit } from "../../src/session/sans-io.js";
 import type { EndpointEvent } from "../../src/session/types.js";
 import type { LinkConfig } from "../../src/sim/link.js";
 import { Network } from "../../src/sim/network.js";
 import { endpoint } from "../game/helpers.js";
-import { checkPayload, payload } from "../session/helpers.js";
+import { checkPayload, Injector, payload } from "../session/helpers.js";
 
 const SERVER = "10.0.0.1:7777";
 const CLIENT = "10.0.0.2:40000";
@@ -25,44 +25,15 @@ const KEY = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
 const NOW = 1_800_000_000;
 
 /** Records (copies of) everything the client's node sends, for the attacker to replay. */
-class Recording<E> implements SansIoNode<E> {
+class Recording<E> extends WrappingNode<E> {
   readonly sent: Uint8Array[] = [];
-  constructor(readonly inner: SansIoNode<E>) {}
   handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
     this.inner.handleDatagram(now, from, bytes);
-  }
-  handleTimeout(now: number): void {
-    this.inner.handleTimeout(now);
-  }
-  pollTimeout(): number | undefined {
-    return this.inner.pollTimeout();
-  }
-  pollEvent(): E | undefined {
-    return this.inner.pollEvent();
   }
   pollTransmit(now: number): Transmit | undefined {
     const tx = this.inner.pollTransmit(now);
     if (tx !== undefined && this.sent.length < 5000) this.sent.push(tx.bytes.slice());
     return tx;
-  }
-}
-
-/** Sends what it is told to. */
-class Injector implements SansIoNode<never> {
-  queue: Transmit[] = [];
-  received = 0;
-  handleDatagram(): void {
-    this.received++;
-  }
-  handleTimeout(): void {}
-  pollTimeout(): undefined {
-    return undefined;
-  }
-  pollEvent(): undefined {
-    return undefined;
-  }
-  pollTransmit(): Transmit | undefined {
-    return this.queue.shift();
   }
 }
 

@@ -2,7 +2,7 @@
 import { Pair, type PairOptions } from "../../src/sim/network.js";
 import { Endpoint } from "../../src/session/endpoint.js";
 import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
-import type { Transmit } from "../../src/session/sans-io.js";
+import type { SansIoNode, Transmit } from "../../src/session/sans-io.js";
 
 export const PROTOCOL_ID = 0x5e551011;
 
@@ -127,4 +127,23 @@ export function run(server: Endpoint, client: Endpoint, start: number, steps: nu
   let now = start;
   for (let i = 0; i < steps; i++, now++) step(server, client, now, events);
   return { now, ...events };
+}
+
+/** A node that sends what it is told to (one queued datagram per pollTransmit) and counts what it receives: an attacker, in tests. */
+export class Injector implements SansIoNode<never> {
+  queue: Transmit[] = [];
+  received = 0;
+  handleDatagram(): void {
+    this.received++;
+  }
+  handleTimeout(): void {}
+  pollTimeout(): undefined {
+    return undefined;
+  }
+  pollEvent(): undefined {
+    return undefined;
+  }
+  pollTransmit(): Transmit | undefined {
+    return this.queue.shift();
+  }
 }
