@@ -11,6 +11,7 @@ import { bunAdapter } from "../runtimes/bun/index.js";
 import { denoAdapter } from "../runtimes/deno/index.js";
 import { nodeAdapter } from "../runtimes/node/index.js";
 import { connect, createConnectToken, detectRuntime, generateServerKey, listen, type Connection, type Server } from "../src/index.js";
+import { securityDrops } from "../src/secure/server-security.js";
 import { DemoUsageError, HELP, parseDemoArgs, type DemoOptions } from "./args.js";
 import { BULK_TICK, DemoClient } from "./client.js";
 import { Dashboard } from "./dashboard.js";
@@ -190,7 +191,7 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     );
     if (secure !== undefined) {
       // What the server's secure layer saw: every datagram in authenticated, or dropped and counted.
-      const dropped = secure.malformed + secure.plain + secure.badTag + secure.replayed + secure.noAssociation + secure.badToken + secure.tokenUsed;
+      const dropped = securityDrops(secure);
       out.write(`secure: ${secure.opened}/${clients.length} clients with a token, ${secure.accepted} datagrams authenticated and decrypted, ${dropped} dropped, ${secure.migrated} moved with their client\n`);
     }
     out.write(`total ${((now() - started) / 1000).toFixed(1)} s on ${runtime}\n`);

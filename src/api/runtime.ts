@@ -24,6 +24,8 @@ import type { ClientIdentity, ServerSecurityCounters } from "../secure/server-se
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+/** An hour, less the second the endpoint's own deadline is given on top (it allows an hour). */
+const MAX_CONNECT_TIMEOUT_MS = 3_599_000;
 
 export interface Runtime {
   readonly name: RuntimeAdapter["name"];
@@ -209,6 +211,7 @@ export class Server extends TypedEmitter<ServerEvents> {
       this.emit("punch", { address: event.address, token: event.token });
       return;
     }
+    if (this.#secure !== undefined) this.#followInSecureLayer(event);
     const attempt = this.#attempts.get(event.connection);
     if (attempt !== undefined) return attempt.dispatch(event);
     if (event.type === "connect") {
@@ -219,6 +222,16 @@ export class Server extends TypedEmitter<ServerEvents> {
       return;
     }
     this.#connections.get(event.connection)?._dispatch(event);
+  }
+
+  /** Tells the secure layer where the Endpoint moved a client from, and whose connection ended. */
+  #followInSecureLayer(event: ConnectionEvent): void {
+    const security = this.#secure!.security;
+    if (event.type === "migrate") security.movedFrom(event.from);
+    else if (event.type === "disconnect") {
+      const address = this.#connections.get(event.connection)?.address;
+      if (address !== undefined) security.ended(address, monotonicNow());
+    }
   }
 
   /** Holds an open connection (a client's or one of ours) and reports its end as the server's "disconnect". */
@@ -320,6 +333,11 @@ class ConnectAttempt {
    * The caller services the driver after routing the id's events here.
    */
   start(): number {
+    const ms = this.#timeoutMs;
+    if (!(typeof ms === "number" && ms > 0 && ms <= MAX_CONNECT_TIMEOUT_MS)) {
+      this.#finish(new InvalidOptionError(`connectTimeoutMs must be a number of ms in (0, ${MAX_CONNECT_TIMEOUT_MS}], got ${String(ms)}`));
+      return -1;
+    }
     // Aborted while the socket was opening: an abort listener added now would never fire.
     if (this.#options.signal?.aborted === true) {
       this.#finish(new ConnectAbortedError(this.#peer, this.#options.signal.reason));

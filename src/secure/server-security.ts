@@ -24,6 +24,9 @@ import { ReplayWindow } from "./replay-window.js";
 import { MAX_PRIVATE_BYTES, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
 import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU64, SEALED, SEALED_HEADER_BYTES, writeAd } from "./wire.js";
 
+/** How long an association outlives the end of its connection (its DISCONNECT_ACK is sealed meanwhile). */
+export const ENDED_GRACE_MS = 3000;
+
 export interface ServerSecurityOptions {
   serverKey: Uint8Array;
   protocolId: number;
@@ -81,9 +84,12 @@ export interface ServerSecurityCounters {
   full: number;
   /** HELLO with a new token from an address a live association of another client holds. */
   addressInUse: number;
-  /** New tokens from one address beyond the rate at which they are opened (10/s, burst 20). */
+  /** New tokens beyond the rate at which they are opened: 10/s per address (burst 20), 2000/s in all (burst 4000). */
   rateLimited: number;
-  /** Authentic datagrams from an address a live association of another client holds (not moved there). */
+  /**
+   * Authentic datagrams not handed in: from an address another client's association holds (the
+   * client is not moved there), or older than the newest from an address this one does not hold.
+   */
   migrationRefused: number;
   /** SEALED with an id no association has (or sends to an address without one). */
   noAssociation: number;
@@ -93,6 +99,14 @@ export interface ServerSecurityCounters {
   replayed: number;
   /** Sends dropped: no association for the address, or too large once sealed. */
   sendDropped: number;
+}
+
+/** The datagrams the server's secure layer dropped, all reasons together. */
+export function securityDrops(c: ServerSecurityCounters): number {
+  return (
+    c.malformed + c.plain + c.wrongProtocol + c.expiredToken + c.badToken + c.wrongServer + c.tokenUsed + c.full + c.addressInUse +
+    c.rateLimited + c.noAssociation + c.badTag + c.replayed + c.migrationRefused
+  );
 }
 
 interface Association {
@@ -108,6 +122,8 @@ interface Association {
   readonly window: ReplayWindow;
   sendPn: number;
   lastHeardMs: number;
+  /** When the Endpoint's connection on it ended (`ended()`); -1 while it lives. */
+  endedAtMs: number;
 }
 
 interface TokenEntry {
@@ -133,6 +149,8 @@ export class ServerSecurity {
    * bounded rate per source address.
    */
   readonly #helloRate = new AddressRateLimiter(10, 20, 4096);
+  /** The same for all addresses together: senders that spoof many addresses are bounded too. */
+  readonly #helloRateAll = new AddressRateLimiter(2000, 4000, 1);
   readonly #ad = new Uint8Array(AD_BYTES);
   readonly #out = new Uint8Array(MAX_SECURE_DATAGRAM);
   #lastSweepMs = -Infinity;
@@ -187,11 +205,32 @@ export class ServerSecurity {
     return out.subarray(0, SEALED_HEADER_BYTES + n);
   }
 
-  /** Forgets associations idle for idleTimeoutMs and tokens past their expiry. */
+  /**
+   * The Endpoint's connection with the client at `address` ended: its association is forgotten
+   * ENDED_GRACE_MS later (so the last DISCONNECT_ACK can still be sealed), and from now on its
+   * address may go to another client (a NAT giving the same ip:port to another device).
+   */
+  ended(address: Address, nowMs: number): void {
+    const a = this.#byAddress.get(address);
+    if (a !== undefined && a.address === address && a.endedAtMs < 0) a.endedAtMs = nowMs;
+  }
+
+  /**
+   * The Endpoint moved the client's connection away from `address` (its "migrate" event): the
+   * association stops answering to it, so the address is free for another client.
+   */
+  movedFrom(address: Address): void {
+    const a = this.#byAddress.get(address);
+    if (a === undefined || a.previous !== address) return;
+    this.#byAddress.delete(address);
+    a.previous = undefined;
+  }
+
+  /** Forgets associations idle for idleTimeoutMs, or ended ENDED_GRACE_MS ago, and tokens past their expiry. */
   sweep(nowMs: number): void {
     this.#lastSweepMs = nowMs;
     for (const a of this.#byId.values()) {
-      if (nowMs - a.lastHeardMs >= this.#options.idleTimeoutMs) {
+      if (nowMs - a.lastHeardMs >= this.#options.idleTimeoutMs || (a.endedAtMs >= 0 && nowMs - a.endedAtMs >= ENDED_GRACE_MS)) {
         this.#forget(a);
         this.counters.idle++;
       }
@@ -220,19 +259,22 @@ export class ServerSecurity {
     const pn = readU64(bytes, 5);
     const inner = this.#unseal(a, pn, bytes.subarray(0, AD_BYTES), bytes, SEALED_HEADER_BYTES);
     if (inner === undefined) return undefined;
-    a.lastHeardMs = nowMs;
-    // The newest datagram decides where the client is; an older one arriving late from the
-    // address it left does not move it back.
-    if (from !== a.address && pn === a.window.highest) {
+    if (from !== a.address) {
+      // The newest datagram decides where the client is (back to the address it came from,
+      // too), unless another client is there: a copy of this client's datagram sent from that
+      // client's address by someone on the path, say. An older one is handed in only from the
+      // address the client just left; from anywhere else the Endpoint would take it for that
+      // address's. Refused datagrams are not taken into the window either: the genuine one,
+      // from the client's own address, may still come.
       const other = this.#byAddress.get(from);
-      // Another client is there (a copy of this client's datagram sent from its address by
-      // someone on the path, say): nothing moves, and the datagram is not handed in.
-      if (other !== undefined && other !== a && other.address === from) {
+      const newest = pn > a.window.highest;
+      if (newest ? other !== undefined && other !== a : from !== a.previous) {
         this.counters.migrationRefused++;
         return undefined;
       }
-      this.#migrate(a, from);
+      if (newest) this.#migrate(a, from);
     }
+    this.#accept(a, pn, nowMs);
     return inner;
   }
 
@@ -252,17 +294,16 @@ export class ServerSecurity {
       counters.wrongProtocol++;
       return undefined;
     }
-    // Checked before the token is opened (cheap); the expiry is authenticated when it is.
-    const expiresAt = readU64(bytes, 5);
-    if (!(expiresAt > this.#options.unixSeconds())) {
-      counters.expiredToken++;
+    const pnAt = HELLO_FIXED_BYTES + n + CLIENT_NONCE_BYTES;
+    const pn = readU64(bytes, pnAt);
+    // readU64 gives Infinity from 2^53 up: no client ever sends such a number.
+    if (pn === Infinity) {
+      counters.malformed++;
       return undefined;
     }
     // The private part's tag names the token: it is unique per token, and covers all of it.
     const tokenKey = latin1(bytes, HELLO_FIXED_BYTES + n - TAG_BYTES, TAG_BYTES);
     const entry = this.#tokens.get(tokenKey);
-    const pnAt = HELLO_FIXED_BYTES + n + CLIENT_NONCE_BYTES;
-    const pn = readU64(bytes, pnAt);
     if (entry !== undefined) {
       // A token opens one association, from one address: a HELLO copied off the path and sent
       // from elsewhere, or sent again after the association ended, opens nothing.
@@ -271,13 +312,21 @@ export class ServerSecurity {
         counters.tokenUsed++;
         return undefined;
       }
-      // The client repeating its HELLO (its first datagrams were lost or not yet answered).
+      // The client repeating its HELLO (its first datagrams were lost or not yet answered);
+      // authenticated by the association's key, so its token may have expired since.
       const inner = this.#unseal(a, pn, writeAd(this.#ad, HELLO, 0, pn), bytes, pnAt + 8);
-      if (inner !== undefined) a.lastHeardMs = nowMs;
+      if (inner !== undefined) this.#accept(a, pn, nowMs);
       return inner;
     }
-    // A new token: open it in full (the tag alone says nothing: it was not checked yet).
-    if (!this.#helloRate.allow(nowMs, from)) {
+    // A new token. Checked before it is opened (cheap); the expiry is authenticated when it is.
+    const expiresAt = readU64(bytes, 5);
+    if (!(expiresAt > this.#options.unixSeconds())) {
+      counters.expiredToken++;
+      return undefined;
+    }
+    // Opening it is the costliest step a sender without a token can cause: bounded per address
+    // and in all.
+    if (!this.#helloRate.allow(nowMs, from) || !this.#helloRateAll.allow(nowMs, "")) {
       counters.rateLimited++;
       return undefined;
     }
@@ -291,18 +340,19 @@ export class ServerSecurity {
       counters.wrongServer++;
       return undefined;
     }
-    // Another client's live association at this address is not given up for a new token: a
-    // sender that spoofs the address with a token of its own must not disconnect that client.
-    // The same client reconnecting (its id) may replace it; an address a client moved away
-    // from is just let go.
+    // An address another client's association holds (as its address, or the one it just moved
+    // away from, where the Endpoint may still send its data) is not given to a new token: a
+    // sender that spoofs it with a token of its own must neither disconnect that client nor
+    // receive its traffic. Once the connection ended, or for the same client id (a player
+    // reconnecting), the old association gives way.
     const old = this.#byAddress.get(from);
-    if (old !== undefined && old.address === from && old.identity.clientId !== contents.clientId) {
+    if (old !== undefined && old.endedAtMs < 0 && old.identity.clientId !== contents.clientId) {
       counters.addressInUse++;
       return undefined;
     }
-    if (this.#byId.size >= this.#options.maxAssociations && old === undefined) {
+    if (this.#byId.size - (old !== undefined ? 1 : 0) >= this.#options.maxAssociations) {
       this.sweep(nowMs);
-      if (this.#byId.size >= this.#options.maxAssociations) {
+      if (this.#byId.size - (this.#byAddress.get(from) !== undefined ? 1 : 0) >= this.#options.maxAssociations) {
         counters.full++;
         return undefined;
       }
@@ -324,19 +374,18 @@ export class ServerSecurity {
       window: new ReplayWindow(),
       sendPn: 0,
       lastHeardMs: nowMs,
+      endedAtMs: -1,
     };
     // The inner datagram must open under the derived key before anything is kept: a HELLO
     // with a valid token but a forged payload allocates nothing.
     const inner = this.#unseal(a, pn, writeAd(this.#ad, HELLO, 0, pn), bytes, pnAt + 8);
     if (inner === undefined) return undefined;
-    if (old !== undefined) {
-      if (old.address === from) {
-        this.#forget(old);
-        counters.replaced++;
-      } else {
-        old.previous = undefined;
-      }
+    const displaced = this.#byAddress.get(from);
+    if (displaced !== undefined) {
+      this.#forget(displaced);
+      counters.replaced++;
     }
+    this.#accept(a, pn, nowMs);
     this.#byId.set(a.id, a);
     this.#byAddress.set(from, a);
     this.#tokens.set(tokenKey, { address: from, expiresAt: contents.expiresAt, association: a });
@@ -344,7 +393,10 @@ export class ServerSecurity {
     return inner;
   }
 
-  /** Checks the window and the tag of the payload at `bytes[at..]` and decrypts it in place. */
+  /**
+   * Checks the window and the tag of the payload at `bytes[at..]` and decrypts it in place. The
+   * caller decides whether to hand it in, and then `#accept`s it.
+   */
   #unseal(a: Association, pn: number, ad: Uint8Array, bytes: Uint8Array, at: number): Uint8Array | undefined {
     // readU64 gives Infinity from 2^53 up: no side ever sends such a number.
     if (pn === Infinity) {
@@ -361,18 +413,21 @@ export class ServerSecurity {
       this.counters.badTag++;
       return undefined;
     }
-    a.window.accept(pn);
-    this.counters.accepted++;
     return bytes.subarray(at, at + n);
+  }
+
+  /** An authenticated datagram handed in: its number is used up, and the client was heard from. */
+  #accept(a: Association, pn: number, nowMs: number): void {
+    a.window.accept(pn);
+    a.lastHeardMs = nowMs;
+    this.counters.accepted++;
   }
 
   #migrate(a: Association, to: Address): void {
     if (a.previous !== undefined && this.#byAddress.get(a.previous) === a) this.#byAddress.delete(a.previous);
     a.previous = a.address;
     a.address = to;
-    // An association that had `to` only as the address it moved away from lets it go.
-    const other = this.#byAddress.get(to);
-    if (other !== undefined && other !== a && other.previous === to) other.previous = undefined;
+    // No other association holds `to` (#openSealed refused the move otherwise).
     this.#byAddress.set(to, a);
     this.counters.migrated++;
   }

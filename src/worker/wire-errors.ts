@@ -6,6 +6,8 @@
  */
 import * as apiErrors from "../api/errors.js";
 import * as channelErrors from "../channels/errors.js";
+import * as relayErrors from "../relay/errors.js";
+import * as secureErrors from "../secure/errors.js";
 import * as sessionErrors from "../session/errors.js";
 
 export interface WireError {
@@ -56,7 +58,7 @@ let upperCodeClasses: Map<string, ErrorClass> | undefined;
 let channelCodeClasses: Map<string, ErrorClass> | undefined;
 
 export function fromWireError(wire: WireError): Error {
-  upperCodeClasses ??= classesOf(apiErrors, sessionErrors, { WorkerError });
+  upperCodeClasses ??= classesOf(apiErrors, sessionErrors, relayErrors, secureErrors, { WorkerError });
   channelCodeClasses ??= classesOf(channelErrors);
   const upper = wire.code.startsWith("ERR_");
   const fallback: ErrorClass = upper ? apiErrors.AckwireError : channelErrors.ChannelError;

@@ -133,6 +133,7 @@ describe("listen({ secure }) and connect({ connectToken }), in-process", () => {
     await expect(connect("127.0.0.1:9", { protocolId: protocolId + 1, connectToken: token })).rejects.toMatchObject({ problem: "protocol-mismatch" });
     await expect(connect("127.0.0.1:9", { protocolId, connectToken: new Uint8Array(10) })).rejects.toThrow(ConnectTokenError);
     await expect(connect("127.0.0.1:9", { protocolId, connectToken: token, mtu: 320 })).rejects.toThrow(SecureConfigError);
+    await expect(connect("127.0.0.1:9", { protocolId, connectTimeoutMs: -1 })).rejects.toThrow(InvalidOptionError);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: new Uint8Array(16) } })).rejects.toThrow(SecureConfigError);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, addresses: ["localhost:1"] } })).rejects.toThrow(/ip:port/);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, idleTimeoutMs: 5 } })).rejects.toThrow(/idleTimeoutMs/);
