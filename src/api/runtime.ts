@@ -20,7 +20,7 @@ import { RelayingSocket } from "./relay-socket.js";
 import { canonicalAddress } from "../relay/wire.js";
 import { clientToken, makeRoomForSeal, secureAead, serverSecurityOptions } from "./secure-options.js";
 import { SecureClientSocket, SecureServerSocket } from "./secure-socket.js";
-import type { ClientIdentity, ServerSecurityCounters } from "../secure/server-security.js";
+import { followConnections, type ClientIdentity, type ServerSecurityCounters } from "../secure/server-security.js";
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -224,14 +224,9 @@ export class Server extends TypedEmitter<ServerEvents> {
     this.#connections.get(event.connection)?._dispatch(event);
   }
 
-  /** Tells the secure layer where the Endpoint moved a client from, and whose connection ended. */
+  /** Tells the secure layer what the Endpoint did with its connections (PROTOCOL §9, "Lifetime"). */
   #followInSecureLayer(event: ConnectionEvent): void {
-    const security = this.#secure!.security;
-    if (event.type === "migrate") security.movedFrom(event.from);
-    else if (event.type === "disconnect") {
-      const address = this.#connections.get(event.connection)?.address;
-      if (address !== undefined) security.ended(address, monotonicNow());
-    }
+    followConnections(this.#secure!.security, event, monotonicNow());
   }
 
   /** Holds an open connection (a client's or one of ours) and reports its end as the server's "disconnect". */

@@ -6,11 +6,13 @@
 import { WrappingNode, type Address, type SansIoNode, type Transmit } from "../session/sans-io.js";
 import { ClientSecurity } from "./client-security.js";
 import type { PacketAead } from "./aead.js";
-import { ServerSecurity, type ServerSecurityOptions } from "./server-security.js";
+import { followConnections, ServerSecurity, type ServerSecurityOptions } from "./server-security.js";
 import type { ConnectToken } from "./token.js";
 
 export class SecureServerNode<E> extends WrappingNode<E> {
   readonly security: ServerSecurity;
+  /** The latest time the driver passed in (events carry none). */
+  #now = 0;
 
   constructor(inner: SansIoNode<E>, options: ServerSecurityOptions) {
     super(inner);
@@ -20,11 +22,25 @@ export class SecureServerNode<E> extends WrappingNode<E> {
   handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
     // Decrypted in place: the carrier lends `bytes` for this call only, and may lend the same
     // buffer again (a duplicated datagram), so the layer works on its own copy.
+    this.#now = now;
     const inner = this.security.open(from, bytes.slice(), now);
     if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
   }
 
+  /** The inner node's events, followed by the layer as a secure Server follows its Endpoint's. */
+  override pollEvent(): E | undefined {
+    const event = this.inner.pollEvent();
+    if (event !== undefined) followConnections(this.security, event, this.#now);
+    return event;
+  }
+
+  override handleTimeout(now: number): void {
+    this.#now = now;
+    this.inner.handleTimeout(now);
+  }
+
   pollTransmit(now: number): Transmit | undefined {
+    this.#now = now;
     for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
       const sealed = this.security.seal(tx.bytes, tx.to);
       if (sealed !== undefined) return { to: tx.to, bytes: sealed };

@@ -11,6 +11,11 @@
  * the first SEALED datagram and puts it in all of its own, so its datagrams are found by id
  * (one Map lookup) whatever address they come from: a client whose NAT gives it a new port
  * keeps its association, and the Endpoint's own migration (PROTOCOL §5) sees the new address.
+ * Each association holds two addresses: where the client's newest datagram came from, and
+ * where the Endpoint's connection is (it moves there only after checking the path, and tells
+ * the layer with `connectionMoved`). Both stay the client's own until the Endpoint has moved or
+ * the connection has ended (`connectionOpened` / `connectionEnded`): another client cannot take
+ * the address the Endpoint still sends this client's data to.
  *
  * Tokens are bound to the address that used one first, until they expire: the same token from
  * another address is refused, so a HELLO copied off the path cannot open a second association.
@@ -26,6 +31,8 @@ import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGR
 
 /** How long an association outlives the end of its connection (its DISCONNECT_ACK is sealed meanwhile). */
 export const ENDED_GRACE_MS = 3000;
+/** A client may repeat its HELLO until it sends SEALED, within its token's life or this long after it opened. */
+export const HELLO_REPEAT_MS = 30_000;
 
 export interface ServerSecurityOptions {
   serverKey: Uint8Array;
@@ -60,7 +67,7 @@ export interface ServerSecurityCounters {
   accepted: number;
   /** Associations opened (valid HELLOs with a new token). */
   opened: number;
-  /** Associations forgotten after idleTimeoutMs. */
+  /** Associations forgotten: idle for idleTimeoutMs, or ENDED_GRACE_MS after their connection ended. */
   idle: number;
   /** Associations replaced by a new token's from the same address. */
   replaced: number;
@@ -78,7 +85,10 @@ export interface ServerSecurityCounters {
   badToken: number;
   /** HELLO whose token does not list this server. */
   wrongServer: number;
-  /** HELLO with a token already used: from another address, or whose association has ended. */
+  /**
+   * HELLO with a token already used: from another address, once its client has sent SEALED, too
+   * long after the association opened, or after the association was forgotten.
+   */
   tokenUsed: number;
   /** HELLO refused at maxAssociations, or with the table of remembered tokens full of unexpired ones. */
   full: number;
@@ -101,6 +111,17 @@ export interface ServerSecurityCounters {
   sendDropped: number;
 }
 
+/**
+ * Passes an Endpoint event on to the secure layer: which connection opened on which
+ * association, where the Endpoint moved it, when it ended. Other events are ignored.
+ */
+export function followConnections(security: ServerSecurity, event: unknown, nowMs: number): void {
+  const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address };
+  if (e.type === "connect") security.connectionOpened(e.connection!, e.address!);
+  else if (e.type === "migrate") security.connectionMoved(e.connection!, e.from!, e.to!);
+  else if (e.type === "disconnect") security.connectionEnded(e.connection!, nowMs);
+}
+
 /** The datagrams the server's secure layer dropped, all reasons together. */
 export function securityDrops(c: ServerSecurityCounters): number {
   return (
@@ -111,9 +132,10 @@ export function securityDrops(c: ServerSecurityCounters): number {
 
 interface Association {
   readonly id: number;
+  /** Where the client's newest authentic datagram came from. */
   address: Address;
-  /** The address before the last migration (sends to it still reach the client). */
-  previous: Address | undefined;
+  /** Where the Endpoint's connection is: the address it opened from, then each `connectionMoved`. */
+  endpointAddress: Address;
   /** The keys this association seals with (./keys.ts), not the token's own. */
   readonly c2s: Uint8Array;
   readonly s2c: Uint8Array;
@@ -122,7 +144,12 @@ interface Association {
   readonly window: ReplayWindow;
   sendPn: number;
   lastHeardMs: number;
-  /** When the Endpoint's connection on it ended (`ended()`); -1 while it lives. */
+  readonly openedAtMs: number;
+  /** The client has sent SEALED: its HELLOs are over. */
+  sealedSeen: boolean;
+  /** The Endpoint's connection on it (`connectionOpened`); -1 before. */
+  connection: number;
+  /** When the Endpoint's connection on it ended (`connectionEnded`); -1 while it lives. */
   endedAtMs: number;
 }
 
@@ -139,7 +166,10 @@ export class ServerSecurity {
   };
   readonly #options: Required<ServerSecurityOptions>;
   readonly #byId = new Map<number, Association>();
+  /** Every association under its `address` and its `endpointAddress`. */
   readonly #byAddress = new Map<Address, Association>();
+  /** The Endpoint's connections opened on an association: connection id -> association. */
+  readonly #byConnection = new Map<number, Association>();
   /** Tokens seen, by the private part's tag, oldest first. */
   readonly #tokens = new Map<string, TokenEntry>();
   readonly #maxTokens: number;
@@ -169,7 +199,7 @@ export class ServerSecurity {
     return this.#byId.size;
   }
 
-  /** The client at `address` (its current or previous one), if it has an association. */
+  /** The client at `address` (where it is, or where its connection still is), if it has an association. */
   identityOf(address: Address): ClientIdentity | undefined {
     return this.#byAddress.get(address)?.identity;
   }
@@ -206,24 +236,43 @@ export class ServerSecurity {
   }
 
   /**
-   * The Endpoint's connection with the client at `address` ended: its association is forgotten
-   * ENDED_GRACE_MS later (so the last DISCONNECT_ACK can still be sealed), and from now on its
-   * address may go to another client (a NAT giving the same ip:port to another device).
+   * The Endpoint opened connection `connection` with the client at `address` (its "connect"
+   * event): the connection belongs to that address's association from now on.
    */
-  ended(address: Address, nowMs: number): void {
+  connectionOpened(connection: number, address: Address): void {
     const a = this.#byAddress.get(address);
-    if (a !== undefined && a.address === address && a.endedAtMs < 0) a.endedAtMs = nowMs;
+    if (a === undefined) return;
+    if (a.connection >= 0 && this.#byConnection.get(a.connection) === a) this.#byConnection.delete(a.connection);
+    a.connection = connection;
+    this.#byConnection.set(connection, a);
   }
 
   /**
-   * The Endpoint moved the client's connection away from `address` (its "migrate" event): the
-   * association stops answering to it, so the address is free for another client.
+   * The Endpoint moved `connection` from address `from` to `to` (its "migrate" event): `from` is
+   * released unless the client is still there, and `to` is the connection's address now.
    */
-  movedFrom(address: Address): void {
-    const a = this.#byAddress.get(address);
-    if (a === undefined || a.previous !== address) return;
-    this.#byAddress.delete(address);
-    a.previous = undefined;
+  connectionMoved(connection: number, from: Address, to: Address): void {
+    const a = this.#byConnection.get(connection);
+    if (a === undefined || a.endpointAddress !== from || !this.#byId.has(a.id)) return;
+    const holder = this.#byAddress.get(to);
+    // The Endpoint checked that `to` answers; if another client holds it, the connection's
+    // datagrams would be sealed for that client: keep the old address instead (sends to `to`
+    // are then dropped, and the connection times out if the client stays there).
+    if (holder !== undefined && holder !== a) return;
+    a.endpointAddress = to;
+    this.#byAddress.set(to, a);
+    if (from !== a.address && this.#byAddress.get(from) === a) this.#byAddress.delete(from);
+  }
+
+  /**
+   * The Endpoint's `connection` ended: its association is forgotten ENDED_GRACE_MS later (so
+   * the last DISCONNECT_ACK can still be sealed), and from now on its addresses may go to
+   * another client (a NAT giving the same ip:port to another device).
+   */
+  connectionEnded(connection: number, nowMs: number): void {
+    const a = this.#byConnection.get(connection);
+    this.#byConnection.delete(connection);
+    if (a !== undefined && a.endedAtMs < 0 && this.#byId.has(a.id)) a.endedAtMs = nowMs;
   }
 
   /** Forgets associations idle for idleTimeoutMs, or ended ENDED_GRACE_MS ago, and tokens past their expiry. */
@@ -260,20 +309,21 @@ export class ServerSecurity {
     const inner = this.#unseal(a, pn, bytes.subarray(0, AD_BYTES), bytes, SEALED_HEADER_BYTES);
     if (inner === undefined) return undefined;
     if (from !== a.address) {
-      // The newest datagram decides where the client is (back to the address it came from,
+      // The newest datagram decides where the client is (back to the connection's address,
       // too), unless another client is there: a copy of this client's datagram sent from that
-      // client's address by someone on the path, say. An older one is handed in only from the
-      // address the client just left; from anywhere else the Endpoint would take it for that
+      // client's address by someone on the path, say. An older one is handed in only from
+      // the connection's address; from anywhere else the Endpoint would take it for that
       // address's. Refused datagrams are not taken into the window either: the genuine one,
       // from the client's own address, may still come.
       const other = this.#byAddress.get(from);
       const newest = pn > a.window.highest;
-      if (newest ? other !== undefined && other !== a : from !== a.previous) {
+      if (newest ? other !== undefined && other !== a : from !== a.endpointAddress) {
         this.counters.migrationRefused++;
         return undefined;
       }
       if (newest) this.#migrate(a, from);
     }
+    a.sealedSeen = true;
     this.#accept(a, pn, nowMs);
     return inner;
   }
@@ -307,13 +357,20 @@ export class ServerSecurity {
     if (entry !== undefined) {
       // A token opens one association, from one address: a HELLO copied off the path and sent
       // from elsewhere, or sent again after the association ended, opens nothing.
+      // The client may repeat its HELLO (its first datagrams were lost or not yet answered),
+      // from where it is, until it sends SEALED, and not for ever: a client that never reads
+      // an answer must not hold an address by repeating HELLOs.
       const a = entry.association;
-      if (entry.address !== from || a === undefined) {
+      if (
+        a === undefined ||
+        a.sealedSeen ||
+        (from !== a.address && from !== a.endpointAddress) ||
+        (a.identity.tokenExpiresAt <= this.#options.unixSeconds() && nowMs - a.openedAtMs >= HELLO_REPEAT_MS)
+      ) {
         counters.tokenUsed++;
         return undefined;
       }
-      // The client repeating its HELLO (its first datagrams were lost or not yet answered);
-      // authenticated by the association's key, so its token may have expired since.
+      // Authenticated by the association's key, so its token may have expired since.
       const inner = this.#unseal(a, pn, writeAd(this.#ad, HELLO, 0, pn), bytes, pnAt + 8);
       if (inner !== undefined) this.#accept(a, pn, nowMs);
       return inner;
@@ -366,7 +423,7 @@ export class ServerSecurity {
     const a: Association = {
       id,
       address: from,
-      previous: undefined,
+      endpointAddress: from,
       c2s: clientToServerKey(contents.clientToServerKey, clientNonce),
       s2c: serverToClientKey(contents.serverToClientKey, clientNonce, id),
       identity: { clientId: contents.clientId, userData: contents.userData, tokenExpiresAt: contents.expiresAt },
@@ -374,6 +431,9 @@ export class ServerSecurity {
       window: new ReplayWindow(),
       sendPn: 0,
       lastHeardMs: nowMs,
+      openedAtMs: nowMs,
+      sealedSeen: false,
+      connection: -1,
       endedAtMs: -1,
     };
     // The inner datagram must open under the derived key before anything is kept: a HELLO
@@ -424,8 +484,8 @@ export class ServerSecurity {
   }
 
   #migrate(a: Association, to: Address): void {
-    if (a.previous !== undefined && this.#byAddress.get(a.previous) === a) this.#byAddress.delete(a.previous);
-    a.previous = a.address;
+    // The address the client leaves is dropped unless the Endpoint's connection is still there.
+    if (a.address !== a.endpointAddress && this.#byAddress.get(a.address) === a) this.#byAddress.delete(a.address);
     a.address = to;
     // No other association holds `to` (#openSealed refused the move otherwise).
     this.#byAddress.set(to, a);
@@ -435,7 +495,8 @@ export class ServerSecurity {
   #forget(a: Association): void {
     this.#byId.delete(a.id);
     if (this.#byAddress.get(a.address) === a) this.#byAddress.delete(a.address);
-    if (a.previous !== undefined && this.#byAddress.get(a.previous) === a) this.#byAddress.delete(a.previous);
+    if (this.#byAddress.get(a.endpointAddress) === a) this.#byAddress.delete(a.endpointAddress);
+    if (a.connection >= 0 && this.#byConnection.get(a.connection) === a) this.#byConnection.delete(a.connection);
     const entry = this.#tokens.get(a.tokenKey);
     if (entry !== undefined && entry.association === a) entry.association = undefined;
   }

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ClientSecurity } from "../../src/secure/client-security.js";
 import { ConnectTokenError, SecureConfigError } from "../../src/secure/errors.js";
 import { REPLAY_WINDOW } from "../../src/secure/replay-window.js";
-import { ENDED_GRACE_MS, securityDrops, ServerSecurity, type ServerSecurityOptions } from "../../src/secure/server-security.js";
+import { ENDED_GRACE_MS, HELLO_REPEAT_MS, securityDrops, ServerSecurity, type ServerSecurityOptions } from "../../src/secure/server-security.js";
 import { createConnectToken, generateServerKey, parseConnectToken, type ConnectTokenOptions } from "../../src/secure/token.js";
 import { wasmAead } from "../../src/secure/wasm-aead.js";
 import { HELLO, SEALED, SECURE_OVERHEAD } from "../../src/secure/wire.js";
@@ -335,23 +335,31 @@ describe("ServerSecurity and ClientSecurity", () => {
     expect(s.counters.replaced).toBe(1);
   });
 
-  it("keeps the address a client just left from other clients until the Endpoint has moved it", () => {
+  it("keeps the connection's address the client's own until the Endpoint has moved the connection, however often the client moves", () => {
     const s = server({ maxAssociations: 8 });
     const x = client(token({ clientId: 1n }));
     s.open(CLIENT, copy(x.seal(inner(1, 256))), 0);
+    s.connectionOpened(7, CLIENT);
     x.open(copy(s.seal(inner(0), CLIENT)));
-    const Q = "203.0.113.5:41000";
-    expect(s.open(Q, copy(x.seal(inner(2))), 1)).toEqual(inner(2));
-    expect(s.counters.migrated).toBe(1);
-    // The Endpoint may still send x's data to the old address: it must stay x's.
-    expect(s.open(CLIENT, copy(client(token({ clientId: 2n })).seal(inner(3, 256))), 2)).toBeUndefined();
+    const B = "203.0.113.5:41000";
+    const C = "203.0.113.5:42000";
+    // Two moves before the Endpoint's migrate event (or copies raced from two spoofed addresses).
+    expect(s.open(B, copy(x.seal(inner(2))), 1)).toEqual(inner(2));
+    expect(s.open(C, copy(x.seal(inner(3))), 2)).toEqual(inner(3));
+    expect(s.counters.migrated).toBe(2);
+    // The middle address is let go; the connection's address is not.
+    expect(s.identityOf(B)).toBeUndefined();
+    expect(s.identityOf(CLIENT)?.clientId).toBe(1n);
+    expect(s.open(CLIENT, copy(client(token({ clientId: 2n })).seal(inner(4, 256))), 3)).toBeUndefined();
     expect(s.counters.addressInUse).toBe(1);
-    expect(x.open(copy(s.seal(inner(4), CLIENT)))).toEqual(inner(4));
-    // Once the Endpoint moved the connection (its "migrate" event), the old address is free.
-    s.movedFrom(CLIENT);
-    expect(s.open(CLIENT, copy(client(token({ clientId: 2n })).seal(inner(5, 256))), 3)).toEqual(inner(5, 256));
-    expect(s.identityOf(Q)?.clientId).toBe(1n);
-    expect(s.identityOf(CLIENT)?.clientId).toBe(2n);
+    // What the Endpoint still sends there is sealed for x.
+    expect(x.open(copy(s.seal(inner(5), CLIENT)))).toEqual(inner(5));
+    // The Endpoint moves the connection to C: the old address is free for another client.
+    s.connectionMoved(7, CLIENT, C);
+    expect(s.identityOf(CLIENT)).toBeUndefined();
+    expect(s.open(CLIENT, copy(client(token({ clientId: 2n })).seal(inner(6, 256))), 4)).toEqual(inner(6, 256));
+    expect(s.identityOf(C)?.clientId).toBe(1n);
+    expect(x.open(copy(s.seal(inner(7), C)))).toEqual(inner(7));
   });
 
   it("a refused copy does not use up the genuine datagram's number; a late datagram from elsewhere is not handed in", () => {
@@ -381,8 +389,9 @@ describe("ServerSecurity and ClientSecurity", () => {
     const s = server({ maxAssociations: 8 });
     const x = client(token({ clientId: 1n }));
     s.open(CLIENT, copy(x.seal(inner(1, 256))), 0);
+    s.connectionOpened(3, CLIENT);
     x.open(copy(s.seal(inner(0), CLIENT)));
-    s.ended(CLIENT, 100);
+    s.connectionEnded(3, 100);
     // The last DISCONNECT_ACK can still be sealed during the grace.
     expect(s.seal(inner(9), CLIENT)).toBeDefined();
     s.sweep(100 + ENDED_GRACE_MS);
@@ -391,9 +400,59 @@ describe("ServerSecurity and ClientSecurity", () => {
     // A second device behind the same NAT mapping, another client id: no lockout.
     const s2 = server({ maxAssociations: 8 });
     expect(s2.open(CLIENT, copy(client(token({ clientId: 1n })).seal(inner(1, 256))), 0)).toBeDefined();
-    s2.ended(CLIENT, 10);
+    s2.connectionOpened(1, CLIENT);
+    s2.connectionEnded(1, 10);
     expect(s2.open(CLIENT, copy(client(token({ clientId: 2n })).seal(inner(2, 256))), 20)).toEqual(inner(2, 256));
     expect(s2.counters.replaced).toBe(1);
+  });
+
+  it("the end of a replaced connection does not end the association that replaced it", () => {
+    const s = server({ maxAssociations: 8 });
+    s.open(CLIENT, copy(client(token({ clientId: 1n })).seal(inner(1, 256))), 0);
+    s.connectionOpened(1, CLIENT);
+    // The same player reconnects from the same address with a new token; the Endpoint then
+    // drops its old connection there (a restarted peer) and opens a new one.
+    const again = client(token({ clientId: 1n }));
+    expect(s.open(CLIENT, copy(again.seal(inner(2, 256))), 10)).toEqual(inner(2, 256));
+    expect(s.counters.replaced).toBe(1);
+    s.connectionEnded(1, 20);
+    s.connectionOpened(2, CLIENT);
+    s.sweep(20 + ENDED_GRACE_MS);
+    expect(s.size).toBe(1);
+    expect(s.identityOf(CLIENT)?.clientId).toBe(1n);
+    again.open(copy(s.seal(inner(0), CLIENT)));
+    expect(s.open(CLIENT, copy(again.seal(inner(3))), 20 + ENDED_GRACE_MS)).toEqual(inner(3));
+    // The end of the connection that moved with its client is found by connection, not address.
+    const B = "203.0.113.5:41000";
+    expect(s.open(B, copy(again.seal(inner(4))), 30 + ENDED_GRACE_MS)).toEqual(inner(4));
+    s.connectionEnded(2, 40 + ENDED_GRACE_MS);
+    s.sweep(40 + 2 * ENDED_GRACE_MS);
+    expect(s.size).toBe(0);
+  });
+
+  it("a HELLO is repeated only from the client's addresses, before its first SEALED, and not for ever", () => {
+    const clock = { now: NOW + 1 };
+    const s = server({ idleTimeoutMs: 120_000 }, clock);
+    const t = token({ expiresInSeconds: 10 });
+    const c = client(t);
+    const first = copy(c.seal(inner(1, 256)));
+    s.open(CLIENT, first, 0);
+    const repeat = copy(c.seal(inner(2, 256)));
+    // From an address the association does not hold: refused.
+    expect(s.open("203.0.113.9:1", repeat.slice(), 1)).toBeUndefined();
+    expect(s.counters.tokenUsed).toBe(1);
+    // Long after the token expired: refused.
+    clock.now = NOW + 20;
+    expect(s.open(CLIENT, repeat.slice(), HELLO_REPEAT_MS + 1)).toBeUndefined();
+    expect(s.counters.tokenUsed).toBe(2);
+    // Within the window it passes; once the client sent SEALED, no more HELLOs.
+    clock.now = NOW + 2;
+    expect(s.open(CLIENT, repeat.slice(), 2)).toEqual(inner(2, 256));
+    c.open(copy(s.seal(inner(0), CLIENT)));
+    expect(s.open(CLIENT, copy(c.seal(inner(3))), 3)).toEqual(inner(3));
+    const late = new ClientSecurity(parseConnectToken(t, PROTOCOL, NOW + 1));
+    expect(s.open(CLIENT, copy(late.seal(inner(4, 256))), 4)).toBeUndefined();
+    expect(s.counters.tokenUsed).toBe(3);
   });
 
   it("a client resending its HELLO after its token expired keeps its association", () => {
