@@ -33,6 +33,8 @@ import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGR
 export const ENDED_GRACE_MS = 3000;
 /** A client may repeat its HELLO until it sends SEALED, within its token's life or this long after it opened. */
 export const HELLO_REPEAT_MS = 30_000;
+/** An address a client's datagram came from is let go if its later datagrams keep coming from the connection's address this long after. */
+export const MOVE_SETTLE_MS = 5000;
 
 export interface ServerSecurityOptions {
   serverKey: Uint8Array;
@@ -134,6 +136,8 @@ interface Association {
   readonly id: number;
   /** Where the client's newest authentic datagram came from. */
   address: Address;
+  /** When `address` last changed. */
+  movedAtMs: number;
   /** Where the Endpoint's connection is: the address it opened from, then each `connectionMoved`. */
   endpointAddress: Address;
   /** The keys this association seals with (./keys.ts), not the token's own. */
@@ -245,6 +249,13 @@ export class ServerSecurity {
     if (a.connection >= 0 && this.#byConnection.get(a.connection) === a) this.#byConnection.delete(a.connection);
     a.connection = connection;
     this.#byConnection.set(connection, a);
+    // A new connection on this association (the client reused its session): it lives, and it
+    // is where the Endpoint opened it.
+    a.endedAtMs = -1;
+    if (a.endpointAddress !== address) {
+      if (a.endpointAddress !== a.address && this.#byAddress.get(a.endpointAddress) === a) this.#byAddress.delete(a.endpointAddress);
+      a.endpointAddress = address;
+    }
   }
 
   /**
@@ -253,15 +264,26 @@ export class ServerSecurity {
    */
   connectionMoved(connection: number, from: Address, to: Address): void {
     const a = this.#byConnection.get(connection);
-    if (a === undefined || a.endpointAddress !== from || !this.#byId.has(a.id)) return;
+    if (a === undefined || !this.#byId.has(a.id)) return;
     const holder = this.#byAddress.get(to);
-    // The Endpoint checked that `to` answers; if another client holds it, the connection's
-    // datagrams would be sealed for that client: keep the old address instead (sends to `to`
-    // are then dropped, and the connection times out if the client stays there).
-    if (holder !== undefined && holder !== a) return;
+    if (holder !== undefined && holder !== a) {
+      // The layer runs a batch ahead of the Endpoint: another client's datagrams may have
+      // claimed `to` since this client's were opened. The Endpoint checked that `to` answers
+      // for this connection, so the claim gives way: that client goes back to where its own
+      // connection is, or is forgotten if it has none elsewhere.
+      if (holder.endpointAddress !== to) {
+        holder.address = holder.endpointAddress;
+      } else {
+        this.#forget(holder);
+        this.counters.replaced++;
+      }
+    }
+    if (a.endpointAddress !== a.address && this.#byAddress.get(a.endpointAddress) === a) this.#byAddress.delete(a.endpointAddress);
+    if (from !== a.endpointAddress && from !== a.address && this.#byAddress.get(from) === a) this.#byAddress.delete(from);
     a.endpointAddress = to;
     this.#byAddress.set(to, a);
-    if (from !== a.address && this.#byAddress.get(from) === a) this.#byAddress.delete(from);
+    // The client's own newest address stays its own (it may have moved on again).
+    this.#byAddress.set(a.address, a);
   }
 
   /**
@@ -321,7 +343,8 @@ export class ServerSecurity {
         this.counters.migrationRefused++;
         return undefined;
       }
-      if (newest) this.#migrate(a, from);
+      if (newest) this.#migrate(a, from, nowMs);
+      else if (from === a.endpointAddress && nowMs - a.movedAtMs >= MOVE_SETTLE_MS) this.#settleBack(a);
     }
     a.sealedSeen = true;
     this.#accept(a, pn, nowMs);
@@ -423,6 +446,7 @@ export class ServerSecurity {
     const a: Association = {
       id,
       address: from,
+      movedAtMs: nowMs,
       endpointAddress: from,
       c2s: clientToServerKey(contents.clientToServerKey, clientNonce),
       s2c: serverToClientKey(contents.serverToClientKey, clientNonce, id),
@@ -483,13 +507,25 @@ export class ServerSecurity {
     this.counters.accepted++;
   }
 
-  #migrate(a: Association, to: Address): void {
+  #migrate(a: Association, to: Address, nowMs: number): void {
     // The address the client leaves is dropped unless the Endpoint's connection is still there.
     if (a.address !== a.endpointAddress && this.#byAddress.get(a.address) === a) this.#byAddress.delete(a.address);
     a.address = to;
+    a.movedAtMs = nowMs;
     // No other association holds `to` (#openSealed refused the move otherwise).
     this.#byAddress.set(to, a);
     this.counters.migrated++;
+  }
+
+  /**
+   * The client's datagrams still come from the connection's address, MOVE_SETTLE_MS after one
+   * came from elsewhere, and the Endpoint has not moved the connection: that other address was
+   * not really the client's (a copy raced from a spoofed address, or the client's own trick to
+   * hold an address it does not own). It is let go.
+   */
+  #settleBack(a: Association): void {
+    if (this.#byAddress.get(a.address) === a) this.#byAddress.delete(a.address);
+    a.address = a.endpointAddress;
   }
 
   #forget(a: Association): void {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ClientSecurity } from "../../src/secure/client-security.js";
 import { ConnectTokenError, SecureConfigError } from "../../src/secure/errors.js";
 import { REPLAY_WINDOW } from "../../src/secure/replay-window.js";
-import { ENDED_GRACE_MS, HELLO_REPEAT_MS, securityDrops, ServerSecurity, type ServerSecurityOptions } from "../../src/secure/server-security.js";
+import { ENDED_GRACE_MS, HELLO_REPEAT_MS, MOVE_SETTLE_MS, securityDrops, ServerSecurity, type ServerSecurityOptions } from "../../src/secure/server-security.js";
 import { createConnectToken, generateServerKey, parseConnectToken, type ConnectTokenOptions } from "../../src/secure/token.js";
 import { wasmAead } from "../../src/secure/wasm-aead.js";
 import { HELLO, SEALED, SECURE_OVERHEAD } from "../../src/secure/wire.js";
@@ -428,6 +428,61 @@ describe("ServerSecurity and ClientSecurity", () => {
     s.connectionEnded(2, 40 + ENDED_GRACE_MS);
     s.sweep(40 + 2 * ENDED_GRACE_MS);
     expect(s.size).toBe(0);
+  });
+
+  it("when the Endpoint moves a connection to an address another client claimed in the same batch, the connection gets it", () => {
+    const s = server({ maxAssociations: 8 });
+    const a = client(token({ clientId: 1n }));
+    s.open(CLIENT, copy(a.seal(inner(1, 256))), 0);
+    s.connectionOpened(7, CLIENT);
+    a.open(copy(s.seal(inner(0), CLIENT)));
+    const T = "203.0.113.5:41000";
+    const Z = "203.0.113.5:42000";
+    // One batch: a's REBIND answer from T, then a's next datagram from Z, then H's HELLO from T.
+    s.open(T, copy(a.seal(inner(2))), 1);
+    s.open(Z, copy(a.seal(inner(3))), 1);
+    expect(s.open(T, copy(client(token({ clientId: 2n })).seal(inner(4, 256))), 1)).toEqual(inner(4, 256));
+    // Then the Endpoint handles the batch and moves a's connection to T, which it checked.
+    s.connectionMoved(7, CLIENT, T);
+    expect(s.identityOf(T)?.clientId).toBe(1n);
+    expect(a.open(copy(s.seal(inner(5), T)))).toEqual(inner(5));
+    expect(s.size).toBe(1);
+    // Later moves of a's connection are still followed.
+    s.connectionMoved(7, T, Z);
+    expect(s.identityOf(T)).toBeUndefined();
+    expect(s.identityOf(Z)?.clientId).toBe(1n);
+  });
+
+  it("a new connection on an association whose connection ended lives, at the address it opened", () => {
+    const s = server({ maxAssociations: 8 });
+    const a = client(token({ clientId: 1n }));
+    s.open(CLIENT, copy(a.seal(inner(1, 256))), 0);
+    s.connectionOpened(1, CLIENT);
+    s.connectionEnded(1, 5);
+    s.connectionOpened(2, CLIENT);
+    expect(s.open(CLIENT, copy(client(token({ clientId: 2n })).seal(inner(2, 256))), 6)).toBeUndefined();
+    expect(s.counters.addressInUse).toBe(1);
+    s.sweep(6 + ENDED_GRACE_MS);
+    expect(s.size).toBe(1);
+  });
+
+  it("an address a client's datagram came from is let go if the client keeps sending from its connection's address", () => {
+    const s = server({ maxAssociations: 8 });
+    const a = client(token({ clientId: 1n }));
+    s.open(CLIENT, copy(a.seal(inner(1, 256))), 0);
+    s.connectionOpened(1, CLIENT);
+    a.open(copy(s.seal(inner(0), CLIENT)));
+    // a sends its newest datagram from a spoofed address V, then keeps to older numbers from X.
+    const V = "198.51.100.99:5000";
+    const held = [copy(a.seal(inner(2))), copy(a.seal(inner(3))), copy(a.seal(inner(4)))];
+    expect(s.open(V, copy(a.seal(inner(5))), 10)).toEqual(inner(5));
+    expect(s.identityOf(V)?.clientId).toBe(1n);
+    expect(s.open(CLIENT, held[0]!, 20)).toEqual(inner(2));
+    expect(s.identityOf(V)?.clientId).toBe(1n);
+    expect(s.open(CLIENT, held[1]!, 10 + MOVE_SETTLE_MS)).toEqual(inner(3));
+    expect(s.identityOf(V)).toBeUndefined();
+    // V's real owner can connect.
+    expect(s.open(V, copy(client(token({ clientId: 3n })).seal(inner(6, 256))), 11 + MOVE_SETTLE_MS)).toEqual(inner(6, 256));
   });
 
   it("a HELLO is repeated only from the client's addresses, before its first SEALED, and not for ever", () => {
