@@ -87,6 +87,15 @@ function aead(): AeadInstance {
 
 const TWO_32 = 0x1_0000_0000;
 
+/** The module, with the key, associated data and payload copied into their regions. */
+function loaded(key: Uint8Array, ad: Uint8Array, data: Uint8Array): AeadInstance {
+  const a = aead();
+  a.mem.set(key, a.key);
+  a.mem.set(ad, a.ad);
+  a.mem.set(data, a.data);
+  return a;
+}
+
 function validPn(pn: number): boolean {
   return Number.isInteger(pn) && pn >= 0 && pn <= MAX_PACKET_NUMBER;
 }
@@ -102,11 +111,8 @@ export const wasmAead: PacketAead = {
       throw new RangeError(`wasmAead.seal: plaintext is ${len} bytes, over ${WASM_AEAD_MAX_PLAINTEXT}`);
     if (!(Number.isInteger(outOffset) && outOffset >= 0 && outOffset + len + TAG_BYTES <= out.length))
       throw new RangeError(`wasmAead.seal: out has no room for ${len + TAG_BYTES} bytes at offset ${outOffset}`);
-    const a = aead();
+    const a = loaded(key, ad, plaintext);
     const mem = a.mem;
-    mem.set(key, a.key);
-    mem.set(ad, a.ad);
-    mem.set(plaintext, a.data);
     // pn < 2^53: `>>> 0` takes it modulo 2^32 exactly, and the high word is < 2^21.
     const n = a.wasm.seal(ad.length, len, pn >>> 0, (pn / TWO_32) >>> 0);
     out.set(mem.subarray(a.data, a.data + n), outOffset);
@@ -124,11 +130,8 @@ export const wasmAead: PacketAead = {
       sealedLen - TAG_BYTES > out.length
     )
       return -1;
-    const a = aead();
+    const a = loaded(key, ad, sealed);
     const mem = a.mem;
-    mem.set(key, a.key);
-    mem.set(ad, a.ad);
-    mem.set(sealed, a.data);
     const n = a.wasm.open(ad.length, sealedLen, pn >>> 0, (pn / TWO_32) >>> 0);
     if (n < 0) return -1;
     out.set(mem.subarray(a.data, a.data + n), 0);

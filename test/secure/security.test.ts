@@ -50,6 +50,15 @@ const copy = (b: Uint8Array | undefined): Uint8Array => {
   return b!.slice();
 };
 
+/** A client of `s` with its association open at `at` (and the Endpoint's connection `connection` on it, if given), past its HELLO. */
+function connected(s: ServerSecurity, clientId: bigint, at = CLIENT, connection?: number): ClientSecurity {
+  const c = client(token({ clientId }));
+  expect(s.open(at, copy(c.seal(inner(1, 256))), 0)).toBeDefined();
+  if (connection !== undefined) s.connectionOpened(connection, at);
+  expect(c.open(copy(s.seal(inner(0), at)))).toEqual(inner(0));
+  return c;
+}
+
 describe("connect tokens", () => {
   it("a client reads its keys and expiry; the sealed part is not the plaintext", () => {
     const t = token();
@@ -337,10 +346,7 @@ describe("ServerSecurity and ClientSecurity", () => {
 
   it("keeps the connection's address the client's own until the Endpoint has moved the connection, however often the client moves", () => {
     const s = server({ maxAssociations: 8 });
-    const x = client(token({ clientId: 1n }));
-    s.open(CLIENT, copy(x.seal(inner(1, 256))), 0);
-    s.connectionOpened(7, CLIENT);
-    x.open(copy(s.seal(inner(0), CLIENT)));
+    const x = connected(s, 1n, CLIENT, 7);
     const B = "203.0.113.5:41000";
     const C = "203.0.113.5:42000";
     // Two moves before the Endpoint's migrate event (or copies raced from two spoofed addresses).
@@ -387,10 +393,7 @@ describe("ServerSecurity and ClientSecurity", () => {
 
   it("after the connection ends, the association gives its address way and is forgotten after the grace", () => {
     const s = server({ maxAssociations: 8 });
-    const x = client(token({ clientId: 1n }));
-    s.open(CLIENT, copy(x.seal(inner(1, 256))), 0);
-    s.connectionOpened(3, CLIENT);
-    x.open(copy(s.seal(inner(0), CLIENT)));
+    const x = connected(s, 1n, CLIENT, 3);
     s.connectionEnded(3, 100);
     // The last DISCONNECT_ACK can still be sealed during the grace.
     expect(s.seal(inner(9), CLIENT)).toBeDefined();
@@ -432,10 +435,7 @@ describe("ServerSecurity and ClientSecurity", () => {
 
   it("when the Endpoint moves a connection to an address another client claimed in the same batch, the connection gets it", () => {
     const s = server({ maxAssociations: 8 });
-    const a = client(token({ clientId: 1n }));
-    s.open(CLIENT, copy(a.seal(inner(1, 256))), 0);
-    s.connectionOpened(7, CLIENT);
-    a.open(copy(s.seal(inner(0), CLIENT)));
+    const a = connected(s, 1n, CLIENT, 7);
     const T = "203.0.113.5:41000";
     const Z = "203.0.113.5:42000";
     // One batch: a's REBIND answer from T, then a's next datagram from Z, then H's HELLO from T.
@@ -468,10 +468,7 @@ describe("ServerSecurity and ClientSecurity", () => {
 
   it("an address a client's datagram came from is let go if the client keeps sending from its connection's address", () => {
     const s = server({ maxAssociations: 8 });
-    const a = client(token({ clientId: 1n }));
-    s.open(CLIENT, copy(a.seal(inner(1, 256))), 0);
-    s.connectionOpened(1, CLIENT);
-    a.open(copy(s.seal(inner(0), CLIENT)));
+    const a = connected(s, 1n, CLIENT, 1);
     // a sends its newest datagram from a spoofed address V, then keeps to older numbers from X.
     const V = "198.51.100.99:5000";
     const held = [copy(a.seal(inner(2))), copy(a.seal(inner(3))), copy(a.seal(inner(4)))];
