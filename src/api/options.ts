@@ -92,7 +92,10 @@ export interface ConnectOptions extends CommonOptions {
   userData?: Uint8Array;
   /** Aborts the handshake: connect() rejects with ConnectAbortedError. */
   signal?: AbortSignalLike;
-  /** Give up the handshake after this long (ConnectTimeoutError). Default 5000 ms. */
+  /**
+   * Give up the handshake after this long (ConnectTimeoutError). Default 5000 ms; at most
+   * 3599000 (InvalidOptionError otherwise). `timeoutMs` no longer shortens it.
+   */
   connectTimeoutMs?: number;
   /**
    * Connect to a secure server (PROTOCOL §9) with this token from your backend

@@ -421,8 +421,9 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   // On a secure server the hook also sees who the token says the client is.
   if (accept !== undefined) extra.accept = options.secure === undefined ? accept : (request) => accept({ ...request, identity: secure?.security.identityOf(request.address) });
   const config = endpointConfig(options, true, extra);
+  // Sizes first, so that a bad mtu is the same SecureConfigError as connect()'s.
+  if (options.secure !== undefined) makeRoomForSeal(config, "listen()");
   const securityOptions = options.secure !== undefined ? serverSecurityOptions(options.secure, options.protocolId, config) : undefined;
-  if (securityOptions !== undefined) makeRoomForSeal(config, "listen()");
   const endpoint = makeEndpoint(options, config);
   const raw = await adapter.openSocket({
     host: bindHost,

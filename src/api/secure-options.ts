@@ -20,11 +20,13 @@ const DEFAULT_MAX_MTU = 1452;
 const MAX_MTU = 1500;
 const MIN_INNER_MTU = 300;
 const MIN_IDLE_MS = 30_000;
+const MAX_IDLE_MS = 3_600_000;
 
 /** The server's secure-layer settings, from listen()'s `secure` and the endpoint's config. */
 export function serverSecurityOptions(secure: SecureListenOptions, protocolId: number, config: EndpointConfig): ServerSecurityOptions {
   if (secure === null || typeof secure !== "object") throw new SecureConfigError("listen(): secure must be an object { serverKey, addresses? }");
   checkServerKey(secure.serverKey, "listen() secure");
+  if (secure.addresses !== undefined && !Array.isArray(secure.addresses)) throw new SecureConfigError('listen() secure.addresses must be an array of "ip:port" strings');
   const addresses = (secure.addresses ?? []).map((a) => {
     const c = typeof a === "string" ? canonicalAddress(a) : undefined;
     if (c === undefined) throw new SecureConfigError(`listen() secure.addresses: ${JSON.stringify(a)} is not an "ip:port" address (IPv6 as "[::1]:7777")`);
@@ -33,11 +35,12 @@ export function serverSecurityOptions(secure: SecureListenOptions, protocolId: n
   const resolved = resolveConfig(config);
   const maxAssociations = secure.maxAssociations ?? resolved.maxConnections + resolved.maxPendingHandshakes;
   if (!Number.isInteger(maxAssociations) || maxAssociations < 1 || maxAssociations > 1 << 20) throw new SecureConfigError(`listen() secure.maxAssociations must be an integer in 1..${1 << 20}, got ${String(secure.maxAssociations)}`);
-  const idleTimeoutMs = secure.idleTimeoutMs ?? Math.max(MIN_IDLE_MS, 2 * resolved.timeoutMs);
-  if (!(typeof idleTimeoutMs === "number" && idleTimeoutMs > resolved.timeoutMs && idleTimeoutMs <= 3_600_000)) {
-    throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs (${resolved.timeoutMs}), up to 3600000, got ${String(secure.idleTimeoutMs)}`);
+  const idleTimeoutMs = secure.idleTimeoutMs ?? Math.min(MAX_IDLE_MS, Math.max(MIN_IDLE_MS, 2 * resolved.timeoutMs));
+  if (!(typeof idleTimeoutMs === "number" && idleTimeoutMs > resolved.timeoutMs && idleTimeoutMs <= MAX_IDLE_MS)) {
+    const what = secure.idleTimeoutMs === undefined ? `timeoutMs (${resolved.timeoutMs}) leaves no room for the default` : `got ${String(secure.idleTimeoutMs)}`;
+    throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs, up to ${MAX_IDLE_MS}: ${what}`);
   }
-  return { serverKey: secure.serverKey.slice(), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
+  return { serverKey: new Uint8Array(secure.serverKey), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
 }
 
 /** The AEAD the secure layer seals and opens every datagram with (WebAssembly; tested against @noble/ciphers). */

@@ -26,7 +26,7 @@ import type { Address } from "../session/sans-io.js";
 import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
-import { MAX_PRIVATE_BYTES, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
+import { MAX_PRIVATE_BYTES, MAX_TOKEN_SECONDS, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
 import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU64, SEALED, SEALED_HEADER_BYTES, writeAd } from "./wire.js";
 
 /** How long an association outlives the end of its connection (its DISCONNECT_ACK is sealed meanwhile). */
@@ -35,6 +35,10 @@ export const ENDED_GRACE_MS = 3000;
 export const HELLO_REPEAT_MS = 30_000;
 /** An address a client's datagram came from is let go if its later datagrams keep coming from the connection's address this long after. */
 export const MOVE_SETTLE_MS = 5000;
+/** An association on which the Endpoint never opened a connection is forgotten after this long without a datagram. */
+export const PENDING_IDLE_MS = 5000;
+/** How far ahead of the server's clock a backend's may be. */
+const TOKEN_CLOCK_SLACK_SECONDS = 600;
 
 export interface ServerSecurityOptions {
   serverKey: Uint8Array;
@@ -301,7 +305,10 @@ export class ServerSecurity {
   sweep(nowMs: number): void {
     this.#lastSweepMs = nowMs;
     for (const a of this.#byId.values()) {
-      if (nowMs - a.lastHeardMs >= this.#options.idleTimeoutMs || (a.endedAtMs >= 0 && nowMs - a.endedAtMs >= ENDED_GRACE_MS)) {
+      const quiet = nowMs - a.lastHeardMs;
+      // Without a connection (a handshake denied, given up, or never finished) an association
+      // is forgotten soon: a client handshaking resends at least every second.
+      if (quiet >= this.#options.idleTimeoutMs || (a.connection < 0 && quiet >= PENDING_IDLE_MS) || (a.endedAtMs >= 0 && nowMs - a.endedAtMs >= ENDED_GRACE_MS)) {
         this.#forget(a);
         this.counters.idle++;
       }
@@ -400,8 +407,15 @@ export class ServerSecurity {
     }
     // A new token. Checked before it is opened (cheap); the expiry is authenticated when it is.
     const expiresAt = readU64(bytes, 5);
-    if (!(expiresAt > this.#options.unixSeconds())) {
+    const nowSeconds = this.#options.unixSeconds();
+    if (!(expiresAt > nowSeconds)) {
       counters.expiredToken++;
+      return undefined;
+    }
+    // No backend mints a token that lives longer (a clock in milliseconds would): such a token
+    // would be remembered for ever and fill the table.
+    if (expiresAt > nowSeconds + MAX_TOKEN_SECONDS + TOKEN_CLOCK_SLACK_SECONDS) {
+      counters.badToken++;
       return undefined;
     }
     // Opening it is the costliest step a sender without a token can cause: bounded per address

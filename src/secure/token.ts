@@ -49,6 +49,14 @@ export const MIN_PRIVATE_BYTES = 8 + 2 * KEY_BYTES + 1 + 1 + 9 + 2 + TAG_BYTES;
 export const MAX_PRIVATE_BYTES = 8 + 2 * KEY_BYTES + 1 + MAX_TOKEN_ADDRESSES * (1 + MAX_ADDRESS_TEXT) + 2 + MAX_TOKEN_USER_DATA + TAG_BYTES;
 /** Longest a token may live. */
 export const MAX_TOKEN_SECONDS = 24 * 3600;
+/** Unix seconds beyond any plausible clock (the year 2106): a larger one was milliseconds. */
+const MAX_UNIX_SECONDS = 0xffff_ffff;
+/**
+ * How far behind the backend's clock a client's may be before connect() calls a token expired
+ * itself: the server decides with its own clock, so the client only catches a plainly stale
+ * token at once (instead of waiting out its connect timeout).
+ */
+export const CLIENT_CLOCK_SLACK_SECONDS = 600;
 
 export interface ConnectTokenOptions {
   /** The 32-byte key your game servers were started with (`listen({ secure: { serverKey } })`). */
@@ -94,6 +102,7 @@ export function generateServerKey(): Uint8Array {
 
 /** Mints a connect token (run this on your backend, never on a client: it needs the server key). */
 export function createConnectToken(options: ConnectTokenOptions): Uint8Array {
+  if (options === null || typeof options !== "object") throw new SecureConfigError("createConnectToken() needs an options object { serverKey, protocolId, clientId, serverAddresses }");
   const { serverKey, protocolId } = options;
   checkServerKey(serverKey, "createConnectToken()");
   if (!Number.isInteger(protocolId) || protocolId < 0 || protocolId > 0xffffffff) throw new SecureConfigError(`createConnectToken(): protocolId must be an integer in 0..4294967295, got ${String(protocolId)}`);
@@ -111,6 +120,8 @@ export function createConnectToken(options: ConnectTokenOptions): Uint8Array {
   const userData = options.userData ?? new Uint8Array(0);
   if (!(userData instanceof Uint8Array) || userData.length > MAX_TOKEN_USER_DATA) throw new SecureConfigError(`createConnectToken(): userData must be a Uint8Array of at most ${MAX_TOKEN_USER_DATA} bytes`);
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+  // Seconds, not milliseconds (Date.now()): a token must not outlive MAX_TOKEN_SECONDS.
+  if (!Number.isInteger(now) || now < 0 || now > MAX_UNIX_SECONDS) throw new SecureConfigError(`createConnectToken(): nowSeconds must be Unix time in whole seconds (Date.now() / 1000, rounded), got ${String(options.nowSeconds)}`);
 
   const random = host.crypto.getRandomValues(new Uint8Array(TOKEN_NONCE_BYTES + 2 * KEY_BYTES));
   const nonce = random.subarray(0, TOKEN_NONCE_BYTES);
@@ -148,9 +159,11 @@ export function createConnectToken(options: ConnectTokenOptions): Uint8Array {
 
 /**
  * Reads a token on the client (its public part; the private part stays sealed). Throws
- * ConnectTokenError: not a token, for another protocol id, or expired at `nowSeconds`.
+ * ConnectTokenError: not a token, for another protocol id, or expired at `nowSeconds` (default:
+ * this machine's clock less CLIENT_CLOCK_SLACK_SECONDS, since the server's clock is the one that
+ * counts).
  */
-export function parseConnectToken(token: unknown, protocolId: number, nowSeconds = Date.now() / 1000): ConnectToken {
+export function parseConnectToken(token: unknown, protocolId: number, nowSeconds = Date.now() / 1000 - CLIENT_CLOCK_SLACK_SECONDS): ConnectToken {
   if (!(token instanceof Uint8Array) || token.length < TOKEN_FIXED_BYTES + MIN_PRIVATE_BYTES) throw malformed();
   const view = new DataView(token.buffer, token.byteOffset, token.byteLength);
   const n = view.getUint16(104, true);
@@ -168,8 +181,9 @@ export function parseConnectToken(token: unknown, protocolId: number, nowSeconds
   return {
     protocolId: tokenProtocol,
     expiresAt,
-    clientToServerKey: token.slice(40, 72),
-    serverToClientKey: token.slice(72, 104),
+    // Copies of their own (a Node Buffer's slice() is a view the application may overwrite).
+    clientToServerKey: new Uint8Array(token.subarray(40, 72)),
+    serverToClientKey: new Uint8Array(token.subarray(72, 104)),
     helloBody,
   };
 }

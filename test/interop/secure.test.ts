@@ -127,13 +127,18 @@ describe("listen({ secure }) and connect({ connectToken }), in-process", () => {
 
   it("typed errors: an unusable token at connect(), bad secure options at listen(), what a secure server cannot do", async () => {
     const key = generateServerKey();
-    const expired = createConnectToken({ serverKey: key, protocolId, clientId: 1, serverAddresses: ["127.0.0.1:9"], expiresInSeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) - 10 });
+    const expired = createConnectToken({ serverKey: key, protocolId, clientId: 1, serverAddresses: ["127.0.0.1:9"], expiresInSeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) - 3600 });
     await expect(connect("127.0.0.1:9", { protocolId, connectToken: expired })).rejects.toMatchObject({ code: "ERR_CONNECT_TOKEN", problem: "expired" });
     const token = createConnectToken({ serverKey: key, protocolId, clientId: 1, serverAddresses: ["127.0.0.1:9"] });
     await expect(connect("127.0.0.1:9", { protocolId: protocolId + 1, connectToken: token })).rejects.toMatchObject({ problem: "protocol-mismatch" });
     await expect(connect("127.0.0.1:9", { protocolId, connectToken: new Uint8Array(10) })).rejects.toThrow(ConnectTokenError);
     await expect(connect("127.0.0.1:9", { protocolId, connectToken: token, mtu: 320 })).rejects.toThrow(SecureConfigError);
     await expect(connect("127.0.0.1:9", { protocolId, connectTimeoutMs: -1 })).rejects.toThrow(InvalidOptionError);
+    // What a backend or a server gets wrong comes back typed too.
+    expect(() => createConnectToken(undefined as never)).toThrow(SecureConfigError);
+    expect(() => createConnectToken({ serverKey: key, protocolId, clientId: 1, serverAddresses: ["127.0.0.1:9"], nowSeconds: Date.now() })).toThrow(/whole seconds/);
+    await expect(listen({ protocolId, port: 0, secure: { serverKey: key, addresses: "127.0.0.1:9" as never } })).rejects.toThrow(SecureConfigError);
+    await expect(listen({ protocolId, port: 0, mtu: 1600, secure: { serverKey: key } })).rejects.toThrow(SecureConfigError);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: new Uint8Array(16) } })).rejects.toThrow(SecureConfigError);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, addresses: ["localhost:1"] } })).rejects.toThrow(/ip:port/);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, idleTimeoutMs: 5 } })).rejects.toThrow(/idleTimeoutMs/);

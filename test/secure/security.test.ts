@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import { ClientSecurity } from "../../src/secure/client-security.js";
 import { ConnectTokenError, SecureConfigError } from "../../src/secure/errors.js";
 import { REPLAY_WINDOW } from "../../src/secure/replay-window.js";
-import { ENDED_GRACE_MS, HELLO_REPEAT_MS, MOVE_SETTLE_MS, securityDrops, ServerSecurity, type ServerSecurityOptions } from "../../src/secure/server-security.js";
-import { createConnectToken, generateServerKey, parseConnectToken, type ConnectTokenOptions } from "../../src/secure/token.js";
+import { ENDED_GRACE_MS, HELLO_REPEAT_MS, MOVE_SETTLE_MS, PENDING_IDLE_MS, securityDrops, ServerSecurity, type ServerSecurityOptions } from "../../src/secure/server-security.js";
+import { CLIENT_CLOCK_SLACK_SECONDS, createConnectToken, generateServerKey, parseConnectToken, type ConnectTokenOptions } from "../../src/secure/token.js";
 import { wasmAead } from "../../src/secure/wasm-aead.js";
 import { HELLO, SEALED, SECURE_OVERHEAD } from "../../src/secure/wire.js";
 
@@ -487,24 +487,30 @@ describe("ServerSecurity and ClientSecurity", () => {
     const s = server({ idleTimeoutMs: 120_000 }, clock);
     const t = token({ expiresInSeconds: 10 });
     const c = client(t);
-    const first = copy(c.seal(inner(1, 256)));
-    s.open(CLIENT, first, 0);
-    const repeat = copy(c.seal(inner(2, 256)));
+    s.open(CLIENT, copy(c.seal(inner(1, 256))), 0);
     // From an address the association does not hold: refused.
-    expect(s.open("203.0.113.9:1", repeat.slice(), 1)).toBeUndefined();
+    expect(s.open("203.0.113.9:1", copy(c.seal(inner(2, 256))), 1)).toBeUndefined();
     expect(s.counters.tokenUsed).toBe(1);
-    // Long after the token expired: refused.
-    clock.now = NOW + 20;
-    expect(s.open(CLIENT, repeat.slice(), HELLO_REPEAT_MS + 1)).toBeUndefined();
-    expect(s.counters.tokenUsed).toBe(2);
-    // Within the window it passes; once the client sent SEALED, no more HELLOs.
-    clock.now = NOW + 2;
-    expect(s.open(CLIENT, repeat.slice(), 2)).toEqual(inner(2, 256));
-    c.open(copy(s.seal(inner(0), CLIENT)));
-    expect(s.open(CLIENT, copy(c.seal(inner(3))), 3)).toEqual(inner(3));
-    const late = new ClientSecurity(parseConnectToken(t, PROTOCOL, NOW + 1));
-    expect(s.open(CLIENT, copy(late.seal(inner(4, 256))), 4)).toBeUndefined();
-    expect(s.counters.tokenUsed).toBe(3);
+    // A client that never reads an answer repeats its HELLO once a second: past its token's
+    // life, for up to HELLO_REPEAT_MS after the association opened, then no more.
+    let accepted = 0;
+    for (let ms = 1000; ms <= HELLO_REPEAT_MS + 5000; ms += 1000) {
+      clock.now = NOW + 1 + ms / 1000;
+      if (s.open(CLIENT, copy(c.seal(inner(3, 256))), ms) !== undefined) accepted++;
+    }
+    expect(accepted).toBe(HELLO_REPEAT_MS / 1000 - 1);
+    // Refused, then (PENDING_IDLE_MS after the last accepted one) forgotten with its expired token.
+    expect(s.counters.tokenUsed + s.counters.expiredToken).toBe(1 + 6);
+    expect(s.size).toBe(0);
+    // Once the client sent SEALED, no more HELLOs.
+    const s2 = server({}, { now: NOW + 1 });
+    const t2 = token();
+    const d = client(t2);
+    s2.open(CLIENT, copy(d.seal(inner(1, 256))), 0);
+    d.open(copy(s2.seal(inner(0), CLIENT)));
+    expect(s2.open(CLIENT, copy(d.seal(inner(3))), 1)).toEqual(inner(3));
+    const again = new ClientSecurity(parseConnectToken(t2, PROTOCOL, NOW + 1));
+    expect(s2.open(CLIENT, copy(again.seal(inner(4, 256))), 2)).toBeUndefined();
   });
 
   it("a client resending its HELLO after its token expired keeps its association", () => {
@@ -543,6 +549,43 @@ describe("ServerSecurity and ClientSecurity", () => {
     expect(t.counters.opened).toBe(1024);
     expect(t.open("198.19.0.1:1", copy(client().seal(inner(0, 256))), 20_000)).toBeUndefined();
     expect(t.counters.full).toBe(1);
+  });
+
+  it("forgets an association no connection opened on, 5 s after its last datagram (a denied or abandoned handshake holds no slot)", () => {
+    const s = server({ maxAssociations: 2 });
+    s.open(CLIENT, copy(client(token({ clientId: 1n })).seal(inner(1, 256))), 0);
+    s.open("203.0.113.8:1", copy(client(token({ clientId: 2n })).seal(inner(1, 256))), 0);
+    s.connectionOpened(1, "203.0.113.8:1");
+    s.sweep(PENDING_IDLE_MS - 1);
+    expect(s.size).toBe(2);
+    s.sweep(PENDING_IDLE_MS);
+    expect(s.size).toBe(1);
+    expect(s.identityOf("203.0.113.8:1")?.clientId).toBe(2n);
+  });
+
+  it("the client calls a token expired only well past its expiry by its own clock; the server refuses one that lives too long", () => {
+    const wall = Math.floor(Date.now() / 1000);
+    // Expired 90 s ago by this machine's clock: the server's clock decides, so it still goes out.
+    const recent = token({ expiresInSeconds: 10, nowSeconds: wall - 100 });
+    expect(parseConnectToken(recent, PROTOCOL).expiresAt).toBe(wall - 90);
+    // Expired longer ago than the slack: refused at once.
+    const stale = token({ expiresInSeconds: 10, nowSeconds: wall - CLIENT_CLOCK_SLACK_SECONDS - 100 });
+    expect(() => parseConnectToken(stale, PROTOCOL)).toThrow(ConnectTokenError);
+    // A token minted two days ahead of the server's clock (a backend in milliseconds would be
+    // further still) is refused: it would be remembered for ever.
+    const s = server();
+    expect(s.open(CLIENT, copy(client(token({ nowSeconds: NOW + 2 * 86_400 })).seal(inner(1, 256))), 0)).toBeUndefined();
+    expect(s.counters.badToken).toBe(1);
+  });
+
+  it("keeps copies of the token's keys: a Node Buffer wiped after connect() changes nothing", () => {
+    const t = Buffer.from(token());
+    const c = new ClientSecurity(parseConnectToken(t, PROTOCOL, NOW + 1));
+    const s = server();
+    const hello = copy(c.seal(inner(1, 256)));
+    t.fill(0);
+    expect(s.open(CLIENT, hello, 0)).toEqual(inner(1, 256));
+    expect(c.open(copy(s.seal(inner(2), CLIENT)))).toEqual(inner(2));
   });
 
   it("counts a plain ackwire datagram and unknown bytes", () => {

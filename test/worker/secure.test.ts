@@ -33,7 +33,7 @@ describe("ackwire/worker, secure", () => {
 
       await expect(workerApi.connect(target, { protocolId, connectTimeoutMs: 800 })).rejects.toMatchObject({ code: "ERR_CONNECT_TIMEOUT" });
       // A token that cannot be used is refused in the worker, and crosses back as its own class.
-      const expired = rootApi.createConnectToken({ serverKey, protocolId, clientId: 1, serverAddresses: [target], expiresInSeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) - 5 });
+      const expired = rootApi.createConnectToken({ serverKey, protocolId, clientId: 1, serverAddresses: [target], expiresInSeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) - 3600 });
       const refused = await workerApi.connect(target, { protocolId, connectToken: expired }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(rootApi.ConnectTokenError);
       expect(refused).toMatchObject({ code: "ERR_CONNECT_TOKEN", problem: "expired" });
