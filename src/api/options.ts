@@ -83,7 +83,7 @@ export interface SecureListenOptions {
   addresses?: readonly string[];
   /** Clients holding an association at once. Default maxConnections + maxPendingHandshakes. */
   maxAssociations?: number;
-  /** Forget a client nothing authentic came from for this long. Default max(30 s, 2 x timeoutMs). */
+  /** Forget a client nothing authentic came from for this long: above timeoutMs, at most 3600000. Default max(30 s, 2 x timeoutMs), capped. */
   idleTimeoutMs?: number;
 }
 

@@ -37,8 +37,8 @@ export function serverSecurityOptions(secure: SecureListenOptions, protocolId: n
   if (!Number.isInteger(maxAssociations) || maxAssociations < 1 || maxAssociations > 1 << 20) throw new SecureConfigError(`listen() secure.maxAssociations must be an integer in 1..${1 << 20}, got ${String(secure.maxAssociations)}`);
   const idleTimeoutMs = secure.idleTimeoutMs ?? Math.min(MAX_IDLE_MS, Math.max(MIN_IDLE_MS, 2 * resolved.timeoutMs));
   if (!(typeof idleTimeoutMs === "number" && idleTimeoutMs > resolved.timeoutMs && idleTimeoutMs <= MAX_IDLE_MS)) {
-    const what = secure.idleTimeoutMs === undefined ? `timeoutMs (${resolved.timeoutMs}) leaves no room for the default` : `got ${String(secure.idleTimeoutMs)}`;
-    throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs, up to ${MAX_IDLE_MS}: ${what}`);
+    const what = secure.idleTimeoutMs === undefined ? "it leaves no room for the default" : `got ${String(secure.idleTimeoutMs)}`;
+    throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs (${resolved.timeoutMs}), up to ${MAX_IDLE_MS}: ${what}`);
   }
   return { serverKey: new Uint8Array(secure.serverKey), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
 }

@@ -35,8 +35,14 @@ export const ENDED_GRACE_MS = 3000;
 export const HELLO_REPEAT_MS = 30_000;
 /** An address a client's datagram came from is let go if its later datagrams keep coming from the connection's address this long after. */
 export const MOVE_SETTLE_MS = 5000;
-/** An association on which the Endpoint never opened a connection is forgotten after this long without a datagram. */
+/**
+ * With the table full, an association no connection opened on (a handshake given up, or stuck)
+ * that has been quiet this long makes room for a new one. Otherwise handshakes keep theirs for
+ * idleTimeoutMs: a slow one on a lossy path must not lose it.
+ */
 export const PENDING_IDLE_MS = 5000;
+/** An ackwire DENY's type (PROTOCOL §1, the low 4 bits of the first byte). */
+const DENY_TYPE = 5;
 /** How far ahead of the server's clock a backend's may be. */
 const TOKEN_CLOCK_SLACK_SECONDS = 600;
 
@@ -73,7 +79,10 @@ export interface ServerSecurityCounters {
   accepted: number;
   /** Associations opened (valid HELLOs with a new token). */
   opened: number;
-  /** Associations forgotten: idle for idleTimeoutMs, or ENDED_GRACE_MS after their connection ended. */
+  /**
+   * Associations forgotten: idle for idleTimeoutMs; ENDED_GRACE_MS after their connection ended
+   * or their handshake was denied; or, with the table full, quiet PENDING_IDLE_MS without a connection.
+   */
   idle: number;
   /** Associations replaced by a new token's from the same address. */
   replaced: number;
@@ -87,7 +96,7 @@ export interface ServerSecurityCounters {
   wrongProtocol: number;
   /** HELLO whose token expired. */
   expiredToken: number;
-  /** HELLO whose private part did not open under the server key (forged, or another key). */
+  /** HELLO whose private part did not open under the server key (forged, or another key), or that would live too long. */
   badToken: number;
   /** HELLO whose token does not list this server. */
   wrongServer: number;
@@ -192,6 +201,8 @@ export class ServerSecurity {
   readonly #ad = new Uint8Array(AD_BYTES);
   readonly #out = new Uint8Array(MAX_SECURE_DATAGRAM);
   #lastSweepMs = -Infinity;
+  /** The latest time passed in (seal() takes none). */
+  #lastNowMs = 0;
 
   constructor(options: ServerSecurityOptions) {
     this.#options = {
@@ -217,6 +228,7 @@ export class ServerSecurity {
    * undefined when it is dropped (counted).
    */
   open(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
+    this.#lastNowMs = nowMs;
     this.#sweepEvery(nowMs);
     const type = bytes[0];
     if (type === SEALED) return this.#openSealed(from, bytes, nowMs);
@@ -236,6 +248,9 @@ export class ServerSecurity {
       this.counters.sendDropped++;
       return undefined;
     }
+    // The Endpoint refusing the handshake (DENY: server full, version, the accept hook): the
+    // association ends with it, as a connection's does, and gives its slot back soon.
+    if (a.connection < 0 && a.endedAtMs < 0 && (inner[0]! & 0x0f) === DENY_TYPE) a.endedAtMs = this.#lastNowMs;
     const out = this.#out;
     const pn = a.sendPn++;
     writeAd(out, SEALED, a.id, pn);
@@ -301,14 +316,23 @@ export class ServerSecurity {
     if (a !== undefined && a.endedAtMs < 0 && this.#byId.has(a.id)) a.endedAtMs = nowMs;
   }
 
+  /** Forgets the quietest association no connection opened on, if it has been quiet PENDING_IDLE_MS. */
+  #evictPending(nowMs: number): boolean {
+    let quietest: Association | undefined;
+    for (const a of this.#byId.values()) {
+      if (a.connection < 0 && (quietest === undefined || a.lastHeardMs < quietest.lastHeardMs)) quietest = a;
+    }
+    if (quietest === undefined || nowMs - quietest.lastHeardMs < PENDING_IDLE_MS) return false;
+    this.#forget(quietest);
+    this.counters.idle++;
+    return true;
+  }
+
   /** Forgets associations idle for idleTimeoutMs, or ended ENDED_GRACE_MS ago, and tokens past their expiry. */
   sweep(nowMs: number): void {
     this.#lastSweepMs = nowMs;
     for (const a of this.#byId.values()) {
-      const quiet = nowMs - a.lastHeardMs;
-      // Without a connection (a handshake denied, given up, or never finished) an association
-      // is forgotten soon: a client handshaking resends at least every second.
-      if (quiet >= this.#options.idleTimeoutMs || (a.connection < 0 && quiet >= PENDING_IDLE_MS) || (a.endedAtMs >= 0 && nowMs - a.endedAtMs >= ENDED_GRACE_MS)) {
+      if (nowMs - a.lastHeardMs >= this.#options.idleTimeoutMs || (a.endedAtMs >= 0 && nowMs - a.endedAtMs >= ENDED_GRACE_MS)) {
         this.#forget(a);
         this.counters.idle++;
       }
@@ -446,7 +470,7 @@ export class ServerSecurity {
     }
     if (this.#byId.size - (old !== undefined ? 1 : 0) >= this.#options.maxAssociations) {
       this.sweep(nowMs);
-      if (this.#byId.size - (this.#byAddress.get(from) !== undefined ? 1 : 0) >= this.#options.maxAssociations) {
+      if (this.#byId.size - (this.#byAddress.get(from) !== undefined ? 1 : 0) >= this.#options.maxAssociations && !this.#evictPending(nowMs)) {
         counters.full++;
         return undefined;
       }
