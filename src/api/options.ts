@@ -76,6 +76,11 @@ export interface SecureListenOptions {
   /** The 32 bytes your backend mints connect tokens with (generateServerKey() makes one). */
   serverKey: Uint8Array;
   /**
+   * Keys your backend used before `serverKey` (at most 3), while you rotate keys: tokens minted
+   * with them still connect until they expire. Drop a key once its tokens have expired.
+   */
+  previousServerKeys?: readonly Uint8Array[];
+  /**
    * The "ip:port" addresses clients reach this server at (its public address behind a load
    * balancer or NAT). A token must list one of them, so a token for one server cannot be spent
    * on another that shares the key. Default: none checked (any server with the key accepts).

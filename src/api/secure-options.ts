@@ -20,12 +20,17 @@ const DEFAULT_MAX_MTU = 1452;
 const MAX_MTU = 1500;
 const MIN_INNER_MTU = 300;
 const MIN_IDLE_MS = 30_000;
+/** Keys kept for tokens minted before a rotation (each forged HELLO is tried against all). */
+const MAX_PREVIOUS_KEYS = 3;
 const MAX_IDLE_MS = 3_600_000;
 
 /** The server's secure-layer settings, from listen()'s `secure` and the endpoint's config. */
 export function serverSecurityOptions(secure: SecureListenOptions, protocolId: number, config: EndpointConfig): ServerSecurityOptions {
   if (secure === null || typeof secure !== "object") throw new SecureConfigError("listen(): secure must be an object { serverKey, addresses? }");
   checkServerKey(secure.serverKey, "listen() secure");
+  const previous = secure.previousServerKeys ?? [];
+  if (!Array.isArray(previous) || previous.length > MAX_PREVIOUS_KEYS) throw new SecureConfigError(`listen() secure.previousServerKeys must be an array of at most ${MAX_PREVIOUS_KEYS} keys`);
+  for (const key of previous) checkServerKey(key, "listen() secure.previousServerKeys");
   if (secure.addresses !== undefined && !Array.isArray(secure.addresses)) throw new SecureConfigError('listen() secure.addresses must be an array of "ip:port" strings');
   const addresses = (secure.addresses ?? []).map((a) => {
     const c = typeof a === "string" ? canonicalAddress(a) : undefined;
@@ -40,7 +45,7 @@ export function serverSecurityOptions(secure: SecureListenOptions, protocolId: n
     const what = secure.idleTimeoutMs === undefined ? "it leaves no room for the default" : `got ${String(secure.idleTimeoutMs)}`;
     throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs (${resolved.timeoutMs}), up to ${MAX_IDLE_MS}: ${what}`);
   }
-  return { serverKey: new Uint8Array(secure.serverKey), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
+  return { serverKey: new Uint8Array(secure.serverKey), previousServerKeys: previous.map((k) => new Uint8Array(k)), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
 }
 
 /** The AEAD the secure layer seals and opens every datagram with (WebAssembly; tested against @noble/ciphers). */

@@ -48,6 +48,11 @@ const TOKEN_CLOCK_SLACK_SECONDS = 600;
 
 export interface ServerSecurityOptions {
   serverKey: Uint8Array;
+  /**
+   * Keys this server's backend minted tokens with before `serverKey` (key rotation): tokens
+   * sealed under them still open until they expire. Default none.
+   */
+  previousServerKeys?: readonly Uint8Array[];
   protocolId: number;
   /**
    * The "ip:port" addresses clients reach this server at (canonical form). A token must list one
@@ -207,6 +212,7 @@ export class ServerSecurity {
   constructor(options: ServerSecurityOptions) {
     this.#options = {
       aead: nobleAead,
+      previousServerKeys: [],
       unixSeconds: () => Date.now() / 1000,
       randomU32: () => host.crypto.getRandomValues(new Uint32Array(1))[0]!,
       ...options,
@@ -448,7 +454,8 @@ export class ServerSecurity {
       counters.rateLimited++;
       return undefined;
     }
-    const contents = openHelloToken(this.#options.serverKey, bytes, n);
+    let contents = openHelloToken(this.#options.serverKey, bytes, n);
+    for (const key of this.#options.previousServerKeys) contents ??= openHelloToken(key, bytes, n);
     if (contents === undefined) {
       counters.badToken++;
       return undefined;

@@ -139,6 +139,7 @@ describe("listen({ secure }) and connect({ connectToken }), in-process", () => {
     expect(() => createConnectToken({ serverKey: key, protocolId, clientId: 1, serverAddresses: ["127.0.0.1:9"], nowSeconds: Date.now() })).toThrow(/whole seconds/);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, addresses: "127.0.0.1:9" as never } })).rejects.toThrow(SecureConfigError);
     await expect(listen({ protocolId, port: 0, mtu: 1600, secure: { serverKey: key } })).rejects.toThrow(SecureConfigError);
+    await expect(listen({ protocolId, port: 0, secure: { serverKey: key, previousServerKeys: [new Uint8Array(3)] } })).rejects.toThrow(SecureConfigError);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: new Uint8Array(16) } })).rejects.toThrow(SecureConfigError);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, addresses: ["localhost:1"] } })).rejects.toThrow(/ip:port/);
     await expect(listen({ protocolId, port: 0, secure: { serverKey: key, idleTimeoutMs: 5 } })).rejects.toThrow(/idleTimeoutMs/);

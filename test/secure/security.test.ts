@@ -179,6 +179,18 @@ describe("ServerSecurity and ClientSecurity", () => {
     }
   });
 
+  it("opens tokens minted with a previous key while keys rotate, and no others", () => {
+    const old = Uint8Array.from({ length: 32 }, (_, i) => 100 + i);
+    const next = generateServerKey();
+    const rotating = server({ serverKey: next, previousServerKeys: [old] });
+    expect(rotating.open(CLIENT, copy(client(token({ serverKey: old })).seal(inner(1, 256))), 0)).toEqual(inner(1, 256));
+    expect(rotating.open("203.0.113.8:1", copy(client(token({ serverKey: next })).seal(inner(2, 256))), 0)).toEqual(inner(2, 256));
+    expect(rotating.open("203.0.113.9:1", copy(client(token({ serverKey: generateServerKey() })).seal(inner(3, 256))), 0)).toBeUndefined();
+    expect(rotating.counters.badToken).toBe(1);
+    // Once the old key is dropped, its tokens no longer open.
+    expect(server({ serverKey: next }).open(CLIENT, copy(client(token({ serverKey: old })).seal(inner(1, 256))), 0)).toBeUndefined();
+  });
+
   it("refuses a token for another key, an expired one, and one that does not list this server", () => {
     const other = server({ serverKey: generateServerKey() });
     expect(other.open(CLIENT, copy(client().seal(inner(1, 256))), 0)).toBeUndefined();
