@@ -18,7 +18,10 @@ import type { Address } from "../session/sans-io.js";
 import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
 import { RelayingSocket } from "./relay-socket.js";
 import { canonicalAddress } from "../relay/wire.js";
-import { clientToken, makeRoomForSeal, secureAead, serverSecurityOptions } from "./secure-options.js";
+import { makeRoomForSeal, serverSecurityOptions } from "./secure-options.js";
+import { refuseOnSecureServer } from "../secure/errors.js";
+import { parseConnectToken } from "../secure/token.js";
+import { wasmAead } from "../secure/wasm-aead.js";
 import { SecureClientSocket, SecureServerSocket } from "./secure-socket.js";
 import { followConnections, type ClientIdentity, type ServerSecurityCounters } from "../secure/server-security.js";
 
@@ -104,7 +107,7 @@ export class Server extends TypedEmitter<ServerEvents> {
    */
   async connect(target: Target, options: ServerConnectOptions = {}): Promise<Connection> {
     if (this.#closing !== undefined) throw new ClosedError("this server");
-    this.#notSecure("connect()");
+    refuseOnSecureServer(this.#secure !== undefined, "connect()");
     const { peer, targetText } = await resolvePeer(this.#adapter, target, options.signal);
     // close() may have run while the target was resolved: it aborted the attempts it saw.
     if (this.#closing !== undefined) throw new ClosedError("this server");
@@ -138,7 +141,7 @@ export class Server extends TypedEmitter<ServerEvents> {
    * `acceptToken` (default: `token`) are "punch" events. src/game/nat.ts schedules the repeats.
    */
   punch(address: Address, token: Uint8Array, acceptToken: Uint8Array = token): void {
-    this.#notSecure("punch()");
+    refuseOnSecureServer(this.#secure !== undefined, "punch()");
     const endpoint = this.#driver.endpoint;
     if (endpoint.punch === undefined) throw new InvalidOptionError("punch(): this server's endpoint (createEndpoint) has no punch()");
     endpoint.punch(monotonicNow(), address, token, acceptToken);
@@ -160,7 +163,7 @@ export class Server extends TypedEmitter<ServerEvents> {
   /** @internal addRelayRoute() with the route's number chosen by the caller (ackwire/worker's front end numbers them). */
   _addRelayRoute(relay: Address, token: Uint8Array, id: number | undefined): Address {
     if (this.#closing !== undefined) throw new ClosedError("this server");
-    this.#notSecure("addRelayRoute()");
+    refuseOnSecureServer(this.#secure !== undefined, "addRelayRoute()");
     checkRelayFamily(relay, this.address);
     const virtual = this.#socket.routes.add(relay, token, id);
     this.#socket.sendBind(virtual);
@@ -198,11 +201,6 @@ export class Server extends TypedEmitter<ServerEvents> {
    */
   identityOf(address: Address): ClientIdentity | undefined {
     return this.#secure?.security.identityOf(address);
-  }
-
-  /** A secure server talks only to clients that hold a token; it opens nothing itself. */
-  #notSecure(call: string): void {
-    if (this.#secure !== undefined) throw new InvalidOptionError(`${call}: not available on a secure server (listen's secure option): it only accepts clients holding a connect token`);
   }
 
   /** @internal */
@@ -443,7 +441,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
 async function connectWith(adapter: RuntimeAdapter, target: Target, options: ConnectOptions): Promise<Connection> {
   validateCommon(options, "connect()");
   // Read before anything is opened: a token that cannot be used throws ConnectTokenError at once.
-  const token = options.connectToken !== undefined ? clientToken(options.connectToken, options.protocolId) : undefined;
+  const token = options.connectToken !== undefined ? parseConnectToken(options.connectToken, options.protocolId) : undefined;
   const { peer, ip, port } = await resolvePeer(adapter, target, options.signal);
   const config = endpointConfig(options, false);
   if (token !== undefined) makeRoomForSeal(config, "connect()");
@@ -455,7 +453,7 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
   });
-  const socket = token !== undefined ? new SecureClientSocket(raw, peer, token, secureAead()) : raw;
+  const socket = token !== undefined ? new SecureClientSocket(raw, peer, token, wasmAead) : raw;
   let attempt: ConnectAttempt | undefined;
   const driver = new Driver(endpoint, socket, (event) => {
     if (event.type !== "punch") attempt?.dispatch(event);

@@ -4,11 +4,10 @@
  * 29 bytes (PROTOCOL §9) so that a sealed datagram is no larger than a plain one would be.
  */
 import { canonicalAddress } from "../relay/wire.js";
-import type { PacketAead } from "../secure/aead.js";
 import { wasmAead } from "../secure/wasm-aead.js";
 import { SecureConfigError } from "../secure/errors.js";
 import type { ServerSecurityOptions } from "../secure/server-security.js";
-import { checkServerKey, parseConnectToken, type ConnectToken } from "../secure/token.js";
+import { checkServerKey } from "../secure/token.js";
 import { SECURE_OVERHEAD } from "../secure/wire.js";
 import { resolveConfig } from "../session/config.js";
 import type { EndpointConfig } from "../session/types.js";
@@ -45,17 +44,7 @@ export function serverSecurityOptions(secure: SecureListenOptions, protocolId: n
     const what = secure.idleTimeoutMs === undefined ? "it leaves no room for the default" : `got ${String(secure.idleTimeoutMs)}`;
     throw new SecureConfigError(`listen() secure.idleTimeoutMs must be a number of ms above timeoutMs (${resolved.timeoutMs}), up to ${MAX_IDLE_MS}: ${what}`);
   }
-  return { serverKey: new Uint8Array(secure.serverKey), previousServerKeys: previous.map((k) => new Uint8Array(k)), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: secureAead() };
-}
-
-/** The AEAD the secure layer seals and opens every datagram with (WebAssembly; tested against @noble/ciphers). */
-export function secureAead(): PacketAead {
-  return wasmAead;
-}
-
-/** The client's token, read (ConnectTokenError if it cannot be used). */
-export function clientToken(token: unknown, protocolId: number): ConnectToken {
-  return parseConnectToken(token, protocolId);
+  return { serverKey: new Uint8Array(secure.serverKey), previousServerKeys: previous.map((k) => new Uint8Array(k)), protocolId, addresses, maxAssociations, idleTimeoutMs, aead: wasmAead };
 }
 
 /**

@@ -103,9 +103,9 @@ function ipv6Groups(text: string): number[] | undefined {
 }
 
 /** The token as a map key (16 hex digits). */
-export function tokenKey(bytes: Uint8Array, at = 0): string {
+export function tokenKey(bytes: Uint8Array, at = 0, length = RELAY_TOKEN_BYTES): string {
   let key = "";
-  for (let i = at; i < at + RELAY_TOKEN_BYTES; i++) key += HEX[bytes[i]!];
+  for (let i = at; i < at + length; i++) key += HEX[bytes[i]!];
   return key;
 }
 

@@ -10,7 +10,7 @@ import { host } from "../api/host.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
 import type { ConnectToken } from "./token.js";
-import { AD_BYTES, HELLO, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU64, SEALED, SEALED_HEADER_BYTES, writeAd, writeU64 } from "./wire.js";
+import { AD_BYTES, HELLO, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU32, readU64, SEALED, SEALED_HEADER_BYTES, unsealPayload, writeAd, writeU64 } from "./wire.js";
 
 export interface ClientSecurityCounters {
   /** Too short, or not a SEALED datagram. */
@@ -81,32 +81,19 @@ export class ClientSecurity {
       this.counters.malformed++;
       return undefined;
     }
-    const id = (bytes[1]! | (bytes[2]! << 8) | (bytes[3]! << 16) | (bytes[4]! << 24)) >>> 0;
+    const id = readU32(bytes, 1);
     // A token opens one association, so once the server has answered, its id is the only one.
     if (this.#id >= 0 && id !== this.#id) {
       this.counters.badTag++;
       return undefined;
     }
     const pn = readU64(bytes, 5);
-    // readU64 gives Infinity from 2^53 up: no server ever sends such a number.
-    if (pn === Infinity) {
-      this.counters.malformed++;
-      return undefined;
-    }
-    if (!this.#window.fresh(pn)) {
-      this.counters.replayed++;
-      return undefined;
-    }
-    const sealed = bytes.subarray(SEALED_HEADER_BYTES);
-    const n = this.#aead.open(this.#keyFor(id), pn, bytes.subarray(0, AD_BYTES), sealed, sealed);
-    if (n < 0) {
-      this.counters.badTag++;
-      return undefined;
-    }
+    const inner = unsealPayload(this.#aead, this.#keyFor(id), this.#window, pn, bytes.subarray(0, AD_BYTES), bytes, SEALED_HEADER_BYTES, this.counters);
+    if (inner === undefined) return undefined;
     this.#window.accept(pn);
     // Only the server (and the backend) has the key, so the id is the server's own.
     this.#id = id;
-    return bytes.subarray(SEALED_HEADER_BYTES, SEALED_HEADER_BYTES + n);
+    return inner;
   }
 
   /** The server's sending key for association `id` (derived once per id). */

@@ -1,5 +1,5 @@
 /** Typed errors of secure connections (src/secure, and the `secure` options of listen/connect). */
-import { AckwireError } from "../api/errors.js";
+import { AckwireError, InvalidOptionError } from "../api/errors.js";
 
 /** A server key, token option or secure option out of range (the message names it). */
 export class SecureConfigError extends AckwireError {
@@ -18,4 +18,9 @@ export class ConnectTokenError extends AckwireError {
     super("ERR_CONNECT_TOKEN", message);
     this.problem = problem;
   }
+}
+
+/** What a secure server (the root's or the worker's) refuses: it only accepts clients holding a connect token. */
+export function refuseOnSecureServer(secure: boolean, call: string): void {
+  if (secure) throw new InvalidOptionError(`${call}: not available on a secure server (listen's secure option): it only accepts clients holding a connect token`);
 }

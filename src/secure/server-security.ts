@@ -21,13 +21,15 @@
  * another address is refused, so a HELLO copied off the path cannot open a second association.
  */
 import { host } from "../api/host.js";
+import { PacketType } from "../engine/abi.js";
+import { tokenKey as hexKey } from "../relay/wire.js";
 import { AddressRateLimiter } from "../session/rate-limit.js";
 import type { Address } from "../session/sans-io.js";
 import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
 import { MAX_PRIVATE_BYTES, MAX_TOKEN_SECONDS, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
-import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU64, SEALED, SEALED_HEADER_BYTES, writeAd } from "./wire.js";
+import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU32, readU64, SEALED, SEALED_HEADER_BYTES, unsealPayload, writeAd } from "./wire.js";
 
 /** How long an association outlives the end of its connection (its DISCONNECT_ACK is sealed meanwhile). */
 export const ENDED_GRACE_MS = 3000;
@@ -41,8 +43,6 @@ export const MOVE_SETTLE_MS = 5000;
  * idleTimeoutMs: a slow one on a lossy path must not lose it.
  */
 export const PENDING_IDLE_MS = 5000;
-/** An ackwire DENY's type (PROTOCOL §1, the low 4 bits of the first byte). */
-const DENY_TYPE = 5;
 /** How far ahead of the server's clock a backend's may be. */
 const TOKEN_CLOCK_SLACK_SECONDS = 600;
 
@@ -176,7 +176,6 @@ interface Association {
 }
 
 interface TokenEntry {
-  address: Address;
   expiresAt: number;
   association: Association | undefined;
 }
@@ -256,7 +255,7 @@ export class ServerSecurity {
     }
     // The Endpoint refusing the handshake (DENY: server full, version, the accept hook): the
     // association ends with it, as a connection's does, and gives its slot back soon.
-    if (a.connection < 0 && a.endedAtMs < 0 && (inner[0]! & 0x0f) === DENY_TYPE) a.endedAtMs = this.#lastNowMs;
+    if (a.connection < 0 && a.endedAtMs < 0 && (inner[0]! & 0x0f) === PacketType.Deny) a.endedAtMs = this.#lastNowMs;
     const out = this.#out;
     const pn = a.sendPn++;
     writeAd(out, SEALED, a.id, pn);
@@ -343,10 +342,13 @@ export class ServerSecurity {
         this.counters.idle++;
       }
     }
+    this.#dropExpiredTokens();
+  }
+
+  /** Forgets the tokens that have expired and whose association is gone. */
+  #dropExpiredTokens(): void {
     const now = this.#options.unixSeconds();
-    for (const [key, entry] of this.#tokens) {
-      if (entry.expiresAt <= now && entry.association === undefined) this.#tokens.delete(key);
-    }
+    for (const [key, entry] of this.#tokens) if (entry.expiresAt <= now && entry.association === undefined) this.#tokens.delete(key);
   }
 
   #sweepEvery(nowMs: number): void {
@@ -358,8 +360,7 @@ export class ServerSecurity {
       this.counters.malformed++;
       return undefined;
     }
-    const id = (bytes[1]! | (bytes[2]! << 8) | (bytes[3]! << 16) | (bytes[4]! << 24)) >>> 0;
-    const a = this.#byId.get(id);
+    const a = this.#byId.get(readU32(bytes, 1));
     if (a === undefined) {
       this.counters.noAssociation++;
       return undefined;
@@ -399,8 +400,7 @@ export class ServerSecurity {
       counters.malformed++;
       return undefined;
     }
-    const protocolId = (bytes[1]! | (bytes[2]! << 8) | (bytes[3]! << 16) | (bytes[4]! << 24)) >>> 0;
-    if (protocolId !== this.#options.protocolId >>> 0) {
+    if (readU32(bytes, 1) !== this.#options.protocolId >>> 0) {
       counters.wrongProtocol++;
       return undefined;
     }
@@ -412,7 +412,7 @@ export class ServerSecurity {
       return undefined;
     }
     // The private part's tag names the token: it is unique per token, and covers all of it.
-    const tokenKey = latin1(bytes, HELLO_FIXED_BYTES + n - TAG_BYTES, TAG_BYTES);
+    const tokenKey = hexKey(bytes, HELLO_FIXED_BYTES + n - TAG_BYTES, TAG_BYTES);
     const entry = this.#tokens.get(tokenKey);
     if (entry !== undefined) {
       // A token opens one association, from one address: a HELLO copied off the path and sent
@@ -517,7 +517,7 @@ export class ServerSecurity {
     this.#accept(a, pn, nowMs);
     this.#byId.set(a.id, a);
     this.#byAddress.set(from, a);
-    this.#tokens.set(tokenKey, { address: from, expiresAt: contents.expiresAt, association: a });
+    this.#tokens.set(tokenKey, { expiresAt: contents.expiresAt, association: a });
     counters.opened++;
     return inner;
   }
@@ -527,22 +527,7 @@ export class ServerSecurity {
    * caller decides whether to hand it in, and then `#accept`s it.
    */
   #unseal(a: Association, pn: number, ad: Uint8Array, bytes: Uint8Array, at: number): Uint8Array | undefined {
-    // readU64 gives Infinity from 2^53 up: no side ever sends such a number.
-    if (pn === Infinity) {
-      this.counters.malformed++;
-      return undefined;
-    }
-    if (!a.window.fresh(pn)) {
-      this.counters.replayed++;
-      return undefined;
-    }
-    const sealed = bytes.subarray(at);
-    const n = this.#options.aead.open(a.c2s, pn, ad, sealed, sealed);
-    if (n < 0) {
-      this.counters.badTag++;
-      return undefined;
-    }
-    return bytes.subarray(at, at + n);
+    return unsealPayload(this.#options.aead, a.c2s, a.window, pn, ad, bytes, at, this.counters);
   }
 
   /** An authenticated datagram handed in: its number is used up, and the client was heard from. */
@@ -589,8 +574,7 @@ export class ServerSecurity {
    */
   #roomForToken(): boolean {
     if (this.#tokens.size < this.#maxTokens) return true;
-    const now = this.#options.unixSeconds();
-    for (const [key, entry] of this.#tokens) if (entry.expiresAt <= now && entry.association === undefined) this.#tokens.delete(key);
+    this.#dropExpiredTokens();
     return this.#tokens.size < this.#maxTokens;
   }
 
@@ -601,11 +585,3 @@ export class ServerSecurity {
     }
   }
 }
-
-/** bytes[at..at+n) as a string key (one char per byte). */
-function latin1(bytes: Uint8Array, at: number, n: number): string {
-  let s = "";
-  for (let i = at; i < at + n; i++) s += String.fromCharCode(bytes[i]!);
-  return s;
-}
-

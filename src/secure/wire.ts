@@ -26,7 +26,8 @@
  * it in SEALED (the association id; zeros in HELLO) and the packet number: the 13 bytes
  * `type | id | pn`, so the id and the number cannot be changed without the tag failing.
  */
-import { TAG_BYTES } from "./aead.js";
+import { TAG_BYTES, type PacketAead } from "./aead.js";
+import type { ReplayWindow } from "./replay-window.js";
 
 export const HELLO = 0x80;
 export const SEALED = 0x81;
@@ -44,35 +45,76 @@ export const AD_BYTES = 13;
 /** Largest datagram the layer reads or writes (what an ackwire receiver accepts). */
 export const MAX_SECURE_DATAGRAM = 1500;
 
-/** Writes a u64 little-endian (n < 2^53). Byte by byte: a DataView per datagram showed in profiles. */
+/** Writes a u32 little-endian. Byte by byte: a DataView per datagram showed in profiles. */
+export function writeU32(bytes: Uint8Array, at: number, n: number): void {
+  bytes[at] = n & 0xff;
+  bytes[at + 1] = (n >>> 8) & 0xff;
+  bytes[at + 2] = (n >>> 16) & 0xff;
+  bytes[at + 3] = (n >>> 24) & 0xff;
+}
+
+/** Reads a u32 little-endian. */
+export function readU32(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+}
+
+/** Writes a u64 little-endian (n < 2^53). */
 export function writeU64(bytes: Uint8Array, at: number, n: number): void {
-  const lo = n >>> 0;
-  const hi = Math.floor(n / 0x1_0000_0000) >>> 0;
-  bytes[at] = lo & 0xff;
-  bytes[at + 1] = (lo >>> 8) & 0xff;
-  bytes[at + 2] = (lo >>> 16) & 0xff;
-  bytes[at + 3] = lo >>> 24;
-  bytes[at + 4] = hi & 0xff;
-  bytes[at + 5] = (hi >>> 8) & 0xff;
-  bytes[at + 6] = (hi >>> 16) & 0xff;
-  bytes[at + 7] = hi >>> 24;
+  writeU32(bytes, at, n >>> 0);
+  writeU32(bytes, at + 4, Math.floor(n / 0x1_0000_0000) >>> 0);
 }
 
 /** Reads a u64 little-endian; values of 2^53 and above come back as Infinity (never valid here). */
 export function readU64(bytes: Uint8Array, at: number): number {
-  const lo = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-  const hi = (bytes[at + 4]! | (bytes[at + 5]! << 8) | (bytes[at + 6]! << 16) | (bytes[at + 7]! << 24)) >>> 0;
+  const hi = readU32(bytes, at + 4);
   if (hi >= 0x20_0000) return Infinity;
-  return hi * 0x1_0000_0000 + lo;
+  return hi * 0x1_0000_0000 + readU32(bytes, at);
 }
 
 /** Fills `ad` (13 bytes) with the associated data `type | id | pn`. */
 export function writeAd(ad: Uint8Array, type: number, id: number, pn: number): Uint8Array {
   ad[0] = type;
-  ad[1] = id & 0xff;
-  ad[2] = (id >>> 8) & 0xff;
-  ad[3] = (id >>> 16) & 0xff;
-  ad[4] = (id >>> 24) & 0xff;
+  writeU32(ad, 1, id);
   writeU64(ad, 5, pn);
   return ad;
+}
+
+/** The drop counters both halves keep for a sealed payload that is not accepted. */
+interface UnsealCounters {
+  malformed: number;
+  replayed: number;
+  badTag: number;
+}
+
+/**
+ * What both halves check of a sealed payload at `bytes[at..]` with packet number `pn`: a number
+ * below 2^53 (readU64 gives Infinity above: `malformed`), new to `window` (`replayed`), and the
+ * tag under `key` (`badTag`). Decrypts in place and returns the plaintext view; the caller
+ * decides whether to hand it in, and then accepts `pn` into the window.
+ */
+export function unsealPayload(
+  aead: PacketAead,
+  key: Uint8Array,
+  window: ReplayWindow,
+  pn: number,
+  ad: Uint8Array,
+  bytes: Uint8Array,
+  at: number,
+  counters: UnsealCounters,
+): Uint8Array | undefined {
+  if (pn === Infinity) {
+    counters.malformed++;
+    return undefined;
+  }
+  if (!window.fresh(pn)) {
+    counters.replayed++;
+    return undefined;
+  }
+  const sealed = bytes.subarray(at);
+  const n = aead.open(key, pn, ad, sealed, sealed);
+  if (n < 0) {
+    counters.badTag++;
+    return undefined;
+  }
+  return bytes.subarray(at, at + n);
 }

@@ -10,6 +10,7 @@
  * One worker per listen() or connect(); it is terminated when the server or connection closes.
  * docs/WORKER.md describes the message protocol, the ownership of bytes and the costs.
  */
+import { refuseOnSecureServer } from "../secure/errors.js";
 import type { ClientIdentity } from "../secure/server-security.js";
 import { checkRelayFamily, formatAddress, parseTarget, type HostPort, type Target } from "../api/address.js";
 import { DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "../api/connection.js";
@@ -175,7 +176,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    */
   async connect(target: Target, options: ServerConnectOptions = {}): Promise<WorkerConnection> {
     if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
-    this.#notSecure("connect()");
+    refuseOnSecureServer(this.#options.secure, "connect()");
     const { host: peerHost, port } = parseTarget(target);
     const targetText = typeof target === "string" ? target : formatAddress(peerHost, port);
     const signal = options.signal;
@@ -205,7 +206,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   punch(address: string, token: Uint8Array, acceptToken: Uint8Array = token): void {
     // The root Server's checks, here, so a bad argument throws at the call as it does there.
     checkPunchArguments(address, token, acceptToken);
-    this.#notSecure("punch()");
+    refuseOnSecureServer(this.#options.secure, "punch()");
     if (this.#closing !== undefined || this.#link.terminated) return;
     this.#link.command({ op: "punch", address, token: token.slice(), acceptToken: acceptToken.slice() });
   }
@@ -217,7 +218,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
    */
   addRelayRoute(relayAddress: string, token: Uint8Array): string {
     if (this.#closing !== undefined || this.#link.terminated) throw new ClosedError("this server");
-    this.#notSecure("addRelayRoute()");
+    refuseOnSecureServer(this.#options.secure, "addRelayRoute()");
     // The checks of the worker's server (RelayRoutes.add, Server.addRelayRoute), made here.
     checkRelayFamily(relayAddress, this.address);
     const relay = checkRoute(relayAddress, token);
@@ -242,11 +243,6 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   /** Whether the server was started with listen's `secure` option (PROTOCOL §9). */
   get secure(): boolean {
     return this.#options.secure;
-  }
-
-  /** A secure server only accepts clients holding a connect token (the root Server's rule). */
-  #notSecure(call: string): void {
-    if (this.#options.secure) throw new InvalidOptionError(`${call}: not available on a secure server (listen's secure option): it only accepts clients holding a connect token`);
   }
 
   /** Sends one more bind for a route (the root Server's bindRelayRoute()); never throws. */
