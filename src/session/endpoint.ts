@@ -836,6 +836,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         if (res === undefined) return this.unexpected();
         if (!this.cookies.check(now, from, res.salt, b, res.cookieAt)) {
           this.counters.badCookies++;
+          // Answered as a REQUEST is: with a cookie for the address the RESPONSE came from. A
+          // client whose NAT gave it a new port mid-handshake, or whose RESPONSEs were lost until
+          // its cookie aged out, would otherwise resend the stale cookie until its connect
+          // timeout. Stateless, rate limited like a REQUEST, and smaller than the RESPONSE.
+          this.counters.challengesSent++;
+          const cookie = this.cookies.mint(now, from, res.salt).slice();
+          this.queueControl({ to: from, type: PacketType.Challenge, salt: res.salt, bytes: cookie, value: 0 });
           return;
         }
         // From here on the address is validated: it received our challenge.

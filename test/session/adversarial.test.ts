@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/session/endpoint.js";
 import { TsEngine } from "../../src/engine/ts-engine.js";
-import { DeliveryKind } from "../../src/engine/abi.js";
+import { DeliveryKind, PacketType } from "../../src/engine/abi.js";
 import { encodeRequest, encodeResponse } from "../../src/session/handshake.js";
 import { checkPayload, connectPair, makePair, payload, PROTOCOL_ID, transmitsOf } from "./helpers.js";
 
@@ -44,19 +44,34 @@ describe("handshake under attack", () => {
     expect(server.counters.handshakeRateLimited).toBeGreaterThan(80);
   });
 
-  it("a forged CONNECT_RESPONSE (bad cookie) allocates nothing and gets no reply", () => {
+  it("a forged CONNECT_RESPONSE (bad cookie) allocates nothing; its only reply is a fresh CHALLENGE, smaller than it", () => {
     const seed = 302;
     const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed, engine: "ts" });
     const e = new TsEngine({ protocolId: PROTOCOL_ID, maxSlots: 1, channels: [DeliveryKind.Unreliable] });
     const at = e.layout.txArenaOffset;
+    let bytesIn = 0;
     for (let i = 0; i < 50; i++) {
       const cookie = Uint8Array.from({ length: 16 }, (_, k) => (k * 7 + i) & 0xff);
       const n = e.sealControl(at, encodeResponse(e.bytes, at, i, cookie, 0, server.config.channelHash, new Uint8Array(0)));
+      bytesIn += n;
       server.handleDatagram(0, `192.0.2.${i}:999`, e.bytes.slice(at, at + n));
     }
-    expect(server.pollTransmit(0), `seed ${seed}`).toBeUndefined();
+    const replies: { to: string; bytes: Uint8Array }[] = [];
+    for (const t of transmitsOf(server, 0)) replies.push({ to: t.to, bytes: t.bytes.slice() });
+    expect(replies.map((t) => t.to), `seed ${seed}`).toEqual(Array.from({ length: 50 }, (_, i) => `192.0.2.${i}:999`));
+    expect(replies.every((t) => t.bytes[0] === PacketType.Challenge)).toBe(true);
+    expect(replies.reduce((sum, t) => sum + t.bytes.length, 0)).toBeLessThan(bytesIn);
     expect(server.counters.badCookies).toBe(50);
+    expect(server.counters.challengesSent).toBe(50);
     expect(server.connectionCount).toBe(0);
+    expect(server.connections()).toHaveLength(0);
+    // Copies from one address are held to the handshake rate.
+    for (let i = 0; i < 100; i++) {
+      const n = e.sealControl(at, encodeResponse(e.bytes, at, 7, new Uint8Array(16), 0, server.config.channelHash, new Uint8Array(0)));
+      server.handleDatagram(1, "203.0.113.9:999", e.bytes.slice(at, at + n));
+    }
+    expect([...transmitsOf(server, 1)].length).toBeLessThan(20);
+    expect(server.counters.handshakeRateLimited).toBeGreaterThan(80);
   });
 });
 

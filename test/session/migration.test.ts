@@ -295,6 +295,27 @@ describe("address migration (NAT rebinding)", () => {
     expect(conn.answersBeforeLastMove(sequenceOf(mark + 65_531))).toBe(false);
   });
 
+  it("a NAT rebinding during the handshake: the server challenges the new address, and the client connects from it", () => {
+    const h = new NatHarness(3120);
+    const c = h.client.connect(h.now, SERVER);
+    // The REQUEST reached the server at 20 ms and its CHALLENGE is on its way back (at the
+    // client at 40 ms): the client's RESPONSE leaves from a new public port.
+    h.runUntil(30);
+    expect(h.server.counters.challengesSent).toBe(1);
+    h.publicAddress = "198.51.100.7:40777";
+    h.runUntil(1000);
+    // The first RESPONSE carried the old address's cookie: refused, and answered with a
+    // CHALLENGE for the new address (no state kept), which the client answered at once.
+    expect(h.server.counters.badCookies).toBe(1);
+    expect(h.server.counters.challengesSent).toBe(2);
+    const connected = h.clientEvents.find((e) => e.type === "connect");
+    expect(connected?.connection).toBe(c);
+    const s = h.serverEvents.find((e) => e.type === "connect");
+    expect(s?.type === "connect" ? s.address : undefined).toBe("198.51.100.7:40777");
+    // Two round trips more than a plain handshake (40 ms each): well before the first resend.
+    expect(h.serverEventTimes[h.serverEvents.indexOf(s!)]).toBeLessThanOrEqual(20 + 40 * 3 + 1);
+  });
+
   it("a client with migration off closes with no-connection, as before", () => {
     const h = new NatHarness(3111, { client: { migration: false } });
     const [c] = h.connect();
