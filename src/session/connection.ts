@@ -236,6 +236,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // Counters as plain fields (one object less per connection).
   private bytesReceived = 0;
   private received = 0;
+  /** Whether any packet of this connection's session arrived (a server's: its ACCEPT got through). */
+  get heardFrom(): boolean {
+    return this.received > 0;
+  }
   /**
    * Sender side: the RTT sample of the newest first-transmission packet acknowledged by the
    * datagram being dispatched (RFC 9002 §5.3 samples only the largest newly acknowledged

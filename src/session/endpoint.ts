@@ -162,6 +162,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /** Server: connections by session id, for a client that migrates (its new address is unknown). */
   private readonly bySession = new Map<number, Connection>();
   /**
+   * Server connections by their handshake's client salt, for a RESPONSE of the same attempt
+   * from a new address (acceptedElsewhere). Each entry is a live connection (remove() takes it
+   * out), so the map is bounded by maxConnections.
+   */
+  private readonly bySalt = new Map<number, Connection>();
+  /**
    * The connection the last send() went to (NaN: none, it equals no id; ids are never reused):
    * an application answering a message, or a server looping over its peers per tick with
    * several messages each, names the same connection again, and the Map lookup becomes one
@@ -609,6 +615,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
     if (this.bySession.get(conn.sessionId) === conn) this.bySession.delete(conn.sessionId);
+    if (this.bySalt.get(conn.salt) === conn) this.bySalt.delete(conn.salt);
     this.lastFrom = undefined;
     this.slots[conn.slot] = undefined;
     if (this.dispatching) this.slotsFreedInBatch.push(conn.slot);
@@ -859,6 +866,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           // the address, so the old connection is replaced.
           conn.finish("aborted");
           this.remove(conn);
+        } else if (this.acceptedElsewhere(now, from, res.salt)) {
+          return;
         }
         if (res.wireVersion !== WIRE_VERSION || res.appVersion !== this.config.appVersion) {
           return this.deny(from, res.salt, DenyCode.VersionMismatch, EMPTY);
@@ -884,6 +893,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         while (this.bySession.has(sessionId)) sessionId = this.secureRandom() || 1;
         created.startSession(sessionId);
         this.bySession.set(sessionId, created);
+        this.bySalt.set(res.salt, created);
         created.acceptDue = true;
         created.acceptUserData = acceptData;
         this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
@@ -1086,6 +1096,31 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.emit({ type: "migrate", connection: conn.id, from: old, to: from });
     this.markReady(conn);
     this.reschedule(conn);
+  }
+
+  /**
+   * A valid RESPONSE from `from` for attempt `salt`, which this server accepted at another
+   * address and has not heard from since: the client's NAT gave it a new port after its
+   * RESPONSE left, and the ACCEPT went to the old one. The cookie proves the new address, so
+   * the connection moves there (a "migrate" event) and the ACCEPT is sent again: one
+   * connection, not a second one beside a ghost that would time out. A connection that has
+   * received anything of its session moves only by the migration protocol (§5). Returns true
+   * if it moved one.
+   */
+  private acceptedElsewhere(now: number, from: Address, salt: number): boolean {
+    const conn = this.bySalt.get(salt);
+    if (conn === undefined || conn.heardFrom || conn.state !== ConnectionState.Connected || conn.address === from) return false;
+    const old = conn.address;
+    if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
+    this.byAddress.set(from, conn);
+    this.lastFrom = undefined;
+    conn.moveTo(now, from);
+    this.counters.migrations++;
+    this.emit({ type: "migrate", connection: conn.id, from: old, to: from });
+    conn.acceptDue = true;
+    this.markReady(conn);
+    this.reschedule(conn);
+    return true;
   }
 
   private deny(to: Address, salt: number, reason: DenyCode, userData: Uint8Array): void {

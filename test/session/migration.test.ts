@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { PacketType } from "../../src/engine/abi.js";
 import { Endpoint } from "../../src/session/endpoint.js";
+import { encodeRequest, encodeResponse } from "../../src/session/handshake.js";
 import { encodeRebind } from "../../src/session/rebind.js";
 import { Rng } from "../../src/sim/rng.js";
 import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
@@ -314,6 +315,56 @@ describe("address migration (NAT rebinding)", () => {
     expect(s?.type === "connect" ? s.address : undefined).toBe("198.51.100.7:40777");
     // Two round trips more than a plain handshake (40 ms each): well before the first resend.
     expect(h.serverEventTimes[h.serverEvents.indexOf(s!)]).toBeLessThanOrEqual(20 + 40 * 3 + 1);
+  });
+
+  it("a NAT rebinding after the server accepted (its ACCEPT went to the old port): the accepted connection moves to the new port, and stays the only one", () => {
+    const h = new NatHarness(3121);
+    const c = h.client.connect(h.now, SERVER);
+    // RESPONSE from the old port at 40 ms; the server accepts at 60 ms, and its ACCEPT to the
+    // old port is lost: the NAT moved the client at 50 ms.
+    h.runUntil(50);
+    const oldAddress = h.publicAddress;
+    h.publicAddress = "198.51.100.7:40778";
+    h.runUntil(1500);
+    expect(h.unmapped).toBeGreaterThan(0);
+    const connects = h.serverEvents.filter((e) => e.type === "connect");
+    expect(connects).toHaveLength(1);
+    const s = connects[0]!.connection;
+    expect(h.server.connectionCount).toBe(1);
+    expect(h.serverEvents.filter((e) => e.type === "migrate")).toEqual([{ type: "migrate", connection: s, from: oldAddress, to: "198.51.100.7:40778" }]);
+    expect(h.clientEvents.find((e) => e.type === "connect")?.connection).toBe(c);
+    // And the connection works from there, both ways.
+    h.client.send(c, payload(1, 40), { channel: 0 }, h.now);
+    h.server.send(s, payload(2, 40), { channel: 0 }, h.now);
+    h.runUntil(h.now + 500);
+    expect(h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data))).toEqual([1]);
+    expect(h.clientEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data))).toEqual([2]);
+    expect(h.serverEvents.filter((e) => e.type === "disconnect")).toEqual([]);
+  });
+
+  it("a RESPONSE of an attempt already accepted and heard from never moves its connection", () => {
+    const h = new NatHarness(3122);
+    const [c, s] = h.connect();
+    h.client.send(c, payload(0, 40), { channel: 0 }, h.now);
+    h.runUntil(h.now + 300);
+    const before = h.server.addressOf(s);
+    // An observer that saw the attempt's salt gets a cookie for its own address (a REQUEST with
+    // that salt) and answers with it.
+    const salt = (h.server as unknown as { byId: Map<number, { salt: number }> }).byId.get(s)!.salt;
+    const observer = "203.0.113.50:6000";
+    const e = tsEngine(config({ protocolId: PROTOCOL_ID }));
+    const at = e.layout.txArenaOffset;
+    h.server.handleDatagram(h.now, observer, e.bytes.slice(at, at + e.sealControl(at, encodeRequest(e.bytes, at, 0, salt))));
+    let cookie: Uint8Array | undefined;
+    for (const tx of transmitsOf(h.server, h.now)) {
+      if (tx.to === observer && tx.bytes[0] === PacketType.Challenge) cookie = tx.bytes.slice(5, 21);
+    }
+    expect(cookie).toBeDefined();
+    const n = e.sealControl(at, encodeResponse(e.bytes, at, salt, cookie!, 0, h.server.config.channelHash, new Uint8Array(0)));
+    h.server.handleDatagram(h.now, observer, e.bytes.slice(at, at + n));
+    h.runUntil(h.now + 100);
+    expect(h.server.addressOf(s)).toBe(before);
+    expect(h.serverEvents.filter((ev) => ev.type === "migrate")).toEqual([]);
   });
 
   it("a client with migration off closes with no-connection, as before", () => {
