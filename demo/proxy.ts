@@ -21,6 +21,8 @@ export interface DemoProxyOptions {
   upstream: Address;
   link: LinkConfig;
   seed: number;
+  /** A flow (its upstream socket) closes after this long without traffic. Default 60 s. */
+  flowIdleMs?: number;
 }
 
 export interface DemoProxyStats extends ProxyStats {
@@ -28,6 +30,8 @@ export interface DemoProxyStats extends ProxyStats {
   strayUpstream: number;
   /** Upstream datagrams dropped because the flow's socket was not open yet or already gone. */
   upstreamNotReady: number;
+  /** Datagrams of vanished clients (see vanish()), both ways. */
+  vanishedDropped: number;
 }
 
 interface Flow {
@@ -50,6 +54,9 @@ export class DemoProxy {
   #closed = false;
   #strayUpstream = 0;
   #upstreamNotReady = 0;
+  /** Clients that vanished (vanish()): everything from and to them is dropped. */
+  #vanished = new Set<Address>();
+  #vanishedDropped = 0;
 
   static async open(options: DemoProxyOptions): Promise<DemoProxy> {
     const listener = await options.adapter.openSocket({ host: "127.0.0.1", port: 0, receiveBufferBytes: 4 << 20, sendBufferBytes: 4 << 20 });
@@ -62,10 +69,13 @@ export class DemoProxy {
     this.#listener = listener;
     this.address = formatAddress(listener.localAddress.host, listener.localAddress.port);
     // The same impairments both ways; the core forks an independent stream per flow and direction.
-    this.#core = new ProxyCore({ upstream: options.upstream, toUpstream: options.link, toClient: options.link, seed: options.seed });
+    this.#core = new ProxyCore({ upstream: options.upstream, toUpstream: options.link, toClient: options.link, seed: options.seed, idleTimeoutMs: options.flowIdleMs });
     listener.onDatagrams((batch) => {
       const t = now();
-      for (let i = 0; i < batch.length; i++) this.#core.handleFromClient(t, batch.from[i]!, batch.bytes[i]!);
+      for (let i = 0; i < batch.length; i++) {
+        if (this.#vanished.has(batch.from[i]!)) this.#vanishedDropped++;
+        else this.#core.handleFromClient(t, batch.from[i]!, batch.bytes[i]!);
+      }
       this.#pump();
     });
   }
@@ -83,8 +93,29 @@ export class DemoProxy {
     }
   }
 
+  /**
+   * A client that vanishes, as if its machine lost power: from now on nothing from the client
+   * whose flow reaches the server from `upstreamAddress` gets through, and nothing the server
+   * sends reaches it. Returns that client's own address (for `unvanish`), or undefined if no
+   * open flow has that upstream address.
+   */
+  vanish(upstreamAddress: Address): Address | undefined {
+    for (const [client, flow] of this.#flows) {
+      const s = flow.socket;
+      if (flow.closed || s === undefined || formatAddress(s.localAddress.host, s.localAddress.port) !== upstreamAddress) continue;
+      this.#vanished.add(client);
+      return client;
+    }
+    return undefined;
+  }
+
+  /** Lets `client`'s address through again (its socket is closed: the port may be reused). */
+  unvanish(client: Address): void {
+    this.#vanished.delete(client);
+  }
+
   stats(): DemoProxyStats {
-    return { ...this.#core.stats(), strayUpstream: this.#strayUpstream, upstreamNotReady: this.#upstreamNotReady };
+    return { ...this.#core.stats(), strayUpstream: this.#strayUpstream, upstreamNotReady: this.#upstreamNotReady, vanishedDropped: this.#vanishedDropped };
   }
 
   #openFlow(client: Address): void {
@@ -98,6 +129,7 @@ export class DemoProxy {
           const t = now();
           for (let i = 0; i < batch.length; i++) {
             if (batch.from[i] !== this.#upstream) this.#strayUpstream++;
+            else if (this.#vanished.has(client)) this.#vanishedDropped++;
             else this.#core.handleFromUpstream(t, client, batch.bytes[i]!);
           }
           this.#pump();
