@@ -63,7 +63,7 @@ import {
   pacerNextSendTime,
   pacerOnSend,
 } from "./pacer.js";
-import { FILTER_SLOTS, windowedInit, windowedUpdate } from "./windowed-filter.js";
+import { RoundMax } from "./round-max.js";
 
 export interface DefaultConfig {
   /** Datagram size the window is counted in (default 1200). */
@@ -170,12 +170,12 @@ const enum S {
   /** Pacer (pacer.ts): tokens, last refill, rate (= the pacing rate, bytes per ms), capacity, quantum. */
   Pacer,
   /**
-   * Windowed max of the bandwidth samples over round counts (windowed-filter.ts); its first
-   * slot, the current best, is btlBw (read per send, ack and receive batch).
+   * btlBw: the max of the bandwidth samples over the last bwWindowRounds rounds (the
+   * controller's RoundMax keeps the rounds; this is its value, read per send, ack and receive
+   * batch). The 5 slots after it are free (they held the three-candidate filter's others).
    */
-  BwFilter = Pacer + 5, // PACER_SLOTS (checked below)
-  BtlBw = BwFilter,
-  MinRtt = BwFilter + 6, // FILTER_SLOTS (checked below)
+  BtlBw = Pacer + 5, // PACER_SLOTS (checked below)
+  MinRtt = BtlBw + 6,
   MinRttStamp,
   // rounds
   NextRoundDelivered,
@@ -214,9 +214,7 @@ const enum S {
 const PACER = S.Pacer;
 // The literal sizes above must match the modules' (a type error here otherwise).
 const PACER_SIZE_MATCHES: 5 = PACER_SLOTS;
-const FILTER_SIZE_MATCHES: 6 = FILTER_SLOTS;
 void PACER_SIZE_MATCHES;
-void FILTER_SIZE_MATCHES;
 // The slots start at 0 and fit the region state-layout.ts reserves (a type error otherwise).
 const BASE_MATCHES: 0 = CONTROLLER_BASE;
 void BASE_MATCHES;
@@ -285,7 +283,8 @@ export class DefaultController implements CongestionController {
   readonly mtu: number;
   private readonly sendQuantumMs: number;
   private readonly initialWindow: number;
-  private readonly bwWindowRounds: number;
+  /** The bandwidth samples' per-round maxima over the window (its value is s[S.BtlBw]). */
+  private readonly bwFilter: RoundMax;
   private readonly lossThreshold: number;
   private probeRttRoundDone = false;
   private readonly initialRttMs: number;
@@ -314,7 +313,7 @@ export class DefaultController implements CongestionController {
     this.initialWindow = initialPackets * this.mtu;
     this.minWindow = minPackets * this.mtu;
     this.initialRttMs = requireInRange("initialRttMs", config.initialRttMs ?? 100, 0.01, 60_000);
-    this.bwWindowRounds = requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000);
+    this.bwFilter = new RoundMax(Math.round(requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000)));
     this.minRttWindowMs = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
     this.probeRttDurationMs = requireInRange("probeRttDurationMs", config.probeRttDurationMs ?? 200, 0, 60_000);
     this.lossThreshold = requireInRange("lossThreshold", config.lossThreshold ?? 0.02, 0, 1);
@@ -338,7 +337,7 @@ export class DefaultController implements CongestionController {
     s[S.CapBeforeReaction] = Infinity;
     s[S.LastLossEventTime] = NaN;
     for (let i = 0; i < RECENT_RTT_SAMPLES; i++) s[S.RecentRtt + i] = NaN;
-    windowedInit(s, S.BwFilter);
+    s[S.BtlBw] = NaN;
     const rate = (STARTUP_GAIN * this.initialWindow) / this.initialRttMs; // bytes per ms
     pacerInit(s, PACER, this.initialWindow, rate, this.burstBytes, rate * this.sendQuantumMs);
     this.refreshWindow();
@@ -354,7 +353,7 @@ export class DefaultController implements CongestionController {
   private updateBtlBw(rate: number): void {
     const s = this.s;
     const before = s[S.BtlBw];
-    windowedUpdate(s, S.BwFilter, false, this.bwWindowRounds, rate, s[S.RoundCount]);
+    s[S.BtlBw] = this.bwFilter.update(rate, s[S.RoundCount]);
     // A light flow ends a round on nearly every ack and feeds the filter each time, mostly
     // without moving its best: only a new best is a new pacing input (NaN !== NaN: flagged).
     if (s[S.BtlBw] !== before) this.pacingInputsChanged = true;

@@ -10,8 +10,12 @@
  * Keeps the three best candidates (best, second, third) with their times, so that when the best
  * ages out of the window the next candidate is already known. This is Kathleen Nichols'
  * windowed-min estimator, the same idea BBR uses for max bandwidth and min RTT. The result is
- * approximate (it may report a value up to one third of a window older than strictly needed),
- * which is fine for both uses here and needs no per-sample memory.
+ * approximate: with samples at least every 1/10 of the window it may report a value up to one
+ * third of a window older than strictly needed (test/congestion/windowed-filter.test.ts), and
+ * needs no per-sample memory. With sparser samples it can lose the best still in the window
+ * (a candidate refresh takes a worse newer value over it), which is why the default
+ * controller's bandwidth filter, one value per round, is round-max.ts instead. Here: min RTT,
+ * from every ack over 10 s.
  */
 import { doubleArray } from "./doubles.js";
 
