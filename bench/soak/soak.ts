@@ -10,7 +10,7 @@
  * - the server's packet counters add up, and it holds no connection once every life ended;
  * - memory and open file descriptors do not grow: in a run of 2 minutes or more, the median
  *   of the last third of the samples (after a forced GC where the runtime allows one) against
- *   the middle third's.
+ *   the middle third's, and the heap once every life ended against the heap before the first.
  * Prints a SOAK_SAMPLE line per sample and one SOAK_RESULT line; exit code 0 only if nothing
  * failed. `--help` lists the flags.
  */
@@ -265,7 +265,7 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
       rssMB: m === undefined ? NaN : +(m.rss / 2 ** 20).toFixed(1),
       fds: countFds(),
       lives: lives.size,
-      serverConnections: soakServer.open,
+      serverConnections: server.connections.size,
       livesEnded: counts.graceful + counts.vanished,
       failures: failures.count,
     };
@@ -273,6 +273,7 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     out?.write(`SOAK_SAMPLE ${JSON.stringify(s)}\n`);
   };
 
+  takeSample(); // before the first life: what the end is compared with
   let lastRebind = nowMs();
   let lastSample = nowMs();
   const slots = Array.from({ length: o.clients }, () => runSlot());
@@ -296,7 +297,9 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
   }
   if (!ended) failures.add(`lives still running ${((nowMs() - stopAt) / 1000).toFixed(0)} s after the end`);
   g.clearInterval(ticker);
-  if (!(await waitFor(() => soakServer.open === 0, 5000))) failures.add(`every life ended, and the server still holds ${soakServer.open} connections`);
+  if (!(await waitFor(() => server.connections.size === 0 && soakServer.open === 0, 5000))) {
+    failures.add(`every life ended, and the server still holds ${server.connections.size} connections (${soakServer.open} reported open)`);
+  }
   takeSample();
   if (soakServer.strangers > 0) failures.add(`${soakServer.strangers} connections the soak did not open`);
 
@@ -311,6 +314,13 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     failures.add(`heap grew from ${heapMid.toFixed(1)} MB (middle third, median) to ${heapLast.toFixed(1)} MB (last third)`);
   }
   if (judged && fdLast - fdMid > 16) failures.add(`open descriptors grew from ${fdMid} (middle third, median) to ${fdLast} (last third)`);
+  // Once every life ended, what the lives left behind: the heap against the one before them.
+  const first = samples[0]!;
+  const last = samples[samples.length - 1]!;
+  const heapLeftMB = last.heapUsedMB - first.heapUsedMB;
+  if (judged && heapLeftMB > Math.max(2, 0.2 * first.heapUsedMB)) {
+    failures.add(`with every life ended the heap is ${last.heapUsedMB} MB, ${heapLeftMB.toFixed(1)} MB above the ${first.heapUsedMB} MB before the first`);
+  }
 
   await withTimeout(server.close(), CLOSE_BUDGET_MS);
   await withTimeout(proxy.close(), CLOSE_BUDGET_MS);
@@ -336,8 +346,11 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     memory: {
       judged,
       gcForced: gcAvailable,
+      heapBeforeMB: first.heapUsedMB,
       heapMiddleMB: heapMid,
       heapLastMB: heapLast,
+      heapAfterMB: last.heapUsedMB,
+      fdsAfter: last.fds,
       fdsAtStart,
       fdsMiddle: fdMid,
       fdsLast: fdLast,
