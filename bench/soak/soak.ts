@@ -10,7 +10,8 @@
  * - the server's packet counters add up, and it holds no connection once every life ended;
  * - memory and open file descriptors do not grow: in a run of 2 minutes or more, the median
  *   of the last third of the samples (after a forced GC where the runtime allows one) against
- *   the middle third's, and the heap once every life ended against the heap before the first.
+ *   the middle third's; and at two quiet points, a quarter into the run and at the end, when
+ *   every life has ended and none plays, the heap of the second against the first.
  * Prints a SOAK_SAMPLE line per sample and one SOAK_RESULT line; exit code 0 only if nothing
  * failed. `--help` lists the flags.
  */
@@ -127,7 +128,8 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     adapter: adapterFor(runtime),
     upstream: `127.0.0.1:${server.address.port}`,
     seed: o.seed,
-    flowIdleMs: 15_000,
+    // Short, so that once lives end their flows close and the quiet points see no proxy state.
+    flowIdleMs: 3_000,
     link: {
       lossRate: o.lossPercent / 100,
       latencyMs: o.rttMs / 2,
@@ -144,6 +146,14 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
   let slowestTimeoutDetectionMs = 0;
   let nextLifeId = 1;
   const stopAt = started + o.seconds * 1000;
+  // The quiet point (runs long enough to judge memory): at a quarter of the run every life
+  // ends and none starts until the heap with no life is measured; the end is another such
+  // point. What lives leave behind is the difference.
+  const judgedRun = o.seconds >= MEMORY_JUDGED_FROM_S;
+  const quietAt = judgedRun ? started + o.seconds * 250 : Infinity;
+  let quietDone = !judgedRun;
+  let openGate!: () => void;
+  const quietGate = new Promise<void>((resolve) => (openGate = resolve));
 
   const retire = (ledger: LifeLedger): void => {
     for (const [map, into] of [[ledger.sent, totals.sent], [ledger.arrived, totals.arrived]] as const) {
@@ -195,6 +205,7 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
 
   const runSlot = async (): Promise<void> => {
     while (nowMs() < stopAt) {
+      if (!quietDone && nowMs() >= quietAt) await quietGate;
       const id = nextLifeId++;
       const ledger = new LifeLedger(id, rng.next() * 100 < o.vanishPercent ? "vanished" : "graceful");
       ledgers.set(id, ledger);
@@ -222,10 +233,11 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
       lives.add(life);
       if (!(await waitFor(() => ledger.serverConnection !== undefined, 3000))) failures.add(`life ${id}: connected, but the server never reported the connection`);
       const lifetimeMs = 1000 * (o.minLifeS + rng.next() * (o.maxLifeS - o.minLifeS));
-      const endAt = Math.min(nowMs() + lifetimeMs, stopAt);
+      const endAt = Math.min(nowMs() + lifetimeMs, stopAt, quietDone || nowMs() >= quietAt ? Infinity : quietAt);
       await sleep(Math.max(0, endAt - nowMs()));
       // Lives still playing at the end leave gracefully, so the last check covers everything.
-      if (ledger.end === "vanished" && nowMs() < stopAt) await vanish(life);
+      // (Lives ending for the quiet point leave gracefully too: it measures with none left.)
+      if (ledger.end === "vanished" && nowMs() < stopAt && (quietDone || nowMs() < quietAt)) await vanish(life);
       else await leaveGracefully(life);
       lives.delete(life);
       retire(ledger);
@@ -273,7 +285,15 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     out?.write(`SOAK_SAMPLE ${JSON.stringify(s)}\n`);
   };
 
-  takeSample(); // before the first life: what the end is compared with
+  takeSample(); // before the first life
+  /** The heap with no life, no connection and no proxy flow, and the lives ended by then. */
+  const quietPoints: { heapUsedMB: number; livesEnded: number; t: number }[] = [];
+  const quiet = (): boolean => lives.size === 0 && server.connections.size === 0 && proxy.stats().flowsOpen === 0;
+  const takeQuietPoint = (): void => {
+    takeSample();
+    const s = samples[samples.length - 1]!;
+    quietPoints.push({ heapUsedMB: s.heapUsedMB, livesEnded: s.livesEnded, t: s.t });
+  };
   let lastRebind = nowMs();
   let lastSample = nowMs();
   const slots = Array.from({ length: o.clients }, () => runSlot());
@@ -290,7 +310,12 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
       counts.rebinds++;
       lastRebind = nowMs();
     }
-    if (nowMs() - lastSample >= o.sampleS * 1000) {
+    if (!quietDone && nowMs() >= quietAt && (quiet() || nowMs() > quietAt + 90_000)) {
+      if (quiet()) takeQuietPoint();
+      else failures.add(`the quiet point found ${lives.size} lives, ${server.connections.size} connections, ${proxy.stats().flowsOpen} proxy flows 90 s on`);
+      quietDone = true;
+      openGate();
+    } else if (nowMs() - lastSample >= o.sampleS * 1000) {
       takeSample();
       lastSample = nowMs();
     }
@@ -300,27 +325,34 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
   if (!(await waitFor(() => server.connections.size === 0 && soakServer.open === 0, 5000))) {
     failures.add(`every life ended, and the server still holds ${server.connections.size} connections (${soakServer.open} reported open)`);
   }
-  takeSample();
+  await waitFor(quiet, 10_000);
+  if (judgedRun) takeQuietPoint();
+  else takeSample();
   if (soakServer.strangers > 0) failures.add(`${soakServer.strangers} connections the soak did not open`);
 
   // Memory and descriptors: the last third of the run against the middle third.
   const span = t();
   const judged = span >= MEMORY_JUDGED_FROM_S && samples.length >= 6;
-  const heapMid = medianOver(samples, span / 3, (2 * span) / 3, (s) => s.heapUsedMB);
-  const heapLast = medianOver(samples, (2 * span) / 3, Infinity, (s) => s.heapUsedMB);
-  const fdMid = medianOver(samples, span / 3, (2 * span) / 3, (s) => s.fds);
-  const fdLast = medianOver(samples, (2 * span) / 3, Infinity, (s) => s.fds);
+  // (Samples with lives playing only: the quiet points are compared with each other below.)
+  const playing = samples.filter((s) => s.lives > 0);
+  const heapMid = medianOver(playing, span / 3, (2 * span) / 3, (s) => s.heapUsedMB);
+  const heapLast = medianOver(playing, (2 * span) / 3, Infinity, (s) => s.heapUsedMB);
+  const fdMid = medianOver(playing, span / 3, (2 * span) / 3, (s) => s.fds);
+  const fdLast = medianOver(playing, (2 * span) / 3, Infinity, (s) => s.fds);
   if (judged && heapLast - heapMid > Math.max(2, 0.1 * heapMid)) {
     failures.add(`heap grew from ${heapMid.toFixed(1)} MB (middle third, median) to ${heapLast.toFixed(1)} MB (last third)`);
   }
   if (judged && fdLast - fdMid > 16) failures.add(`open descriptors grew from ${fdMid} (middle third, median) to ${fdLast} (last third)`);
-  // Once every life ended, what the lives left behind: the heap against the one before them.
-  const first = samples[0]!;
-  const last = samples[samples.length - 1]!;
-  const heapLeftMB = last.heapUsedMB - first.heapUsedMB;
-  if (judged && heapLeftMB > Math.max(2, 0.2 * first.heapUsedMB)) {
-    failures.add(`with every life ended the heap is ${last.heapUsedMB} MB, ${heapLeftMB.toFixed(1)} MB above the ${first.heapUsedMB} MB before the first`);
+  // What the lives between the two quiet points left behind.
+  const [q1, q2] = quietPoints;
+  const leftBehind =
+    q1 === undefined || q2 === undefined
+      ? undefined
+      : { fromMB: q1.heapUsedMB, toMB: q2.heapUsedMB, lives: q2.livesEnded - q1.livesEnded, kbPerLife: +(((q2.heapUsedMB - q1.heapUsedMB) * 1024) / Math.max(1, q2.livesEnded - q1.livesEnded)).toFixed(2) };
+  if (leftBehind !== undefined && leftBehind.toMB - leftBehind.fromMB > Math.max(1, 0.1 * leftBehind.fromMB)) {
+    failures.add(`with no life, the heap grew from ${leftBehind.fromMB} MB (after a quarter of the run) to ${leftBehind.toMB} MB (at the end): ${leftBehind.kbPerLife} KB for each of the ${leftBehind.lives} lives between`);
   }
+  if (judgedRun && leftBehind === undefined) failures.add("no two quiet points to compare the heap at");
 
   await withTimeout(server.close(), CLOSE_BUDGET_MS);
   await withTimeout(proxy.close(), CLOSE_BUDGET_MS);
@@ -346,11 +378,11 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     memory: {
       judged,
       gcForced: gcAvailable,
-      heapBeforeMB: first.heapUsedMB,
       heapMiddleMB: heapMid,
       heapLastMB: heapLast,
-      heapAfterMB: last.heapUsedMB,
-      fdsAfter: last.fds,
+      quietPoints,
+      leftBehind,
+      fdsAfter: samples[samples.length - 1]!.fds,
       fdsAtStart,
       fdsMiddle: fdMid,
       fdsLast: fdLast,
