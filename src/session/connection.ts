@@ -46,6 +46,7 @@ import {
   writeU16,
   writeU32,
   type AcceptFields,
+  type AcceptedResponse,
   type ChallengeFields,
 } from "./handshake.js";
 import type { Address, ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "./types.js";
@@ -236,10 +237,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // Counters as plain fields (one object less per connection).
   private bytesReceived = 0;
   private received = 0;
-  /** Whether any packet of this connection's session arrived (a server's: its ACCEPT got through). */
-  get heardFrom(): boolean {
-    return this.received > 0;
-  }
+  /** A server connection's accepted RESPONSE, until the first packet of its session arrives
+   *  (then its ACCEPT got through, and the connection moves only by PROTOCOL §5). */
+  acceptedResponse: AcceptedResponse | undefined = undefined;
   /**
    * Sender side: the RTT sample of the newest first-transmission packet acknowledged by the
    * datagram being dispatched (RFC 9002 §5.3 samples only the largest newly acknowledged
@@ -468,6 +468,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // The previous datagram's acks and frames are all read: its RTT sample is final.
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     this.received++;
+    if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
     this.newestAckedInDatagram = -1;
     if (this.newestReceivedSeq < 0 || sequenceGreaterThan(sequence, this.newestReceivedSeq)) {
       this.newestReceivedSeq = sequence;

@@ -62,7 +62,9 @@ import {
   parseRequest,
   parseResponse,
   readU32,
+  sameResponse,
   writeU32,
+  type ResponseFields,
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
@@ -109,6 +111,8 @@ export interface EndpointCounters {
   rebindsRefused: number;
   /** Server: connections moved to a new address. */
   migrations: number;
+  /** Accepted connections moved to a new address by a repeat of their RESPONSE (PROTOCOL §4), before any packet of their session. */
+  handshakeMoves: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -118,6 +122,8 @@ export interface EndpointCounters {
 }
 
 const CONTROL_QUEUE_LIMIT = 1024;
+/** Moves of an accepted connection by repeats of its RESPONSE (acceptedElsewhere), at most. */
+const MAX_HANDSHAKE_MOVES = 4;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
@@ -261,6 +267,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       rebindChallengesSent: 0,
       rebindsRefused: 0,
       migrations: 0,
+      handshakeMoves: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -866,7 +873,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           // the address, so the old connection is replaced.
           conn.finish("aborted");
           this.remove(conn);
-        } else if (this.acceptedElsewhere(now, from, res.salt)) {
+        } else if (this.acceptedElsewhere(now, from, res)) {
           return;
         }
         if (res.wireVersion !== WIRE_VERSION || res.appVersion !== this.config.appVersion) {
@@ -894,6 +901,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         created.startSession(sessionId);
         this.bySession.set(sessionId, created);
         this.bySalt.set(res.salt, created);
+        created.acceptedResponse = { appVersion: res.appVersion, channelHash: res.channelHash, userData: res.userData.slice(), left: [] };
         created.acceptDue = true;
         created.acceptUserData = acceptData;
         this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
@@ -1099,23 +1107,32 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   /**
-   * A valid RESPONSE from `from` for attempt `salt`, which this server accepted at another
-   * address and has not heard from since: the client's NAT gave it a new port after its
-   * RESPONSE left, and the ACCEPT went to the old one. The cookie proves the new address, so
-   * the connection moves there (a "migrate" event) and the ACCEPT is sent again: one
-   * connection, not a second one beside a ghost that would time out. A connection that has
-   * received anything of its session moves only by the migration protocol (§5). Returns true
-   * if it moved one.
+   * A valid RESPONSE from `from` that repeats one this server accepted at another address, and
+   * whose connection has received nothing of its session since: the client's NAT gave it a
+   * new port after its RESPONSE left, and the ACCEPT went to the old one. The cookie proves the
+   * new address, so the connection moves there (a "migrate" event) and the ACCEPT is sent
+   * again: one connection, not a second one beside a ghost that would time out.
+   * - Only the same attempt moves it: the same salt, versions, channel hash and user data
+   *   (a RESPONSE that differs is another client's, which happens to share the salt).
+   * - Never back to an address it was moved from (a late or replayed copy of the first
+   *   RESPONSE is dropped), and at most MAX_HANDSHAKE_MOVES times.
+   * - Not on a server with migration off: there the RESPONSE opens a connection of its own.
+   * - A connection that has received anything of its session moves only by PROTOCOL §5.
+   * Returns true if the RESPONSE was handled here (moved, or dropped as a stale copy).
    */
-  private acceptedElsewhere(now: number, from: Address, salt: number): boolean {
-    const conn = this.bySalt.get(salt);
-    if (conn === undefined || conn.heardFrom || conn.state !== ConnectionState.Connected || conn.address === from) return false;
+  private acceptedElsewhere(now: number, from: Address, res: ResponseFields): boolean {
+    const conn = this.bySalt.get(res.salt);
+    const accepted = conn?.acceptedResponse;
+    if (conn === undefined || accepted === undefined || conn.state !== ConnectionState.Connected || conn.address === from) return false;
+    if (res.wireVersion !== WIRE_VERSION || !sameResponse(accepted, res) || !this.config.migration) return false;
+    if (accepted.left.includes(from) || accepted.left.length >= MAX_HANDSHAKE_MOVES) return true;
     const old = conn.address;
+    accepted.left.push(old);
     if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
     this.byAddress.set(from, conn);
     this.lastFrom = undefined;
     conn.moveTo(now, from);
-    this.counters.migrations++;
+    this.counters.handshakeMoves++;
     this.emit({ type: "migrate", connection: conn.id, from: old, to: from });
     conn.acceptDue = true;
     this.markReady(conn);

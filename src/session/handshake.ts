@@ -205,6 +205,29 @@ export function parseResponse(b: Uint8Array, at: number, length: number): Respon
   };
 }
 
+/**
+ * A server connection's CONNECT_RESPONSE as accepted, kept until the first packet of its
+ * session arrives: a RESPONSE from another address that repeats it is the same attempt, whose
+ * client moved after its RESPONSE left (the endpoint's acceptedElsewhere). `left`: the
+ * addresses the connection was moved away from, which never get it back.
+ */
+export interface AcceptedResponse {
+  appVersion: number;
+  channelHash: number;
+  userData: Uint8Array;
+  left: string[];
+}
+
+/** Whether a RESPONSE repeats the accepted one (the same attempt of the same client). */
+export function sameResponse(accepted: AcceptedResponse, res: ResponseFields): boolean {
+  if (res.appVersion !== accepted.appVersion || res.channelHash !== accepted.channelHash) return false;
+  const a = accepted.userData;
+  const b = res.userData;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export interface AcceptFields {
   salt: number;
   sessionId: number;

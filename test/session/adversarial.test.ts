@@ -61,6 +61,9 @@ describe("handshake under attack", () => {
     expect(replies.map((t) => t.to), `seed ${seed}`).toEqual(Array.from({ length: 50 }, (_, i) => `192.0.2.${i}:999`));
     expect(replies.every((t) => t.bytes[0] === PacketType.Challenge)).toBe(true);
     expect(replies.reduce((sum, t) => sum + t.bytes.length, 0)).toBeLessThan(bytesIn);
+    // Each reply smaller than the RESPONSE it answers (all of them 41 bytes here).
+    expect(bytesIn).toBe(50 * 41);
+    for (const t of replies) expect(t.bytes.length).toBe(25);
     expect(server.counters.badCookies).toBe(50);
     expect(server.counters.challengesSent).toBe(50);
     expect(server.connectionCount).toBe(0);

@@ -150,6 +150,27 @@ class NatHarness {
   }
 }
 
+/**
+ * A whole handshake as a client at `from` with attempt `salt` would make it, straight into the
+ * server (its replies read here, not sent on): REQUEST, the CHALLENGE's cookie, RESPONSE (with
+ * `userData` and `appVersion`). Returns the RESPONSE datagram.
+ */
+function handshakeAs(h: NatHarness, from: string, salt: number, userData = new Uint8Array(0), appVersion = 0): Uint8Array {
+  const e = tsEngine(config({ protocolId: PROTOCOL_ID }));
+  const at = e.layout.txArenaOffset;
+  // (The REQUEST with the server's version: a REQUEST of another is denied at once.)
+  h.server.handleDatagram(h.now, from, e.bytes.slice(at, at + e.sealControl(at, encodeRequest(e.bytes, at, 0, salt))));
+  let cookie: Uint8Array | undefined;
+  for (const tx of transmitsOf(h.server, h.now)) {
+    if (tx.to === from && tx.bytes[0] === PacketType.Challenge) cookie = tx.bytes.slice(5, 21);
+  }
+  if (cookie === undefined) throw new Error(`no CHALLENGE for ${from}`);
+  const n = e.sealControl(at, encodeResponse(e.bytes, at, salt, cookie, appVersion, h.server.config.channelHash, userData));
+  const response = e.bytes.slice(at, at + n);
+  h.server.handleDatagram(h.now, from, response);
+  return response;
+}
+
 /** Reliable-ordered streams both ways at 30 Hz with the NAT rebinding at `rebindAt`. */
 function streamAcrossRebinding(seed: number, engine: "ts" | "wasm", loss: number) {
   const h = new NatHarness(seed, { engine, loss });
@@ -313,7 +334,7 @@ describe("address migration (NAT rebinding)", () => {
     expect(connected?.connection).toBe(c);
     const s = h.serverEvents.find((e) => e.type === "connect");
     expect(s?.type === "connect" ? s.address : undefined).toBe("198.51.100.7:40777");
-    // Two round trips more than a plain handshake (40 ms each): well before the first resend.
+    // One round trip more than a plain handshake (40 ms each): well before the first resend.
     expect(h.serverEventTimes[h.serverEvents.indexOf(s!)]).toBeLessThanOrEqual(20 + 40 * 3 + 1);
   });
 
@@ -332,6 +353,8 @@ describe("address migration (NAT rebinding)", () => {
     const s = connects[0]!.connection;
     expect(h.server.connectionCount).toBe(1);
     expect(h.serverEvents.filter((e) => e.type === "migrate")).toEqual([{ type: "migrate", connection: s, from: oldAddress, to: "198.51.100.7:40778" }]);
+    expect(h.server.counters.handshakeMoves).toBe(1);
+    expect(h.server.counters.migrations).toBe(0);
     expect(h.clientEvents.find((e) => e.type === "connect")?.connection).toBe(c);
     // And the connection works from there, both ways.
     h.client.send(c, payload(1, 40), { channel: 0 }, h.now);
@@ -365,6 +388,47 @@ describe("address migration (NAT rebinding)", () => {
     h.runUntil(h.now + 100);
     expect(h.server.addressOf(s)).toBe(before);
     expect(h.serverEvents.filter((ev) => ev.type === "migrate")).toEqual([]);
+    // The observer's RESPONSE is an attempt of its own: a connection of its own.
+    expect(h.server.connectionCount).toBe(2);
+  });
+
+  it("a copy of the first RESPONSE from the port the connection left does not move it back", () => {
+    const h = new NatHarness(3123);
+    const first = handshakeAs(h, "203.0.113.1:1000", 77);
+    handshakeAs(h, "203.0.113.2:2000", 77);
+    h.server.handleDatagram(h.now, "203.0.113.1:1000", first); // late, duplicated or replayed
+    h.runUntil(h.now + 50);
+    const connects = h.serverEvents.filter((e) => e.type === "connect");
+    expect(connects).toHaveLength(1);
+    expect(h.server.addressOf(connects[0]!.connection)).toBe("203.0.113.2:2000");
+    expect(h.serverEvents.filter((e) => e.type === "migrate")).toHaveLength(1);
+    expect(h.server.connectionCount).toBe(1);
+  });
+
+  it("a RESPONSE with the same salt but other contents is another attempt: it never takes the accepted connection", () => {
+    const h = new NatHarness(3124);
+    handshakeAs(h, "203.0.113.1:1000", 78, Uint8Array.of(1));
+    handshakeAs(h, "203.0.113.2:2000", 78, Uint8Array.of(2)); // another client, same salt
+    handshakeAs(h, "203.0.113.3:3000", 78, Uint8Array.of(1), 9); // another app version
+    h.runUntil(h.now + 50);
+    const connects = h.serverEvents.filter((e) => e.type === "connect");
+    expect(connects.map((e) => (e.type === "connect" ? [e.address, [...e.userData]] : []))).toEqual([
+      ["203.0.113.1:1000", [1]],
+      ["203.0.113.2:2000", [2]],
+    ]);
+    expect(h.server.addressOf(connects[0]!.connection)).toBe("203.0.113.1:1000");
+    expect(h.serverEvents.filter((e) => e.type === "migrate")).toEqual([]);
+    expect(h.server.counters.deniesSent).toBe(1);
+  });
+
+  it("a server with migration off never moves an accepted connection on a RESPONSE from elsewhere", () => {
+    const h = new NatHarness(3125, { server: { migration: false } });
+    handshakeAs(h, "203.0.113.1:1000", 79);
+    handshakeAs(h, "203.0.113.2:2000", 79);
+    h.runUntil(h.now + 50);
+    const connects = h.serverEvents.filter((e) => e.type === "connect");
+    expect(h.serverEvents.filter((e) => e.type === "migrate")).toEqual([]);
+    expect(h.server.addressOf(connects[0]!.connection)).toBe("203.0.113.1:1000");
   });
 
   it("a client with migration off closes with no-connection, as before", () => {
