@@ -47,3 +47,9 @@ export function scriptArgs(): string[] {
 export async function sha256Bytes(data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await g.crypto.subtle.digest("SHA-256", data));
 }
+
+/** `promise`, or `fallback` if it has not settled within `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: unknown;
+  return Promise.race([promise, new Promise<T>((resolve) => (timer = g.setTimeout(() => resolve(fallback), ms)))]).finally(() => g.clearTimeout(timer));
+}

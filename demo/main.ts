@@ -7,16 +7,13 @@
  * reliable message is accounted for, at most DRAIN) -> close (at most CLOSE). A hard deadline
  * over the sum ends the process with exit 1 whatever the network or a peer does.
  */
-import { bunAdapter } from "../runtimes/bun/index.js";
-import { denoAdapter } from "../runtimes/deno/index.js";
-import { nodeAdapter } from "../runtimes/node/index.js";
 import { connect, createConnectToken, detectRuntime, generateServerKey, listen, type Connection, type Server } from "../src/index.js";
 import { securityDrops } from "../src/secure/server-security.js";
 import { DemoUsageError, HELP, parseDemoArgs, type DemoOptions } from "./args.js";
 import { BULK_TICK, DemoClient } from "./client.js";
 import { Dashboard } from "./dashboard.js";
-import { g, now, scriptArgs, sleep } from "./host.js";
-import { DemoProxy } from "./proxy.js";
+import { g, now, scriptArgs, sleep, withTimeout } from "./host.js";
+import { DemoProxy, runtimeAdapter } from "./proxy.js";
 import { DemoServer } from "./server.js";
 import { formatSummary } from "./summary.js";
 import { failures, reliableSettled, reportClient, totalsOf, type ClientReport } from "./verdict.js";
@@ -31,15 +28,6 @@ const REDRAW_MS = 250;
 function drainBudgetMs(o: DemoOptions): number {
   // Generous: the 1 MiB transfer alone took ~10 s at 5% loss and 80 ms RTT when this was written.
   return 30_000 + 20 * (o.latencyMs + o.jitterMs);
-}
-
-function adapterFor(runtime: ReturnType<typeof detectRuntime>) {
-  return runtime === "bun" ? bunAdapter : runtime === "deno" ? denoAdapter : nodeAdapter;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: unknown;
-  return Promise.race([promise, new Promise<T>((resolve) => (timer = g.setTimeout(() => resolve(fallback), ms)))]).finally(() => g.clearTimeout(timer));
 }
 
 async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
@@ -64,7 +52,7 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     server = await listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, maxConnections: o.clients + 4, ...(serverKey !== undefined ? { secure: { serverKey } } : {}) });
     const demoServer = new DemoServer(server, o.seed, o.clients, now);
     proxy = await DemoProxy.open({
-      adapter: adapterFor(runtime),
+      adapter: runtimeAdapter(runtime),
       upstream: `127.0.0.1:${server.address.port}`,
       seed: o.seed,
       link: { lossRate: o.lossPercent / 100, latencyMs: o.latencyMs / 2, jitterMs: o.jitterMs },

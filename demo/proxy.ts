@@ -8,6 +8,9 @@
  * (opened when the core reports the flow) so the server sees one address per client and its
  * replies can be routed back. One timer is armed for the core's next deadline.
  */
+import { bunAdapter } from "../runtimes/bun/index.js";
+import { denoAdapter } from "../runtimes/deno/index.js";
+import { nodeAdapter } from "../runtimes/node/index.js";
 import { formatAddress } from "../src/api/address.js";
 import type { DatagramSocket, RuntimeAdapter } from "../src/api/socket.js";
 import type { Address } from "../src/session/sans-io.js";
@@ -42,6 +45,11 @@ interface Flow {
 }
 
 const MAX_WAITING_PER_FLOW = 1024;
+
+/** The socket adapter of `runtime` (the one ackwire itself picks there), for the proxy's sockets. */
+export function runtimeAdapter(runtime: "node" | "bun" | "deno"): RuntimeAdapter {
+  return runtime === "bun" ? bunAdapter : runtime === "deno" ? denoAdapter : nodeAdapter;
+}
 
 export class DemoProxy {
   readonly address: Address;

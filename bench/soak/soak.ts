@@ -15,12 +15,10 @@
  * Prints a SOAK_SAMPLE line per sample and one SOAK_RESULT line; exit code 0 only if nothing
  * failed. `--help` lists the flags.
  */
-import { bunAdapter } from "../../runtimes/bun/index.js";
-import { denoAdapter } from "../../runtimes/deno/index.js";
-import { nodeAdapter } from "../../runtimes/node/index.js";
 import { connect, createConnectToken, detectRuntime, generateServerKey, listen, type Connection } from "../../src/index.js";
 import { Rng } from "../../src/sim/rng.js";
-import { DemoProxy } from "../../demo/proxy.js";
+import { withTimeout } from "../../demo/host.js";
+import { DemoProxy, runtimeAdapter } from "../../demo/proxy.js";
 import { g, importDynamic, nowMs, runtimeName, runtimeVersion, scriptArgs, sleep } from "../lib/host.js";
 import { median } from "../lib/stats.js";
 import { parseSoakArgs, SOAK_HELP, SoakUsageError, type SoakOptions } from "./args.js";
@@ -88,15 +86,6 @@ async function openFdCounter(): Promise<() => number | undefined> {
   }
 }
 
-function adapterFor(runtime: ReturnType<typeof detectRuntime>) {
-  return runtime === "bun" ? bunAdapter : runtime === "deno" ? denoAdapter : nodeAdapter;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: unknown;
-  return Promise.race([promise, new Promise<undefined>((resolve) => (timer = g.setTimeout(() => resolve(undefined), ms)))]).finally(() => g.clearTimeout(timer));
-}
-
 /** The median of the samples' `pick` in [from, to) of the run's time, or NaN if none. */
 function medianOver(samples: readonly Sample[], from: number, to: number, pick: (s: Sample) => number | undefined): number {
   const values = samples.filter((s) => s.t >= from && s.t < to).map(pick).filter((v): v is number => v !== undefined);
@@ -125,7 +114,7 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
   });
   const soakServer = new SoakServer(server, ledgers, failures, nowMs);
   const proxy = await DemoProxy.open({
-    adapter: adapterFor(runtime),
+    adapter: runtimeAdapter(runtime),
     upstream: `127.0.0.1:${server.address.port}`,
     seed: o.seed,
     // Short, so that once lives end their flows close and the quiet points see no proxy state.
@@ -175,7 +164,7 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     if (!(await waitFor(() => ledger.unsettled().length === 0, drainBudgetMs(o)))) {
       failures.add(`life ${ledger.id}: ${drainBudgetMs(o) / 1000} s after it stopped sending, still unsettled: ${ledger.unsettled().slice(0, 6).join(", ")}`);
     }
-    await withTimeout(connection.close("normal"), CLOSE_BUDGET_MS);
+    await withTimeout(connection.close("normal"), CLOSE_BUDGET_MS, undefined);
     // A DISCONNECT lost on every resend leaves the server to time the client out: counted, not failed.
     await waitFor(() => ledger.serverReason !== undefined, o.timeoutMs + 3000);
     if (ledger.serverReason === "timeout") counts.gracefulTimedOut++;
@@ -194,7 +183,7 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
     ledger.leaving = true;
     counts.vanished++;
     const vanishedAt = nowMs();
-    const closing = withTimeout(connection.close("normal"), CLOSE_BUDGET_MS); // its goodbye goes nowhere
+    const closing = withTimeout(connection.close("normal"), CLOSE_BUDGET_MS, undefined); // its goodbye goes nowhere
     const budget = o.timeoutMs + 5000;
     await waitFor(() => ledger.serverReason !== undefined, budget);
     if (ledger.serverReason !== "timeout") failures.add(`life ${ledger.id}: vanished, and within ${budget} ms the server saw ${ledger.serverReason ?? "no disconnect"}`);
@@ -354,8 +343,8 @@ export async function runSoak(o: SoakOptions): Promise<Record<string, unknown>> 
   }
   if (judgedRun && leftBehind === undefined) failures.add("no two quiet points to compare the heap at");
 
-  await withTimeout(server.close(), CLOSE_BUDGET_MS);
-  await withTimeout(proxy.close(), CLOSE_BUDGET_MS);
+  await withTimeout(server.close(), CLOSE_BUDGET_MS, undefined);
+  await withTimeout(proxy.close(), CLOSE_BUDGET_MS, undefined);
   const streams: Record<string, { sent: number; arrived: number }> = {};
   for (const stream of Object.values(Stream)) {
     streams[STREAM_NAMES[stream]] = { sent: totals.sent.get(stream) ?? 0, arrived: totals.arrived.get(stream) ?? 0 };

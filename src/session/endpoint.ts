@@ -1096,12 +1096,18 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const old = conn.address;
     // Already there (the client asked again for data sent before the move).
     if (old === from) return;
-    if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
-    this.byAddress.set(from, conn);
-    this.lastFrom = undefined;
-    conn.moveTo(now, from);
     this.counters.migrations++;
-    this.emit({ type: "migrate", connection: conn.id, from: old, to: from });
+    this.moveConnection(now, conn, from);
+  }
+
+  /** `conn` now lives at `to` (its address checked by the caller): routes, path, the "migrate" event. */
+  private moveConnection(now: number, conn: Connection, to: Address): void {
+    const from = conn.address;
+    if (this.byAddress.get(from) === conn) this.byAddress.delete(from);
+    this.byAddress.set(to, conn);
+    this.lastFrom = undefined;
+    conn.moveTo(now, to);
+    this.emit({ type: "migrate", connection: conn.id, from, to });
     this.markReady(conn);
     this.reschedule(conn);
   }
@@ -1126,17 +1132,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (conn === undefined || accepted === undefined || conn.state !== ConnectionState.Connected || conn.address === from) return false;
     if (res.wireVersion !== WIRE_VERSION || !sameResponse(accepted, res) || !this.config.migration) return false;
     if (accepted.left.includes(from) || accepted.left.length >= MAX_HANDSHAKE_MOVES) return true;
-    const old = conn.address;
-    accepted.left.push(old);
-    if (this.byAddress.get(old) === conn) this.byAddress.delete(old);
-    this.byAddress.set(from, conn);
-    this.lastFrom = undefined;
-    conn.moveTo(now, from);
+    accepted.left.push(conn.address);
     this.counters.handshakeMoves++;
-    this.emit({ type: "migrate", connection: conn.id, from: old, to: from });
     conn.acceptDue = true;
-    this.markReady(conn);
-    this.reschedule(conn);
+    this.moveConnection(now, conn, from);
     return true;
   }
 

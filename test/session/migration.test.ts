@@ -374,17 +374,7 @@ describe("address migration (NAT rebinding)", () => {
     // An observer that saw the attempt's salt gets a cookie for its own address (a REQUEST with
     // that salt) and answers with it.
     const salt = (h.server as unknown as { byId: Map<number, { salt: number }> }).byId.get(s)!.salt;
-    const observer = "203.0.113.50:6000";
-    const e = tsEngine(config({ protocolId: PROTOCOL_ID }));
-    const at = e.layout.txArenaOffset;
-    h.server.handleDatagram(h.now, observer, e.bytes.slice(at, at + e.sealControl(at, encodeRequest(e.bytes, at, 0, salt))));
-    let cookie: Uint8Array | undefined;
-    for (const tx of transmitsOf(h.server, h.now)) {
-      if (tx.to === observer && tx.bytes[0] === PacketType.Challenge) cookie = tx.bytes.slice(5, 21);
-    }
-    expect(cookie).toBeDefined();
-    const n = e.sealControl(at, encodeResponse(e.bytes, at, salt, cookie!, 0, h.server.config.channelHash, new Uint8Array(0)));
-    h.server.handleDatagram(h.now, observer, e.bytes.slice(at, at + n));
+    handshakeAs(h, "203.0.113.50:6000", salt);
     h.runUntil(h.now + 100);
     expect(h.server.addressOf(s)).toBe(before);
     expect(h.serverEvents.filter((ev) => ev.type === "migrate")).toEqual([]);
