@@ -12,19 +12,23 @@
  * ProbeBW climbs back by a few percent per 8-round cycle. Per-round maxima need one value per
  * round of the window, which is small (10 rounds by default), so this keeps all of them.
  *
- * Layout: one Float64Array of (round, value) pairs, slot = round % (window + 1); a slot whose
- * round is not within the window is stale (overwritten by the round that maps there next).
+ * Layout: one packed array of doubles (doubles.ts: in the GC heap, one allocation, ~200 bytes
+ * for the default window, where a Float64Array of the same size takes about twice that with its
+ * buffer) of (round, value) pairs, slot = round % (window + 1); a slot whose round is not
+ * within the window is stale (overwritten by the round that maps there next).
  */
+import { doubleArray } from "./doubles.js";
+
 export class RoundMax {
   readonly window: number;
-  private readonly ring: Float64Array;
+  private readonly ring: number[];
   private best = NaN;
   private bestRound = NaN;
 
   constructor(window: number) {
     if (!Number.isInteger(window) || window < 1) throw new RangeError(`RoundMax window must be an integer >= 1, got ${window}`);
     this.window = window;
-    this.ring = new Float64Array(2 * (window + 1)).fill(NaN);
+    this.ring = doubleArray(2 * (window + 1), NaN);
   }
 
   /** The max over rounds (round - window .. round] of the last update, NaN before any. */
