@@ -119,12 +119,6 @@ const DRAIN_GAIN = Math.LN2 / 2;
 const PROBE_BW_CWND_GAIN = 2;
 /** Receive-time reports time the samples while one came within this many min RTTs. */
 const REPORTS_FRESH_RTTS = 4;
-/**
- * Reports are dense while their mean gap (peer's clock) is at most this many min RTTs. A
- * report-timed sample spans a round trip plus up to two gaps between reports, so sparser reports
- * cannot resolve ProbeBW's one-min-RTT 1.25 probe: the acks then time the probe (onAck).
- */
-const REPORT_GAP_MAX_RTTS = 0.25;
 const PROBE_GAINS = [1.25, 0.75, 1, 1, 1, 1, 1, 1] as const;
 const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
@@ -265,14 +259,6 @@ export class DefaultController implements CongestionController {
   private minRttFromSmall = false;
   /** When a report last timed a sample: while recent, acks alone time none (REPORTS_FRESH_RTTS). */
   private receiveTimeAt = -Infinity;
-  /** Mean gap (ms, peer's clock; moving average, 1/8) between the reports used (NaN: none yet). */
-  private reportGapMs = NaN;
-  /**
-   * The last 1.25 up-probe: when it started and ended (Infinity while it lasts). Packets sent in
-   * it are timed by their acks when the reports are sparse (onAck).
-   */
-  private probeStart = Infinity;
-  private probeEnd = Infinity;
   /**
    * Min RTT of full-size packets (at least half the MTU) and when it was taken: while valid,
    * the floor of min RTT. A small packet's round trip (a clock-sync request, a game tick's
@@ -541,20 +527,7 @@ export class DefaultController implements CongestionController {
     a.firstSentTime = p.firstSentTime;
     a.appLimited = p.appLimited;
     a.deliveredNow = delivered;
-    // Timed by the acks: without fresh reports, or for a packet of the last up-probe while the
-    // reports are too sparse to resolve it (REPORT_GAP_MAX_RTTS; before, such a probe's +25 %
-    // never reached the filter and the estimate rose by a few percent per cycle). A probe
-    // packet's sample covers the round trip before it was sent, so the last ones show the rate
-    // the probe found. Sparse reports mean the peer sends little: no queue of its data
-    // compresses the acks on their way back (the two-way case, where the acks of a probe read
-    // 25 of 20 Mbit/s, has a report in every data packet). The other samples stay report-timed:
-    // acks batched by the peer read low (timing them all by the acks cost a download beside a
-    // 30 Hz upstream 4 %).
-    const reportsFresh = now - this.receiveTimeAt <= REPORTS_FRESH_RTTS * s[S.MinRtt];
-    if (
-      !reportsFresh ||
-      (sentTime >= this.probeStart && sentTime <= this.probeEnd && !(this.reportGapMs <= REPORT_GAP_MAX_RTTS * s[S.MinRtt]))
-    ) {
+    if (!(now - this.receiveTimeAt <= REPORTS_FRESH_RTTS * s[S.MinRtt])) {
       this.rateSample(delivered - p.delivered, Math.max(sendElapsed, now - p.deliveredTime), p.appLimited);
     }
 
@@ -575,9 +548,6 @@ export class DefaultController implements CongestionController {
       this.deliveredRecvTime = receiveTimeMs;
       return;
     }
-    // How often reports come decides whether they can time the up-probe (onAck).
-    const gap = receiveTimeMs - this.deliveredRecvTime;
-    this.reportGapMs = Number.isNaN(this.reportGapMs) ? gap : this.reportGapMs + (gap - this.reportGapMs) / 8;
     this.deliveredRecvTime = receiveTimeMs;
     if (Number.isNaN(previous)) return; // sent before any report: no start to time from
     this.receiveTimeAt = now;
@@ -639,8 +609,7 @@ export class DefaultController implements CongestionController {
     // the stall, and the round trips measured across it read as a queue. One random loss then
     // ended Startup at 1.5-9 Mbit/s of a 40 Mbit/s path (simulator, 50 ms RTT, 1 % loss,
     // test/congestion-sim/startup-stall.test.ts), and ProbeBW climbed back by a few percent
-    // per 8-round cycle: from 1.5 Mbit/s, 2 after 2.5 s and 90 % of the path after 23 s (the
-    // slow climb is fixed too: REPORT_GAP_MAX_RTTS).
+    // per 8-round cycle: from 1.5 Mbit/s, 2 after 2.5 s and 90 % of the path after 23 s.
     // A buffer that overflows under Startup's 2.89x pacing drops packet after packet, detected
     // by ack after ack: many events in a round, so that exit stays. Until then such losses
     // change nothing in Startup (no cap either: its model is still growing), as in BBRv2.
@@ -835,7 +804,6 @@ export class DefaultController implements CongestionController {
     s[S.CycleIndex] = index;
     s[S.CycleStamp] = now;
     this.setGains(PROBE_GAINS[index]!, PROBE_BW_CWND_GAIN);
-    this.markProbe(now);
   }
 
   private advanceCycle(now: number): void {
@@ -845,17 +813,6 @@ export class DefaultController implements CongestionController {
     s[S.CycleStamp] = now;
     s[S.PacingGain] = PROBE_GAINS[index]!;
     this.pacingInputsChanged = true;
-    this.markProbe(now);
-  }
-
-  /** After a change of the pacing gain: the up-probe's start and end (probeStart, probeEnd). */
-  private markProbe(now: number): void {
-    if (this.s[S.PacingGain] > 1) {
-      this.probeStart = now;
-      this.probeEnd = Infinity;
-    } else if (this.probeEnd === Infinity) {
-      this.probeEnd = now;
-    }
   }
 
   private updateState(
@@ -903,7 +860,6 @@ export class DefaultController implements CongestionController {
       this.state = "probe-rtt";
       s[S.PacingGain] = 1;
       this.pacingInputsChanged = true;
-      this.markProbe(now);
       s[S.PriorCwnd] = Math.max(s[S.Cwnd], s[S.PriorCwnd]);
       s[S.ProbeRttDoneStamp] = NaN;
     }
