@@ -34,9 +34,10 @@
  * of RFC 9002 7.3.2): in-flight is capped at 0.7 x the in-flight when the lost packet was sent,
  * floored at one BDP (a reaction drains queue, never the pipe), Startup ends, and a 1.25 probe
  * phase ends. The cap grows by 25% per round without excess loss and is removed once it no
- * longer binds. In Startup the reaction also needs STARTUP_FULL_LOSS_EVENTS loss events in the
- * round (BBRv2's rule): one random loss is more than 2% of an early round, and a stall of the
- * process can pass for a queue (see onLoss).
+ * longer binds. In Startup the reaction also needs STARTUP_FULL_LOSS_EVENTS loss events in
+ * the round (BBRv2's rule), or STARTUP_FULL_LOSS_PACKETS lost packets in 2 events: one random
+ * loss is more than 2% of an early round, and a stall of the process can pass for a queue (see
+ * onLoss).
  *
  * Pacing: token bucket (pacer.ts). The first 10 packets may leave at once; after that a sender
  * that was idle may burst max(4 packets, 1 ms at the pacing rate). Pacing never goes below
@@ -126,12 +127,20 @@ const FULL_BW_ROUNDS = 3;
  * Loss events in one round that Startup needs, on top of a lost fraction above lossThreshold,
  * to end on loss (BBRv2's rule; Chromium's QUIC BBRv2 counts "loss marking events" the same
  * way, 8 by default). An event is one detection: the packets declared lost at one `now` (one
- * ack's, or one loss timer's). See onLoss for why one loss must not end Startup. 6 rather than
- * 8: an overflowing buffer reaches either soon, but each later event costs more drops at the
- * exit (simulator, 20 Mbit/s, 50 ms, 50-packet queue: the old first-loss exit at 347 ms with
- * 71 drops, 6 events at 363 ms with 108, 8 at 367 ms with 123).
+ * receive batch's, or one loss timer's). See onLoss for why one loss must not end Startup. 6
+ * rather than 8: an overflowing buffer reaches either soon on a long path, but each later
+ * event costs more drops at the exit (simulator, 20 Mbit/s, 50 ms, 50-packet queue: the old
+ * first-loss exit at 347 ms with 71 drops, 6 events at 363 ms with 108, 8 at 367 ms with 123).
  */
 const STARTUP_FULL_LOSS_EVENTS = 6;
+/**
+ * Or this many lost packets in at least 2 events. A short path's round holds few events (the
+ * peer acks every 8 packets or 5 ms, and losses are declared once per receive batch): at 10 ms
+ * RTT an overflow never reached 6 in a round, and Startup ran on to its plateau exit with three
+ * times the drops (20 Mbit/s, 20-packet queue: 109 instead of 35). An overflow loses dozens of
+ * packets per event there; the stalls the event rule is for lost 1-9 per round.
+ */
+const STARTUP_FULL_LOSS_PACKETS = 12;
 const LOSS_BETA = 0.7;
 const INFLIGHT_CAP_GROWTH = 1.25;
 /** Rounds without an empty send queue after which the network limits the flow (networkLimited()). */
@@ -205,10 +214,6 @@ const enum S {
   LastLossReactionTime,
   LastLossReactionRound,
   CapBeforeReaction,
-  /** Queue-coincident loss events this round (see STARTUP_FULL_LOSS_EVENTS), and the `now` of
-   *  the last one (losses declared at the same `now` are one event). */
-  LossEventsInRound,
-  LastLossEventTime,
   Count,
 }
 const PACER = S.Pacer;
@@ -257,6 +262,12 @@ export class DefaultController implements CongestionController {
   private deliveredAtReport = 0;
   /** min RTT was last set by a packet under half the MTU (minRttFull may raise it). */
   private minRttFromSmall = false;
+  /** Queue-coincident losses in round `lossRound`: events, packets, and the `now` of the last
+   *  event (onLoss; fields, not state slots: read only at a loss). */
+  private lossRound = -1;
+  private lossEvents = 0;
+  private lossPackets = 0;
+  private lossEventAt = NaN;
   /** When a report last timed a sample: while recent, acks alone time none (REPORTS_FRESH_RTTS). */
   private receiveTimeAt = -Infinity;
   /**
@@ -285,6 +296,14 @@ export class DefaultController implements CongestionController {
   private readonly initialWindow: number;
   /** The bandwidth samples' per-round maxima over the window (its value is s[S.BtlBw]). */
   private readonly bwFilter: RoundMax;
+  /**
+   * The bandwidth filter's rounds: RoundCount without ProbeRTT's. ProbeRTT holds the window at
+   * 4 packets for 200 ms, and its samples measure that, not the path; on a short path those
+   * 200 ms are more rounds than the window, and counting them let ProbeRTT's samples replace
+   * the estimate (40 Mbit/s at 5 ms RTT fell to 5.6 Mbit/s, and ProbeBW took seconds to climb
+   * back: test/congestion-sim/bandwidth-filter.test.ts).
+   */
+  private filterRound = 0;
   private readonly lossThreshold: number;
   private probeRttRoundDone = false;
   private readonly initialRttMs: number;
@@ -313,7 +332,8 @@ export class DefaultController implements CongestionController {
     this.initialWindow = initialPackets * this.mtu;
     this.minWindow = minPackets * this.mtu;
     this.initialRttMs = requireInRange("initialRttMs", config.initialRttMs ?? 100, 0.01, 60_000);
-    this.bwFilter = new RoundMax(Math.round(requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000)));
+    // Whole rounds: a sample stays while `round - its round <= window`, as with the old filter.
+    this.bwFilter = new RoundMax(Math.floor(requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000)));
     this.minRttWindowMs = requireInRange("minRttWindowMs", config.minRttWindowMs ?? 10_000, 1, 3_600_000);
     this.probeRttDurationMs = requireInRange("probeRttDurationMs", config.probeRttDurationMs ?? 200, 0, 60_000);
     this.lossThreshold = requireInRange("lossThreshold", config.lossThreshold ?? 0.02, 0, 1);
@@ -335,7 +355,6 @@ export class DefaultController implements CongestionController {
     s[S.LastLossReactionTime] = -Infinity;
     s[S.LastLossReactionRound] = -1;
     s[S.CapBeforeReaction] = Infinity;
-    s[S.LastLossEventTime] = NaN;
     for (let i = 0; i < RECENT_RTT_SAMPLES; i++) s[S.RecentRtt + i] = NaN;
     s[S.BtlBw] = NaN;
     const rate = (STARTUP_GAIN * this.initialWindow) / this.initialRttMs; // bytes per ms
@@ -353,7 +372,7 @@ export class DefaultController implements CongestionController {
   private updateBtlBw(rate: number): void {
     const s = this.s;
     const before = s[S.BtlBw];
-    s[S.BtlBw] = this.bwFilter.update(rate, s[S.RoundCount]);
+    s[S.BtlBw] = this.bwFilter.update(rate, this.filterRound);
     // A light flow ends a round on nearly every ack and feeds the filter each time, mostly
     // without moving its best: only a new best is a new pacing input (NaN !== NaN: flagged).
     if (s[S.BtlBw] !== before) this.pacingInputsChanged = true;
@@ -509,6 +528,7 @@ export class DefaultController implements CongestionController {
       this.endRound();
       s[S.NextRoundDelivered] = delivered;
       s[S.RoundCount]++;
+      if (this.state !== "probe-rtt") this.filterRound++;
       roundStart = true;
       // A flow backlogged for NETWORK_LIMITED_ROUNDS rounds now: its model takes over.
       if (!this.networkLimitedModel && this.networkLimited()) this.pacingInputsChanged = true;
@@ -591,9 +611,19 @@ export class DefaultController implements CongestionController {
     this.lossStats.congestive++;
     const lost = s[S.LostInRound] + p.bytes;
     s[S.LostInRound] = lost;
-    if (now !== s[S.LastLossEventTime]) {
-      s[S.LastLossEventTime] = now;
-      s[S.LossEventsInRound]++;
+    // Queue-coincident losses of this round, in packets and events (losses declared at one
+    // `now` are one event); counted from zero again in a new round (here, not at every round
+    // end: a light flow ends a round on nearly every ack, and losses are rare).
+    if (this.lossRound !== s[S.RoundCount]) {
+      this.lossRound = s[S.RoundCount];
+      this.lossEvents = 0;
+      this.lossPackets = 0;
+      this.lossEventAt = NaN;
+    }
+    this.lossPackets++;
+    if (now !== this.lossEventAt) {
+      this.lossEventAt = now;
+      this.lossEvents++;
     }
     const total = lost + s[S.DeliveredInRound];
     const tooMuchLoss = lost > this.lossThreshold * total;
@@ -613,7 +643,9 @@ export class DefaultController implements CongestionController {
     // A buffer that overflows under Startup's 2.89x pacing drops packet after packet, detected
     // by ack after ack: many events in a round, so that exit stays. Until then such losses
     // change nothing in Startup (no cap either: its model is still growing), as in BBRv2.
-    if (!this.filledPipe && s[S.LossEventsInRound] < STARTUP_FULL_LOSS_EVENTS) return;
+    // On a short path a round holds few events, but an overflow loses many packets in each
+    // (STARTUP_FULL_LOSS_PACKETS).
+    if (!this.filledPipe && this.lossEvents < STARTUP_FULL_LOSS_EVENTS && !(this.lossPackets >= STARTUP_FULL_LOSS_PACKETS && this.lossEvents >= 2)) return;
     s[S.LastLossReactionTime] = now;
     s[S.LastLossReactionRound] = s[S.RoundCount];
     // Bounded reduction: never below one BDP, so a reaction removes queue, not throughput.
@@ -770,8 +802,6 @@ export class DefaultController implements CongestionController {
     }
     s[S.LostInRound] = 0;
     s[S.DeliveredInRound] = 0;
-    s[S.LossEventsInRound] = 0;
-    s[S.LastLossEventTime] = NaN;
   }
 
   private random(): number {

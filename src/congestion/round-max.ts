@@ -31,7 +31,7 @@ export class RoundMax {
     this.ring = doubleArray(2 * (window + 1), NaN);
   }
 
-  /** The max over rounds (round - window .. round] of the last update, NaN before any. */
+  /** The max over rounds [round - window, round] of the last update, NaN before any. */
   get value(): number {
     return this.best;
   }

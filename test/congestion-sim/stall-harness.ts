@@ -115,6 +115,12 @@ export interface StallBulkOptions {
   appWindow?: number;
   /** Sample the sender's controller this often (ms); 0 = not. */
   traceEveryMs?: number;
+  /**
+   * false: the receiver sends no application acks (so no data back, only the session's pure
+   * acks, hence no receive-time reports); the sender keeps `appWindow` messages beyond what
+   * the receiver got (read directly from the receiver: a simulation shortcut). Default true.
+   */
+  receiverAcks?: boolean;
 }
 
 export interface ControllerView {
@@ -243,7 +249,10 @@ export function runStallBulk(o: StallBulkOptions): StallBulkResult {
     if (a === pair.serverAddress && e.connection === serverConn) {
       received++;
       receivedBytes += e.data.length;
-      if (++sinceAck >= ACK_EVERY) {
+      if (o.receiverAcks === false) {
+        acked = received;
+        pump();
+      } else if (++sinceAck >= ACK_EVERY) {
         sinceAck = 0;
         const v = new DataView(ack.buffer);
         v.setUint32(0, ACK_TAG, true);

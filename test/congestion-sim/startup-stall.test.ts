@@ -27,3 +27,22 @@ describe("a stall of the process early in a lossy bulk transfer (simulator, real
     expect(r.bandwidthEstimateMbps, info).toBeGreaterThan(0.8 * 38);
   });
 });
+
+describe("a buffer that overflows in Startup still ends it on loss, on short paths too (simulator, no random loss)", () => {
+  // A short path's round holds few loss events (the peer acks every 8 packets or 5 ms, losses
+  // are declared per receive batch): with the 6-event rule alone these ran on to the plateau
+  // exit with about three times the drops (20 Mbit/s, 10 ms, 20-packet queue: 109 instead of
+  // 35 with the old first-loss rule; 50 Mbit/s, 4 ms, 50: 40 instead of 14). 12 lost packets
+  // in 2 events end it too: 45 and 21 drops.
+  it.each([
+    [20e6, 5, 20, 60],
+    [50e6, 2, 50, 30],
+    [20e6, 25, 50, 90],
+  ])("%s bit/s, %s ms each way, a %s-packet queue: Startup ends on loss, with at most %s drops", (bandwidthBps, oneWayMs, queuePackets, maxDrops) => {
+    const r = runStallBulk({ seed: 2, lossRate: 0, bandwidthBps, oneWayMs, queuePackets, durationMs: 2000, idleMs: 0 });
+    const info = JSON.stringify({ exit: r.startupExit, drops: r.tailDropped, goodput: r.goodputMBps });
+    expect(r.startupExit?.by, info).toBe("loss");
+    expect(r.tailDropped, info).toBeLessThanOrEqual(maxDrops);
+  });
+});
+

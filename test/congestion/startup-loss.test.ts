@@ -66,4 +66,36 @@ describe("bbr-lite Startup and loss", () => {
     expect(cc.lossStats.reactions, info).toBe(1);
     expect(cc.windowBytes(), info).toBeLessThan(inFlight + 12 * MTU);
   });
+
+  /** `events` loss events of `perEvent` packets each, 0.5 ms apart, in one round (after a stall that shows as a queue). */
+  function lossesInOneRound(events: number, perEvent: number) {
+    const { cc, now, flight } = stalledStartup(150, 100, 4);
+    let inFlight = flight.length * MTU;
+    for (let e = 0; e < events; e++) {
+      for (let k = 0; k < perEvent && flight.length > 0; k++) {
+        const p = flight.pop()!;
+        inFlight -= p.bytes;
+        cc.onLoss(now + e * 0.5, p, inFlight);
+      }
+    }
+    return cc;
+  }
+
+  it("five one-packet loss events in a round do not end Startup; six do", () => {
+    expect(lossesInOneRound(5, 1).state).toBe("startup");
+    expect(lossesInOneRound(6, 1).state).not.toBe("startup");
+  });
+
+  it("packets declared lost at one moment are one event: twelve of them alone do not end Startup", () => {
+    const cc = lossesInOneRound(1, 12);
+    expect(cc.lossStats.congestive).toBe(12);
+    expect(cc.state).toBe("startup");
+  });
+
+  it("twelve lost packets in two events end Startup: an overflow on a short path, whose round holds few acks", () => {
+    const cc = lossesInOneRound(2, 6);
+    expect(cc.state).not.toBe("startup");
+    expect(cc.lossStats.reactions).toBe(1);
+  });
 });
+

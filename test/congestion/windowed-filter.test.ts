@@ -35,6 +35,22 @@ describe("RoundMax (the bandwidth filter)", () => {
     );
   });
 
+  it("is exact for any window length", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 20 }), samples(25), (window, seq) => {
+        const f = new RoundMax(window);
+        const seen: { t: number; v: number }[] = [];
+        let t = 0;
+        for (const { gap, value } of seq) {
+          t += gap;
+          seen.push({ t, v: value });
+          expect(f.update(value, t), `window ${window}: ${JSON.stringify(seen)}`).toBe(Math.max(...seen.filter((s) => t - s.t <= window).map((s) => s.v)));
+        }
+      }),
+      { seed: 4245, numRuns: 2000 },
+    );
+  });
+
   it("keeps a second best that came early in the window (the three-candidate filter dropped it)", () => {
     // 3 at round 0, 2 at round 1, then 1s: at round 11 the 3 has aged out and the 2 has not.
     const f = new RoundMax(WINDOW);
