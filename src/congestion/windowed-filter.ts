@@ -14,8 +14,8 @@
  * third of a window older than strictly needed (test/congestion/windowed-filter.test.ts), and
  * needs no per-sample memory. With sparser samples it can lose the best still in the window
  * (a candidate refresh takes a worse newer value over it), which is why the default
- * controller's bandwidth filter, one value per round, is round-max.ts instead. Here: min RTT,
- * from every ack over 10 s.
+ * controller's bandwidth filter, one value per round, is round-max.ts instead. Here: the RTT
+ * estimator's min RTT (rtt.ts), one sample per receive batch over 10 s.
  */
 import { doubleArray } from "./doubles.js";
 
