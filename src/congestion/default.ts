@@ -181,10 +181,10 @@ const enum S {
   /**
    * btlBw: the max of the bandwidth samples over the last bwWindowRounds rounds (the
    * controller's RoundMax keeps the rounds; this is its value, read per send, ack and receive
-   * batch). The 5 slots after it are free (they held the three-candidate filter's others).
+   * batch).
    */
   BtlBw = Pacer + 5, // PACER_SLOTS (checked below)
-  MinRtt = BtlBw + 6,
+  MinRtt,
   MinRttStamp,
   // rounds
   NextRoundDelivered,

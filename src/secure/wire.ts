@@ -28,6 +28,7 @@
  */
 import { TAG_BYTES, type PacketAead } from "./aead.js";
 import type { ReplayWindow } from "./replay-window.js";
+import { readU32, writeU32 } from "../session/handshake.js";
 
 export const HELLO = 0x80;
 export const SEALED = 0x81;
@@ -45,18 +46,9 @@ export const AD_BYTES = 13;
 /** Largest datagram the layer reads or writes (what an ackwire receiver accepts). */
 export const MAX_SECURE_DATAGRAM = 1500;
 
-/** Writes a u32 little-endian. Byte by byte: a DataView per datagram showed in profiles. */
-export function writeU32(bytes: Uint8Array, at: number, n: number): void {
-  bytes[at] = n & 0xff;
-  bytes[at + 1] = (n >>> 8) & 0xff;
-  bytes[at + 2] = (n >>> 16) & 0xff;
-  bytes[at + 3] = (n >>> 24) & 0xff;
-}
-
-/** Reads a u32 little-endian. */
-export function readU32(bytes: Uint8Array, at: number): number {
-  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-}
+// The u32 helpers are the handshake's (byte by byte: a DataView per datagram showed in
+// profiles); re-exported for the secure layer's modules.
+export { readU32, writeU32 };
 
 /** Writes a u64 little-endian (n < 2^53). */
 export function writeU64(bytes: Uint8Array, at: number, n: number): void {
