@@ -64,11 +64,12 @@ import {
   readU32,
   sameResponse,
   writeU32,
+  type DisconnectFields,
   type ResponseFields,
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
-import { AddressRateLimiter } from "./rate-limit.js";
+import { AddressRateLimiter, RateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
 
@@ -113,6 +114,12 @@ export interface EndpointCounters {
   migrations: number;
   /** Accepted connections moved to a new address by a repeat of their RESPONSE (PROTOCOL §4), before any packet of their session. */
   handshakeMoves: number;
+  /** Server: connections closed by a DISCONNECT from an address they were not at (a client's
+   *  NAT moved as it closed; PROTOCOL §4). */
+  disconnectsFromElsewhere: number;
+  /** Server: DISCONNECTs from an address with no connection not looked up by session id, the
+   *  endpoint's budget for such lookups being spent (PROTOCOL §4). */
+  disconnectLookupsLimited: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -124,6 +131,14 @@ export interface EndpointCounters {
 const CONTROL_QUEUE_LIMIT = 1024;
 /** Moves of an accepted connection by repeats of its RESPONSE (acceptedElsewhere), at most. */
 const MAX_HANDSHAKE_MOVES = 4;
+/**
+ * DISCONNECTs from an address with no connection looked up by session id, per second (and
+ * burst), endpoint-wide: a sender guessing ids from made-up addresses must not get more tries
+ * by making up more addresses. At 4/s, 1,000 connections and 32-bit ids, about one hit in 12
+ * days; a flood only spends the budget, and a moved client's goodbye then times out as before.
+ */
+const DISCONNECT_LOOKUPS_PER_SECOND = 4;
+const DISCONNECT_LOOKUP_BURST = 8;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
@@ -155,6 +170,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly handshakeLimiter: AddressRateLimiter;
   private readonly punchTokens = new PunchTokens();
   private readonly noConnectionLimiter: AddressRateLimiter;
+  private readonly disconnectLookups = new RateLimiter(DISCONNECT_LOOKUPS_PER_SECOND, DISCONNECT_LOOKUP_BURST);
   private readonly byAddress = new Map<Address, Connection>();
   /**
    * The last address handleDatagram looked up and its connection (undefined: none): a burst
@@ -268,6 +284,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       rebindsRefused: 0,
       migrations: 0,
       handshakeMoves: 0,
+      disconnectsFromElsewhere: 0,
+      disconnectLookupsLimited: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -942,7 +960,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         if (this.noConnectionLimiter.allow(now, from)) {
           this.queueControl({ to: from, type: PacketType.DisconnectAck, salt: 0, bytes: undefined, value: fields.sessionId });
         }
-        if (conn !== undefined && conn.acceptsData && conn.sessionId === fields.sessionId) {
+        if (conn === undefined) return this.onDisconnectFromElsewhere(now, fields);
+        if (conn.acceptsData && conn.sessionId === fields.sessionId) {
           conn.finish(reasonName(fields.reason), undefined, fields.userData);
           this.remove(conn);
         }
@@ -1022,6 +1041,27 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       default:
         return this.unexpected();
     }
+  }
+
+  /**
+   * A DISCONNECT from an address with no connection: a client whose NAT gave it a new port as it
+   * closed (its goodbye is the first datagram from there, so no migration moved it), or a late
+   * copy from one already gone. A server that lets connections move takes it for the connected
+   * session it names, wherever that is: the session id is the DISCONNECT's only credential
+   * at the old address too, since source addresses are free to spoof. The lookups are budgeted
+   * endpoint-wide (DISCONNECT_LOOKUPS_PER_SECOND), so that made-up addresses buy no extra guesses.
+   */
+  private onDisconnectFromElsewhere(now: number, fields: DisconnectFields): void {
+    if (!this.config.server || !this.config.migration) return;
+    if (!this.disconnectLookups.allow(now)) {
+      this.counters.disconnectLookupsLimited++;
+      return;
+    }
+    const conn = this.bySession.get(fields.sessionId);
+    if (conn === undefined || !conn.acceptsData) return;
+    this.counters.disconnectsFromElsewhere++;
+    conn.finish(reasonName(fields.reason), undefined, fields.userData);
+    this.remove(conn);
   }
 
   /**

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { PacketType } from "../../src/engine/abi.js";
 import { Endpoint } from "../../src/session/endpoint.js";
-import { encodeRequest, encodeResponse } from "../../src/session/handshake.js";
+import { encodeDisconnect, encodeRequest, encodeResponse } from "../../src/session/handshake.js";
 import { encodeRebind } from "../../src/session/rebind.js";
 import { Rng } from "../../src/sim/rng.js";
 import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
@@ -739,5 +739,86 @@ describe("address migration under attack", () => {
     expect(h.server.counters.migrations).toBe(1);
     expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([]);
     expect(h.server.counters.rebindsRefused).toBeGreaterThan(500);
+  });
+});
+
+/**
+ * A client whose NAT gives it a new port while it closes: its DISCONNECT comes from an address
+ * the server never saw (PROTOCOL §4, DISCONNECT). Without the lookup by session id the server
+ * acknowledged it (the client left content) and then timed its connection out.
+ */
+describe("a NAT rebinding while the client closes", () => {
+  const attacker = tsEngine(config({ protocolId: PROTOCOL_ID }));
+  const disconnect = (sessionId: number, reason = 0, userData = new Uint8Array(0)): Uint8Array => {
+    const b = new Uint8Array(8 + userData.length);
+    const length = encodeDisconnect(b, 0, sessionId, reason, userData);
+    return sealControlPacket(attacker, b.subarray(0, length));
+  };
+  const sessionIdOf = (ep: Endpoint, id: number): number => (ep as unknown as { byId: Map<number, { sessionId: number }> }).byId.get(id)!.sessionId;
+
+  it("the server takes the goodbye from the new port: a normal disconnect with its user data, at once", () => {
+    const h = new NatHarness(3140);
+    const [c, s] = h.connect();
+    h.client.send(c, payload(0, 40), { channel: 0 }, h.now);
+    h.runUntil(h.now + 300);
+    h.publicAddress = "198.51.100.7:40555";
+    const closedAt = h.now;
+    h.client.close(c, { app: 70 }, Uint8Array.of(1, 2, 3), h.now);
+    h.runUntil(h.now + 1000);
+    const gone = h.serverEvents.filter((e) => e.type === "disconnect");
+    expect(gone).toEqual([{ type: "disconnect", connection: s, reason: { app: 70 }, userData: Uint8Array.of(1, 2, 3) }]);
+    // One way (20 ms): the first DISCONNECT did it.
+    expect(h.serverEventTimes[h.serverEvents.indexOf(gone[0]!)] - closedAt).toBeLessThanOrEqual(20 + 1);
+    expect(h.server.connectionCount).toBe(0);
+    expect(h.server.counters.disconnectsFromElsewhere).toBe(1);
+    // And the client heard its DISCONNECT_ACK (at the new port): done, long before its close timeout.
+    expect(h.clientEvents.filter((e) => e.type === "disconnect").map((e) => e.type === "disconnect" && e.reason)).toEqual([{ app: 70 }]);
+    expect(h.client.connectionCount).toBe(0);
+  });
+
+  it("a blind sender guessing session ids from made-up addresses gets at most the lookup budget: a flood spends it, and then even the right id closes nothing until it refills", () => {
+    const h = new NatHarness(3141);
+    const [, s] = h.connect();
+    const sessionId = sessionIdOf(h.server, s);
+    const rng = new Rng(99);
+    let guesses = 0;
+    for (let k = 0; guesses < 1000 && k < 2000; k++) {
+      const guess = (rng.next() * 0x100000000) >>> 0;
+      if (guess === sessionId) continue;
+      h.server.handleDatagram(h.now, `203.0.113.${k % 250}:${1000 + k}`, disconnect(guess));
+      guesses++;
+    }
+    h.server.handleDatagram(h.now, "203.0.113.251:9", disconnect(sessionId));
+    h.server.handleTimeout(h.now); // datagrams are processed at the next call in
+    for (const tx of transmitsOf(h.server, h.now)) void tx;
+    expect(h.server.counters.disconnectsFromElsewhere).toBe(0);
+    expect(h.server.counters.disconnectLookupsLimited).toBeGreaterThanOrEqual(1000 - 8);
+    expect(h.server.connectionCount).toBe(1);
+    // Two seconds later the budget is back, and the right id from elsewhere is taken.
+    h.runUntil(h.now + 2000);
+    h.server.handleDatagram(h.now, "203.0.113.252:9", disconnect(sessionId));
+    h.runUntil(h.now + 50);
+    expect(h.server.counters.disconnectsFromElsewhere).toBe(1);
+    expect(h.serverEvents.filter((e) => e.type === "disconnect").map((e) => e.type === "disconnect" && e.reason)).toEqual(["normal"]);
+  });
+
+  it("a DISCONNECT from elsewhere with an id no connection has closes nothing", () => {
+    const h = new NatHarness(3142);
+    const [, s] = h.connect();
+    h.server.handleDatagram(h.now, "203.0.113.9:9", disconnect((sessionIdOf(h.server, s) + 1) >>> 0));
+    h.runUntil(h.now + 100);
+    expect(h.server.connectionCount).toBe(1);
+    expect(h.server.counters.disconnectsFromElsewhere).toBe(0);
+    expect(h.serverEvents.filter((e) => e.type === "disconnect")).toEqual([]);
+  });
+
+  it("a server with migration off keeps connections to their addresses: the goodbye from a new port closes nothing", () => {
+    const h = new NatHarness(3143, { server: { migration: false } });
+    const [c] = h.connect();
+    h.publicAddress = "198.51.100.7:40556";
+    h.client.close(c, "normal", new Uint8Array(0), h.now);
+    h.runUntil(h.now + 1000);
+    expect(h.server.connectionCount).toBe(1);
+    expect(h.server.counters.disconnectsFromElsewhere).toBe(0);
   });
 });
