@@ -17,8 +17,10 @@
  * the connection has ended (`connectionOpened` / `connectionEnded`): another client cannot take
  * the address the Endpoint still sends this client's data to.
  *
- * Tokens are bound to the address that used one first, until they expire: the same token from
- * another address is refused, so a HELLO copied off the path cannot open a second association.
+ * A token opens one association, until it expires: a HELLO copied off the path cannot open a
+ * second one (its packet number is used up; a new attempt with the token fails the tag). A
+ * client's own repeated HELLO from a new port (its NAT moved before it heard from the server) is
+ * followed there as its SEALED datagrams are.
  */
 import { host } from "../api/host.js";
 import { PacketType } from "../engine/abi.js";
@@ -106,8 +108,8 @@ export interface ServerSecurityCounters {
   /** HELLO whose token does not list this server. */
   wrongServer: number;
   /**
-   * HELLO with a token already used: from another address, once its client has sent SEALED, too
-   * long after the association opened, or after the association was forgotten.
+   * HELLO with a token already used: once its client has sent SEALED, too long after the
+   * association opened, or after the association was forgotten.
    */
   tokenUsed: number;
   /** HELLO refused at maxAssociations, or with the table of remembered tokens full of unexpired ones. */
@@ -367,26 +369,32 @@ export class ServerSecurity {
     }
     const pn = readU64(bytes, 5);
     const inner = this.#unseal(a, pn, bytes.subarray(0, AD_BYTES), bytes, SEALED_HEADER_BYTES);
-    if (inner === undefined) return undefined;
-    if (from !== a.address) {
-      // The newest datagram decides where the client is (back to the connection's address,
-      // too), unless another client is there: a copy of this client's datagram sent from that
-      // client's address by someone on the path, say. An older one is handed in only from
-      // the connection's address; from anywhere else the Endpoint would take it for that
-      // address's. Refused datagrams are not taken into the window either: the genuine one,
-      // from the client's own address, may still come.
-      const other = this.#byAddress.get(from);
-      const newest = pn > a.window.highest;
-      if (newest ? other !== undefined && other !== a : from !== a.endpointAddress) {
-        this.counters.migrationRefused++;
-        return undefined;
-      }
-      if (newest) this.#migrate(a, from, nowMs);
-      else if (from === a.endpointAddress && nowMs - a.movedAtMs >= MOVE_SETTLE_MS) this.#settleBack(a);
-    }
+    if (inner === undefined || !this.#handInFrom(a, from, pn, nowMs)) return undefined;
     a.sealedSeen = true;
     this.#accept(a, pn, nowMs);
     return inner;
+  }
+
+  /**
+   * Whether an authentic datagram of `a` numbered `pn` from `from` is handed in, following the
+   * client there if it is its newest. The newest datagram decides where the client is (back to
+   * the connection's address, too), unless another client is there: a copy of this client's
+   * datagram sent from that client's address by someone on the path, say. An older one is
+   * handed in only from the connection's address; from anywhere else the Endpoint would take it
+   * for that address's. Refused datagrams are not taken into the window either: the genuine
+   * one, from the client's own address, may still come.
+   */
+  #handInFrom(a: Association, from: Address, pn: number, nowMs: number): boolean {
+    if (from === a.address) return true;
+    const other = this.#byAddress.get(from);
+    const newest = pn > a.window.highest;
+    if (newest ? other !== undefined && other !== a : from !== a.endpointAddress) {
+      this.counters.migrationRefused++;
+      return false;
+    }
+    if (newest) this.#migrate(a, from, nowMs);
+    else if (from === a.endpointAddress && nowMs - a.movedAtMs >= MOVE_SETTLE_MS) this.#settleBack(a);
+    return true;
   }
 
   #openHello(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
@@ -415,24 +423,22 @@ export class ServerSecurity {
     const tokenKey = hexKey(bytes, HELLO_FIXED_BYTES + n - TAG_BYTES, TAG_BYTES);
     const entry = this.#tokens.get(tokenKey);
     if (entry !== undefined) {
-      // A token opens one association, from one address: a HELLO copied off the path and sent
-      // from elsewhere, or sent again after the association ended, opens nothing.
-      // The client may repeat its HELLO (its first datagrams were lost or not yet answered),
-      // from where it is, until it sends SEALED, and not for ever: a client that never reads
-      // an answer must not hold an address by repeating HELLOs.
+      // A token opens one association: sent again after the association ended, it opens
+      // nothing. The client may repeat its HELLO (its first datagrams were lost or not yet
+      // answered) until it sends SEALED, and not for ever: a client that never reads an answer
+      // must not hold an address by repeating HELLOs.
       const a = entry.association;
-      if (
-        a === undefined ||
-        a.sealedSeen ||
-        (from !== a.address && from !== a.endpointAddress) ||
-        (a.identity.tokenExpiresAt <= this.#options.unixSeconds() && nowMs - a.openedAtMs >= HELLO_REPEAT_MS)
-      ) {
+      if (a === undefined || a.sealedSeen || (a.identity.tokenExpiresAt <= this.#options.unixSeconds() && nowMs - a.openedAtMs >= HELLO_REPEAT_MS)) {
         counters.tokenUsed++;
         return undefined;
       }
-      // Authenticated by the association's key, so its token may have expired since.
+      // Authenticated by the association's key (its token may have expired since), which only
+      // this attempt's client has: a copy of its HELLO is a replay, another attempt with the
+      // token fails the tag. From a new address it is the client, whose NAT gave it a new port
+      // before it heard from us: followed there as a SEALED datagram would be.
       const inner = this.#unseal(a, pn, writeAd(this.#ad, HELLO, 0, pn), bytes, pnAt + 8);
-      if (inner !== undefined) this.#accept(a, pn, nowMs);
+      if (inner === undefined || !this.#handInFrom(a, from, pn, nowMs)) return undefined;
+      this.#accept(a, pn, nowMs);
       return inner;
     }
     // A new token. Checked before it is opened (cheap); the expiry is authenticated when it is.
