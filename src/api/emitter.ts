@@ -53,8 +53,9 @@ export class TypedEmitter<Events extends { [K in keyof Events]: unknown }> {
   }
 }
 
-/** Rethrows outside the driver's call stack, so the runtime's unhandled-error path sees it. */
-function reportListenerError(error: unknown): void {
+/** Rethrows outside the driver's call stack, so the runtime's unhandled-error path sees it
+ *  (an application callback's error: listeners, the accept hook). */
+export function reportListenerError(error: unknown): void {
   host.queueMicrotask(() => {
     throw error;
   });

@@ -2,13 +2,13 @@
  * listen() and connect() over any RuntimeAdapter. Each runtime folder calls createRuntime()
  * with its adapter; the package root picks the folder for the runtime it runs in.
  */
-import { Endpoint } from "../session/endpoint.js";
+import { Endpoint, type EndpointCounters } from "../session/endpoint.js";
 import type { EndpointConfig, EndpointEvent } from "../session/types.js";
 import { checkRelayFamily, formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
-import { TypedEmitter } from "./emitter.js";
+import { TypedEmitter, reportListenerError } from "./emitter.js";
 import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
 import { deferToNextTurn, host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
@@ -45,6 +45,30 @@ export function createRuntime(adapter: RuntimeAdapter): Runtime {
     connect: (target, options) => connectWith(adapter, target, options),
     listenRelay: (options) => listenRelayWith(adapter, options),
   };
+}
+
+/** The engine's drop reasons (DropReason in src/engine/abi.ts, by index) as counter names. */
+const DROP_NAMES = [
+  "tooShort",
+  "badCrc",
+  "unknownType",
+  "badLength",
+  "stalePacket",
+  "duplicatePacket",
+  "malformedFrame",
+  "unknownPeer",
+  "staleMessage",
+  "duplicateMessage",
+  "tooFarAhead",
+] as const;
+
+/** The session Endpoint's counters, with its drops named (PROTOCOL.md, "Clarifications"). */
+export type SessionCounters = Omit<EndpointCounters, "drops"> & { drops: Record<(typeof DROP_NAMES)[number], number> };
+
+function sessionCounters(c: EndpointCounters): SessionCounters {
+  const drops = {} as SessionCounters["drops"];
+  DROP_NAMES.forEach((name, i) => (drops[name] = c.drops[i + 1] ?? 0));
+  return { ...c, drops };
 }
 
 function makeEndpoint(options: CommonOptions, config: EndpointConfig): EndpointLike {
@@ -233,7 +257,8 @@ export class Server extends TypedEmitter<ServerEvents> {
     connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
   }
 
-  /** Endpoint and driver counters (datagrams, wake-ups, socket failures). */
+  /** Driver and socket counters (datagrams, wake-ups, socket failures), and the session's:
+   *  what it dropped and refused, and why. */
   counters(): {
     wakeups: number;
     datagramsIn: number;
@@ -241,10 +266,18 @@ export class Server extends TypedEmitter<ServerEvents> {
     sendFailures: number;
     receiveErrors: number;
     relay: RelayingSocket["routes"]["counters"];
+    /** The session endpoint's counters, drops by reason (absent with a custom `createEndpoint`). */
+    session?: SessionCounters;
     /** The secure layer's drops and associations (a secure server only). */
     secure?: ServerSecurityCounters;
   } {
-    const counters = { ...this.#driver.counters, ...this.#driver.socket.counters, relay: { ...this.#socket.routes.counters } };
+    const endpoint = this.#driver.endpoint;
+    const counters = {
+      ...this.#driver.counters,
+      ...this.#driver.socket.counters,
+      relay: { ...this.#socket.routes.counters },
+      ...(endpoint instanceof Endpoint ? { session: sessionCounters(endpoint.counters) } : {}),
+    };
     return this.#secure === undefined ? counters : { ...counters, secure: { ...this.#secure.security.counters } };
   }
 
@@ -416,8 +449,20 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   let secure: SecureServerSocket | undefined;
   const accept = options.accept;
-  // On a secure server the hook also sees who the token says the client is.
-  if (accept !== undefined) extra.accept = options.secure === undefined ? accept : (request) => accept({ ...request, identity: secure?.security.identityOf(request.address) });
+  if (accept !== undefined) {
+    extra.accept = (request) => {
+      try {
+        // On a secure server the hook also sees who the token says the client is.
+        return accept(options.secure === undefined ? request : { ...request, identity: secure?.security.identityOf(request.address) });
+      } catch (error) {
+        // The hook runs inside the receive path: the error is rethrown outside it, as a
+        // listener's is (the process's unhandled-error path sees it), and the endpoint refuses
+        // the client and counts it (acceptHookErrors).
+        reportListenerError(error);
+        throw error;
+      }
+    };
+  }
   const config = endpointConfig(options, true, extra);
   // Sizes first, so that a bad mtu is the same SecureConfigError as connect()'s.
   if (options.secure !== undefined) makeRoomForSeal(config, "listen()");

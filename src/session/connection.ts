@@ -915,6 +915,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         break;
       }
       case ConnectionState.Disconnecting: {
+        // Closed before its ACCEPT left (from the application's "connect" event, or its ACCEPT
+        // was lost and the client asked again): the client learns of the session first, or it
+        // could not read the DISCONNECT and would keep asking.
+        if (this.acceptDue) {
+          this.acceptDue = false;
+          length = engine.sealControl(offset, encodeAccept(bytes, offset, this.salt, this.sessionId, this.acceptUserData));
+          break;
+        }
         if (this.rare[RareTimer.DisconnectResend] > now) return 0;
         length = engine.sealControl(offset, encodeDisconnect(bytes, offset, this.sessionId, this.disconnectCode, this.disconnectUserData));
         this.setRare(RareTimer.DisconnectResend, now + this.disconnectResendInterval());
@@ -1176,7 +1184,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       case ConnectionState.Connecting:
         return this.attempt !== undefined && this.attempt.nextSendAt <= now;
       case ConnectionState.Disconnecting:
-        return this.rare[RareTimer.DisconnectResend] <= now;
+        return this.acceptDue || this.rare[RareTimer.DisconnectResend] <= now;
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
@@ -1427,6 +1435,16 @@ function newNumTable(): number[] {
 }
 
 /** The controller config for one connection: the endpoint's options, plus its mtu and a seed. */
+/**
+ * Throws what opening a connection with `config` would throw (ChannelConfigError,
+ * CongestionConfigError): a server checks at construction, not at its first client's handshake,
+ * where the error would come out of the receive path.
+ */
+export function checkConnectionConfig(config: ResolvedConfig): void {
+  new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
+  createController(controllerConfig(config, 0));
+}
+
 function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfig {
   const o = config.congestionOptions;
   return {

@@ -27,7 +27,7 @@ import {
 import { createEngine } from "../engine/index.js";
 import { isValidAddress } from "./address.js";
 import { resolveConfig, type ResolvedConfig } from "./config.js";
-import { Connection, ConnectionState, Role, reasonName } from "./connection.js";
+import { Connection, ConnectionState, Role, checkConnectionConfig, reasonName } from "./connection.js";
 import { sipHash64, type SipKey } from "./cookie.js";
 import { DeadlineHeap } from "./deadline-heap.js";
 import {
@@ -71,7 +71,7 @@ import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
 import { AddressRateLimiter, RateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
-import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+import type { AcceptDecision, ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
 
 /** A stateless reply queued for an address that has no connection (or none for this packet). */
 interface ControlReply {
@@ -120,6 +120,8 @@ export interface EndpointCounters {
   /** Server: DISCONNECTs from an address with no connection not looked up by session id, the
    *  endpoint's budget for such lookups being spent (PROTOCOL §4). */
   disconnectLookupsLimited: number;
+  /** Server: handshakes refused because the accept hook threw (the API reports the error). */
+  acceptHookErrors: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -241,6 +243,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   constructor(config: EndpointConfig) {
     this.config = resolveConfig(config);
     const c = this.config;
+    checkConnectionConfig(c);
     const maxSlots = Math.max(1, (c.server ? c.maxConnections : 0) + c.maxPendingHandshakes);
     this.engine = createEngine(
       { protocolId: c.protocolId, maxSlots, channels: c.kinds, ...(config.engineLimits ?? {}) },
@@ -286,6 +289,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       handshakeMoves: 0,
       disconnectsFromElsewhere: 0,
       disconnectLookupsLimited: 0,
+      acceptHookErrors: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -880,8 +884,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         // From here on the address is validated: it received our challenge.
         if (conn !== undefined) {
           if (conn.role === Role.Server && conn.salt === res.salt) {
-            // Our ACCEPT was lost: send it again.
-            if (conn.state === ConnectionState.Connected) {
+            // Our ACCEPT was lost: send it again. Also while closing a connection the client was
+            // never heard on (closed from its "connect" event): it cannot read our DISCONNECT
+            // before it has the ACCEPT.
+            if (conn.state === ConnectionState.Connected || (conn.state === ConnectionState.Disconnecting && conn.acceptedResponse !== undefined)) {
               conn.acceptDue = true;
               this.markReady(conn);
             }
@@ -906,7 +912,17 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         let acceptData: Uint8Array = EMPTY;
         const hook = this.config.accept;
         if (hook !== undefined) {
-          const decision = hook({ address: from, userData: res.userData, appVersion: res.appVersion });
+          let decision: AcceptDecision;
+          try {
+            decision = hook({ address: from, userData: res.userData, appVersion: res.appVersion });
+          } catch {
+            // The application's code, called in the middle of a receive batch: a throw must not
+            // leave the rest of the batch (other connections' data, already acknowledged by
+            // the engine) unprocessed. The client is refused; the API wraps its hook and
+            // reports the error itself.
+            this.counters.acceptHookErrors++;
+            return this.deny(from, res.salt, DenyCode.Refused, EMPTY);
+          }
           const accepted = typeof decision === "boolean" ? decision : decision.accept;
           const data = typeof decision === "boolean" ? EMPTY : (decision.userData ?? EMPTY);
           if (!accepted) return this.deny(from, res.salt, DenyCode.Refused, data.subarray(0, MAX_DENY_USER_DATA).slice());
