@@ -58,6 +58,12 @@ export interface SentPacket {
   /** The controller's delivered-bytes counter at that report: a report-timed sample counts
    *  bytes from one report to another, as it counts time. */
   deliveredAtReport: number;
+  /**
+   * -1, unless the controller counted this packet's loss in its figures (bbr-lite: the number
+   * of the loss event that counted it; onSpuriousLoss takes back only such a loss, and only
+   * while those figures are the current round's). A lost packet's record is kept, not recycled.
+   */
+  lossEvent: number;
 }
 
 export interface CongestionController {
@@ -169,7 +175,7 @@ export function fillSentPacket(
   appLimited: boolean,
 ): SentPacket {
   if (out === undefined) {
-    return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited, deliveredRecvTime: NaN, deliveredAtReport: 0 };
+    return { sentTime, bytes, inFlightAtSend, delivered, deliveredTime, firstSentTime, appLimited, deliveredRecvTime: NaN, deliveredAtReport: 0, lossEvent: -1 };
   }
   out.sentTime = sentTime;
   out.bytes = bytes;
@@ -180,5 +186,6 @@ export function fillSentPacket(
   out.appLimited = appLimited;
   out.deliveredRecvTime = NaN;
   out.deliveredAtReport = 0;
+  out.lossEvent = -1;
   return out;
 }

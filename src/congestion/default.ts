@@ -17,8 +17,9 @@
  * States: Startup (gain 2/ln2 until the bandwidth stops growing by 25% for 3 rounds, or loss
  * crosses the threshold in a round with at least 6 loss events), Drain (gain ln2/2 until
  * in-flight <= BDP), ProbeBW (gain cycle 1.25, 0.75, 1 x6, one min-RTT per phase, start phase
- * from the seed), ProbeRTT (window of 4 packets for 200 ms and one round when min RTT was not
- * refreshed for 10 s).
+ * from the seed; the 1.25 phase lasts longer while sparse receive-time reports time the samples,
+ * see probeExtensionMs), ProbeRTT (window of 4 packets for 200 ms and one round when min RTT was
+ * not refreshed for 10 s).
  *
  * Delivery rate (draft-cheng-iccrg-delivery-rate-estimation): every packet records, at send, the
  * delivered-bytes counter, the time of the last delivery and the start of its send interval
@@ -120,6 +121,21 @@ const DRAIN_GAIN = Math.LN2 / 2;
 const PROBE_BW_CWND_GAIN = 2;
 /** Receive-time reports time the samples while one came within this many min RTTs. */
 const REPORTS_FRESH_RTTS = 4;
+/**
+ * While reports time the samples, ProbeBW's 1.25 up-probe lasts min RTT plus the reports' mean
+ * gap, the gap counted up to this many min RTTs (probeExtensionMs()). A report-timed sample spans
+ * a round trip plus up to two gaps between reports; a one-min-RTT probe and the 0.75 phase after
+ * it cancel out in such a span, so the probe's +25 % never reached the filter.
+ */
+const PROBE_REPORT_GAP_MAX_RTTS = 4;
+/**
+ * The up-probe is lengthened only if the previous one (and the 0.75 phase after it) saw the
+ * recent RTT rise less than this fraction of min RTT (at least PROBE_QUEUE_MIN_MS) above min RTT:
+ * on a full path a one-min-RTT 1.25 probe adds 0.25 min RTT of queue by itself, so half of that
+ * means the probe found spare capacity. A longer probe on a full path only adds queue.
+ */
+const PROBE_QUEUE_FRACTION = 0.125;
+const PROBE_QUEUE_MIN_MS = 1;
 const PROBE_GAINS = [1.25, 0.75, 1, 1, 1, 1, 1, 1] as const;
 const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
@@ -268,8 +284,28 @@ export class DefaultController implements CongestionController {
   private lossEvents = 0;
   private lossPackets = 0;
   private lossEventAt = NaN;
+  /**
+   * Loss events are numbered for the connection's life (the next number; a lost packet's record
+   * keeps its event's number in `lossEvent`); `lossRoundFirstEvent` is the first of round
+   * `lossRound`, and `lossEventPackets[e - lossRoundFirstEvent]` how many of event e's packets
+   * still count (onSpuriousLoss takes them back). Allocated at the first counted loss.
+   */
+  private lossEventNumber = 0;
+  private lossRoundFirstEvent = 0;
+  private lossEventPackets: number[] | undefined;
   /** When a report last timed a sample: while recent, acks alone time none (REPORTS_FRESH_RTTS). */
   private receiveTimeAt = -Infinity;
+  /** Mean gap between the reports used (ms, the peer's clock; moving average, 1/8; NaN: none
+   *  yet): how long the up-probe must last for reports to time it (probeExtensionMs()). */
+  private reportGapMs = NaN;
+  /**
+   * The most the recent RTT rose above min RTT (ms) since the last up-probe began, through it and
+   * the 0.75 phase after it (Infinity: no such probe in this ProbeBW stay), and whether the
+   * current up-probe may be lengthened (decided from the previous one's; see
+   * PROBE_QUEUE_FRACTION).
+   */
+  private probeQueueMs = Infinity;
+  private probeExtends = false;
   /**
    * Min RTT of full-size packets (at least half the MTU) and when it was taken: while valid,
    * the floor of min RTT. A small packet's round trip (a clock-sync request, a game tick's
@@ -568,6 +604,12 @@ export class DefaultController implements CongestionController {
       this.deliveredRecvTime = receiveTimeMs;
       return;
     }
+    // On the peer's clock: when it received the packets, not when the reports came back. Counted
+    // up to what a probe may use, so a pause in the reports (a light spell) leaves no long tail.
+    const most = PROBE_REPORT_GAP_MAX_RTTS * this.s[S.MinRtt];
+    let gap = receiveTimeMs - this.deliveredRecvTime;
+    if (gap > most) gap = most;
+    this.reportGapMs = Number.isNaN(this.reportGapMs) ? gap : this.reportGapMs + (gap - this.reportGapMs) / 8;
     this.deliveredRecvTime = receiveTimeMs;
     if (Number.isNaN(previous)) return; // sent before any report: no start to time from
     this.receiveTimeAt = now;
@@ -614,17 +656,24 @@ export class DefaultController implements CongestionController {
     // Queue-coincident losses of this round, in packets and events (losses declared at one
     // `now` are one event); counted from zero again in a new round (here, not at every round
     // end: a light flow ends a round on nearly every ack, and losses are rare).
+    const events = (this.lossEventPackets ??= []);
     if (this.lossRound !== s[S.RoundCount]) {
       this.lossRound = s[S.RoundCount];
       this.lossEvents = 0;
       this.lossPackets = 0;
       this.lossEventAt = NaN;
+      this.lossRoundFirstEvent = this.lossEventNumber;
+      events.length = 0;
     }
     this.lossPackets++;
     if (now !== this.lossEventAt) {
       this.lossEventAt = now;
-      this.lossEvents++;
+      this.lossEventNumber++;
+      events.push(0);
     }
+    // An event whose packets were all acked late (onSpuriousLoss) counts again with a new one.
+    if (events[events.length - 1]!++ === 0) this.lossEvents++;
+    p.lossEvent = this.lossEventNumber - 1;
     const total = lost + s[S.DeliveredInRound];
     const tooMuchLoss = lost > this.lossThreshold * total;
     // Recovery epoch (RFC 9002 7.3.2): losses of packets sent before the last reaction were
@@ -639,7 +688,8 @@ export class DefaultController implements CongestionController {
     // the stall, and the round trips measured across it read as a queue. One random loss then
     // ended Startup at 1.5-9 Mbit/s of a 40 Mbit/s path (simulator, 50 ms RTT, 1 % loss,
     // test/congestion-sim/startup-stall.test.ts), and ProbeBW climbed back by a few percent
-    // per 8-round cycle: from 1.5 Mbit/s, 2 after 2.5 s and 90 % of the path after 23 s.
+    // per 8-round cycle: from 1.5 Mbit/s, 2 after 2.5 s and 90 % of the path after 23 s (that
+    // climb was slow for a reason of its own, since fixed: probeExtensionMs()).
     // A buffer that overflows under Startup's 2.89x pacing drops packet after packet, detected
     // by ack after ack: many events in a round, so that exit stays. Until then such losses
     // change nothing in Startup (no cap either: its model is still growing), as in BBRv2.
@@ -665,14 +715,25 @@ export class DefaultController implements CongestionController {
   }
 
   /**
-   * A loss reported earlier was spurious (its ack came late). The loss no longer counts in the
-   * round's lost bytes, and if it was the loss that triggered the last reaction, the in-flight
-   * cap goes back to what it was (a Startup exit is not undone: the model state it needs is gone).
+   * A loss reported earlier was spurious (its ack came late). If the current round's figures
+   * counted it, it no longer counts in them (lost bytes, lost packets, and its loss event once
+   * none of the event's packets is left), and if it was the loss that triggered the last
+   * reaction, the in-flight cap goes back to what it was (a Startup exit is not undone: the model
+   * state it needs is gone). A loss onLoss ignored (no queue visible) was never counted, and one
+   * counted in an earlier round left with that round's figures (endRound resets the lost bytes):
+   * taking either out of this round's would understate this round's loss (before, any late ack
+   * took its bytes off the current round's count).
    */
   onSpuriousLoss(_now: number, p: SentPacket): void {
     const s = this.s;
     this.lossStats.spurious++;
-    s[S.LostInRound] = Math.max(0, s[S.LostInRound] - p.bytes);
+    const event = p.lossEvent;
+    p.lossEvent = -1;
+    if (event >= this.lossRoundFirstEvent && this.lossRound === s[S.RoundCount]) {
+      s[S.LostInRound] = Math.max(0, s[S.LostInRound] - p.bytes);
+      this.lossPackets--;
+      if (--this.lossEventPackets![event - this.lossRoundFirstEvent]! === 0) this.lossEvents--;
+    }
     if (p === this.reactionPacket) {
       this.lossStats.undone++;
       s[S.InflightCap] = s[S.CapBeforeReaction];
@@ -833,16 +894,53 @@ export class DefaultController implements CongestionController {
     const index = r === 0 ? 0 : r + 1;
     s[S.CycleIndex] = index;
     s[S.CycleStamp] = now;
+    // Nothing is known of an earlier probe: the first is not lengthened.
+    this.probeQueueMs = Infinity;
+    if (index === 0) this.startUpProbe();
     this.setGains(PROBE_GAINS[index]!, PROBE_BW_CWND_GAIN);
   }
 
   private advanceCycle(now: number): void {
     const s = this.s;
     const index = (s[S.CycleIndex] + 1) % PROBE_GAINS.length;
+    if (index === 0) this.startUpProbe();
     s[S.CycleIndex] = index;
     s[S.CycleStamp] = now;
     s[S.PacingGain] = PROBE_GAINS[index]!;
     this.pacingInputsChanged = true;
+  }
+
+  /** A 1.25 phase begins: may it be lengthened (the previous one found spare capacity)? */
+  private startUpProbe(): void {
+    this.probeExtends = this.probeQueueMs < Math.max(PROBE_QUEUE_MIN_MS, PROBE_QUEUE_FRACTION * this.s[S.MinRtt]);
+    this.probeQueueMs = 0;
+  }
+
+  /**
+   * How much longer than min RTT the current 1.25 phase lasts (ms): the reports' mean gap, up to
+   * PROBE_REPORT_GAP_MAX_RTTS min RTTs, while reports time the samples and the previous probe
+   * found spare capacity; else 0 (BBR's one min RTT).
+   *
+   * Why: where the peer sends little, its reports (the only ones that time samples while they
+   * keep coming, onReceiveTime) come far apart: a bulk upload whose receiver acks every 64
+   * messages gets one every ~350 ms at 1.5 Mbit/s, ~80 ms at 10, on a 50 ms path. A report-timed
+   * sample spans a round trip plus up to two gaps, so a one-min-RTT probe and the 0.75 phase
+   * after it cancel out in it, and most ProbeBW rounds get no sample at all: the estimate rose a
+   * few percent per 8-round cycle instead of up to 25 % (40 Mbit/s path found from 1.5 after
+   * 14-24+ s). A probe lasting a round trip plus a gap covers, on average, one report-to-report
+   * span that starts after its packets began to arrive. Timing the probe's own packets by their
+   * acks instead (tried, reverted) overestimated where the way back is slow and busy: the acks
+   * then come bunched behind the peer's own data (20 Mbit/s up, 1 Mbit/s busy down: estimate
+   * up to 22.9). Reports are stamped at the receiver, so a longer probe cannot overestimate; its
+   * cost is queue on a path that is already full (0.25 x its length), hence the gate: only
+   * after a probe that raised no queue. Ended early still by loss and, past min RTT, by a visible
+   * queue (updateState).
+   */
+  private probeExtensionMs(now: number): number {
+    const minRtt = this.s[S.MinRtt];
+    if (!this.probeExtends || !(now - this.receiveTimeAt <= REPORTS_FRESH_RTTS * minRtt)) return 0;
+    const gap = this.reportGapMs;
+    return gap > 0 ? Math.min(gap, PROBE_REPORT_GAP_MAX_RTTS * minRtt) : 0;
   }
 
   private updateState(
@@ -873,9 +971,19 @@ export class DefaultController implements CongestionController {
       const sinceCycle = now - s[S.CycleStamp];
       const fullLength = sinceCycle > minRtt;
       const g = s[S.PacingGain];
+      if (g !== 1) {
+        // The queue the up-probe raised, seen through it and the 0.75 phase after it (its last
+        // packets' round trips end there): decides whether the next probe is lengthened.
+        const queue = this.recentRttMs() - minRtt;
+        if (queue > this.probeQueueMs) this.probeQueueMs = queue;
+      }
       const next =
         g > 1
-          ? fullLength && (s[S.LostInRound] > 0 || priorInFlight >= g * this.bdp())
+          ? // After min RTT, at the in-flight target: on at most the reports' gap longer
+            // (probeExtensionMs()) unless a queue shows.
+            fullLength &&
+            (s[S.LostInRound] > 0 ||
+              (priorInFlight >= g * this.bdp() && (sinceCycle > minRtt + this.probeExtensionMs(now) || this.queueVisible())))
           : g < 1
             ? // Unlike BBRv1 (which also ends this phase after one min RTT), stay until the
               // queue is drained (in-flight <= BDP), bounded by 4 min RTTs: a standing queue

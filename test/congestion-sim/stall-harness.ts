@@ -116,6 +116,11 @@ export interface StallBulkOptions {
   /** Sample the sender's controller this often (ms); 0 = not. */
   traceEveryMs?: number;
   /**
+   * The bottleneck's rate changes during the bulk: [time relative to the bulk start, bit/s],
+   * both directions, queue kept (needs bandwidthBps). The link's own config is changed in place.
+   */
+  bandwidthSteps?: [number, number][];
+  /**
    * false: the receiver sends no application acks (so no data back, only the session's pure
    * acks, hence no receive-time reports); the sender keeps `appWindow` messages beyond what
    * the receiver got (read directly from the receiver: a simulation shortcut). Default true.
@@ -271,8 +276,14 @@ export function runStallBulk(o: StallBulkOptions): StallBulkResult {
   const trace: StallBulkResult["trace"] = [];
   const every = o.traceEveryMs ?? 0;
   let lastBytes = 0;
+  const steps = [...(o.bandwidthSteps ?? [])].sort((a, b) => a[0] - b[0]);
   for (let t = 0; t < o.durationMs; ) {
-    const step = every > 0 ? Math.min(every, 500 - (t % 500)) : 500 - (t % 500);
+    let step = every > 0 ? Math.min(every, 500 - (t % 500)) : 500 - (t % 500);
+    while (steps.length > 0 && steps[0]![0] <= t) {
+      const bps = steps.shift()![1];
+      for (const l of [pair.toServer, pair.toClient]) (l.config as LinkConfig).bandwidthBps = bps;
+    }
+    if (steps.length > 0) step = Math.min(step, steps[0]![0] - t);
     t += step;
     pair.drive({ until: t0 + t });
     if (every > 0 && t % every === 0) trace.push({ t, view: viewOf(cc), inFlight: client.stats(clientConn).packets.inFlight });
