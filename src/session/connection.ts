@@ -1395,6 +1395,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       crcFailures: this.crcFailures,
       messagesSent: ch.messagesSent,
       messagesReceived: ch.messagesReceived,
+      copiesSent: ch.copiesSent,
+      copyBytes: ch.copyBytes,
+      copiesDropped: ch.copiesDropped,
     };
     if (clock !== undefined && clock.synchronized) {
       s.clockOffsetMs = clock.offsetMs(now);

@@ -226,4 +226,11 @@ export interface ConnectionStats {
   crcFailures: number;
   messagesSent: number[];
   messagesReceived: number[];
+  /** Copies of messages sent on channels with `redundancy` or `piggyback`, and their bytes
+   *  (docs/CHANNELS.md, "Copies: redundancy and piggyback"); never counted in `resends`. */
+  copiesSent: number;
+  copyBytes: number;
+  /** Received copies discarded as already delivered (or late) on such channels: counted here,
+   *  not in `duplicates` or `stale`. */
+  copiesDropped: number;
 }

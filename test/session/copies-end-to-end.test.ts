@@ -4,10 +4,22 @@ import { describe, expect, it } from "vitest";
 import type { ChannelConfig } from "../../src/session/types.js";
 import { checkPayload, connectPair, makePair, payload } from "./helpers.js";
 
-function run(redundancy: number, seed: number): { arrived: number; sent: number; regressions: number; corrupt: number } {
+interface Run {
+  arrived: number;
+  sent: number;
+  regressions: number;
+  corrupt: number;
+  /** The sender's and the receiver's connection stats at the end. */
+  copiesSent: number;
+  copyBytes: number;
+  resends: number;
+  copiesDropped: number;
+}
+
+function run(redundancy: number, seed: number): Run {
   const channels: ChannelConfig[] = [{ mode: "unreliable-sequenced", redundancy }];
   const pair = makePair(seed, { server: { channels }, client: { channels }, pair: { link: { lossRate: 0.1, latencyMs: 20 } } });
-  const [c] = connectPair(pair);
+  const [c, s] = connectPair(pair);
   const sent = 600;
   let arrived = 0;
   let regressions = 0;
@@ -27,7 +39,9 @@ function run(redundancy: number, seed: number): { arrived: number; sent: number;
       }
     }
   }
-  return { arrived, sent, regressions, corrupt };
+  const sender = pair.client.stats(c);
+  const receiver = pair.server.stats(s);
+  return { arrived, sent, regressions, corrupt, copiesSent: sender.copiesSent, copyBytes: sender.copyBytes, resends: sender.resends, copiesDropped: receiver.copiesDropped };
 }
 
 describe("redundancy through the session", () => {
@@ -43,5 +57,12 @@ describe("redundancy through the session", () => {
       expect(r.regressions, `seed ${seed}`).toBe(0);
       expect(r.corrupt, `seed ${seed}`).toBe(0);
     }
+    // The connection's stats show the copies: two per message sent (after the first two), never
+    // as resends; and the receiver discarded the ones whose original had arrived.
+    expect(off.copiesSent + off.copyBytes + off.copiesDropped, `seed ${seed}`).toBe(0);
+    expect(on.copiesSent, `seed ${seed}`).toBeGreaterThanOrEqual(2 * (on.sent - 2));
+    expect(on.copyBytes, `seed ${seed}`).toBeGreaterThanOrEqual(32 * on.copiesSent);
+    expect(on.resends, `seed ${seed}`).toBe(0);
+    expect(on.copiesDropped, `seed ${seed}`).toBeGreaterThan(on.sent);
   });
 });
