@@ -19,11 +19,12 @@
 import type { ClientIdentity } from "../secure/server-security.js";
 import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
+import { InvalidDataError } from "../channels/errors.js";
 import { TypedEmitter } from "./emitter.js";
 import { ClosedError, InvalidOptionError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
 import type { Driver } from "./driver.js";
-import { host } from "./host.js";
+import { host, monotonicNow } from "./host.js";
 
 export interface Message {
   channel: number;
@@ -65,8 +66,35 @@ export interface SendCallOptions {
 export const DEFAULT_MAX_QUEUED_MESSAGES = 65_536;
 const NO_OPTIONS: SendCallOptions = Object.freeze({});
 const SEND_OPTIONS: { channel: number; key: number | undefined; receipt: boolean; delayMs: number | undefined } = { channel: 0, key: undefined, receipt: false, delayMs: undefined };
-/** Longer than the endpoint's graceful close timeout (closeTimeoutMs, 3 s by default). */
+/** Longer than the endpoint's graceful close timeout (closeTimeoutMs, 3 s by default); a
+ *  longer closeTimeoutMs gets a second more than itself. */
 const CLOSE_SAFETY_NET_MS = 5_000;
+
+/** The protocol's own reasons (PROTOCOL §4) an application may close with; the others
+ *  (timeout, protocol-violation, denied...) report what the connection itself saw. */
+const APP_CLOSE_REASONS: ReadonlySet<unknown> = new Set(["normal", "kicked", "server-shutdown"]);
+
+/**
+ * Throws InvalidOptionError unless `reason` is one an application may close with: "normal",
+ * "kicked", "server-shutdown" or { app: n } with n an integer in 64..255 (PROTOCOL §4: codes
+ * below 64 are the protocol's; the wire has one byte), and `userData` is undefined or a
+ * Uint8Array. Shared by the root's and the worker's Connection.close().
+ */
+export function checkCloseArguments(reason: unknown, userData: unknown): asserts reason is DisconnectReason {
+  if (!APP_CLOSE_REASONS.has(reason)) {
+    const app = typeof reason === "object" && reason !== null && !Array.isArray(reason) ? (reason as { app?: unknown }).app : undefined;
+    if (!(typeof app === "number" && Number.isInteger(app) && app >= 64 && app <= 255)) {
+      const got = typeof reason === "object" && reason !== null && !Array.isArray(reason) ? `{ app: ${typeof app === "string" ? JSON.stringify(app) : String(app)} }` : typeof reason === "string" ? JSON.stringify(reason) : String(reason);
+      throw new InvalidOptionError(
+        `close(): the reason is "normal", "kicked", "server-shutdown" or { app: n } with n an integer in 64..255 ` +
+          `(0..63 are reserved by the protocol; "timeout", "protocol-violation", "denied"... are reported by the connection, not given to it), got ${got}`,
+      );
+    }
+  }
+  if (userData !== undefined && !(userData instanceof Uint8Array)) {
+    throw new InvalidOptionError(`close(): userData is a Uint8Array of at most 512 bytes (the peer's DisconnectInfo.userData), got ${userData === null ? "null" : typeof userData}`);
+  }
+}
 
 export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
   readonly id: ConnectionId;
@@ -131,13 +159,16 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
 
   /**
    * Sends `data` on `options.channel` (default 0). With `receipt: true` returns a promise of
-   * whether the peer got it (true) or it was given up as lost (false). Throws the session's
-   * typed errors on misuse (unknown channel, too large, missing key, closed connection).
+   * whether the peer got it (true) or it was given up as lost (false). Throws a typed error on
+   * misuse: ClosedError (closed connection), and the ChannelErrors UnknownChannelError,
+   * MessageTooLargeError, InvalidKeyError, TooManyKeysError, InvalidDelayError, InvalidDataError
+   * (data not a Uint8Array). `delayMs` counts from this call.
    */
   send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
   send(data: Uint8Array, options: SendCallOptions = NO_OPTIONS): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
     const receiptWanted = options.receipt === true;
     let receipt: number | void = undefined;
     if (!this.#ended) {
@@ -148,8 +179,13 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         o.channel = options.channel ?? 0;
         o.key = options.key;
         o.receipt = receiptWanted;
-        o.delayMs = options.delayMs;
-        receipt = this.#driver.endpoint.send(this.id, data, o);
+        const delayMs = (o.delayMs = options.delayMs);
+        // A delay counts from now, not from the driver's last wake-up (the endpoint's clock
+        // between wake-ups). Read the clock only then: the undelayed bulk path reads none.
+        receipt =
+          delayMs === undefined
+            ? this.#driver.endpoint.send(this.id, data, o)
+            : this.#driver.endpoint.send(this.id, data, o, monotonicNow());
       } catch (error) {
         if (!isEndedError(error)) throw error;
         this.#ended = true;
@@ -175,22 +211,27 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
 
   /**
    * Closes gracefully: the peer is told (with `reason`), and the promise resolves once it has
-   * acknowledged, or the endpoint's close timeout (about a second) has passed. Sends after
-   * close() throw ClosedError. Closing a closed connection resolves with the original reason.
+   * acknowledged, or the endpoint's close timeout (`closeTimeoutMs`, 3 s by default, counted
+   * from this call) has passed. `reason` is "normal" (default), "kicked", "server-shutdown" or
+   * `{ app: n }` with n in 64..255; anything else throws InvalidOptionError. `userData` (at most
+   * 512 bytes, else UserDataTooLargeError) reaches the peer's DisconnectInfo. A close that threw
+   * leaves the connection open. Sends after close() throw ClosedError. Closing a closed
+   * connection resolves with the original reason.
    */
   close(reason: DisconnectReason = "normal", userData?: Uint8Array): Promise<DisconnectInfo> {
-    // PROTOCOL §4: reason codes below 64 are the protocol's own; the wire has one byte.
-    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
-      throw new InvalidOptionError(`close(): an application reason is { app: n } with n an integer in 64..255 (0..63 are reserved by the protocol), got ${String(reason.app)}`);
-    }
+    checkCloseArguments(reason, userData);
     if (this.#open && !this.#closing) {
+      // The close timeout counts from now, not from the driver's last wake-up. A throw
+      // (userData too large) leaves the connection as it was.
+      this.#driver.endpoint.close(this.id, reason, userData, monotonicNow());
       this.#closing = true;
-      this.#driver.endpoint.close(this.id, reason, userData);
       this.#driver.service();
       if (this.#open) {
         // The endpoint reports the disconnect when the peer acknowledges or its close timeout
         // passes. A custom endpoint that never reports it is covered by this safety net.
-        const timer = host.setTimeout(() => this._dispatch({ type: "disconnect", connection: this.id, reason }), CLOSE_SAFETY_NET_MS);
+        const configured = (this.#driver.endpoint as { config?: { closeTimeoutMs?: unknown } }).config?.closeTimeoutMs;
+        const safetyNetMs = typeof configured === "number" ? Math.max(CLOSE_SAFETY_NET_MS, configured + 1_000) : CLOSE_SAFETY_NET_MS;
+        const timer = host.setTimeout(() => this._dispatch({ type: "disconnect", connection: this.id, reason }), safetyNetMs);
         void this.closed.then(() => host.clearTimeout(timer));
       }
     }

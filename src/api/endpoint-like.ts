@@ -11,10 +11,12 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
   connect(now: number, address: Address, options?: { userData?: Uint8Array; timeoutMs?: number; signal?: AbortSignalLike }): ConnectionId;
   /**
    * Returns the receipt number when `options.receipt` is set. `options` is valid only during the
-   * call (the API reuses one object for every send): read it, do not keep it.
+   * call (the API reuses one object for every send): read it, do not keep it. `now`: as close()'s.
    */
-  send(connection: ConnectionId, data: Uint8Array, options: SendOptions): number | void;
-  close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array): void;
+  send(connection: ConnectionId, data: Uint8Array, options: SendOptions, now?: number): number | void;
+  /** `now` (the driver's monotonic ms), when given, is the time of the call; without it the
+   *  time of the driver's last wake-up, which is stale after an idle spell. */
+  close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array, now?: number): void;
   stats(connection: ConnectionId): ConnectionStats;
   /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */
   punch?(now: number, address: Address, token: Uint8Array, acceptToken?: Uint8Array): void;

@@ -1,19 +1,18 @@
 /**
  * Typed errors of the public API. Each has a stable `code` and a message that says what to do.
- * Errors from the session layer (message too large, unknown channel, send on a closed
- * connection...) are `SessionError`s with their own codes and are re-exported from the root.
+ *
+ * One hierarchy, one class per error: every typed error the package throws extends
+ * `AckwireError` (defined with the channel errors, the lowest layer, and re-exported here and by
+ * src/session/errors.ts). Below it: the API's own errors (this module), `SessionError` (misuse of
+ * the session: a send on a connection that is closing, an invalid address...), `ChannelError`
+ * (send()'s arguments: unknown channel, too large, key, delay, data; a channel list that cannot
+ * work), and the secure and relay layers' errors. The package root exports each class once, and
+ * it is the class that is thrown. docs/RUNTIMES.md "Errors" lists the codes.
  */
 import type { DenyReason, DisconnectReason } from "../session/types.js";
+import { AckwireError } from "../channels/errors.js";
 
-export class AckwireError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message);
-    this.name = new.target.name;
-    this.code = code;
-    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
-  }
-}
+export { AckwireError };
 
 export class AddressInUseError extends AckwireError {
   readonly port: number;

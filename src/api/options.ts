@@ -109,8 +109,79 @@ export interface ConnectOptions extends CommonOptions {
   connectToken?: Uint8Array;
 }
 
+/** The keys of CommonOptions, ListenOptions and ConnectOptions (checked against the interfaces below). */
+const COMMON_KEYS = [
+  "protocolId", "appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
+  "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "seed", "engineLimits", "createEndpoint", "congestionOptions",
+  "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
+] as const satisfies readonly (keyof CommonOptions)[];
+const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
+const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken"] as const satisfies readonly (keyof ConnectOptions)[];
+/**
+ * ackwire/worker's own listen()/connect() options (src/worker/index.ts WorkerFrontOptions). Its
+ * front end calls validateCommon with them, so they are known here too; the root's listen() and
+ * connect() accept and ignore them, and one options object serves both entries.
+ */
+const WORKER_FRONT_KEYS = ["statsIntervalMs", "transferOnSend"] as const;
+// Compile-time checks that the lists above name every option: a key added to an interface and
+// not to its list is a type error here (and would be refused as unknown at run time).
+type Missing<T, Listed> = Exclude<keyof T, Listed>;
+const everyCommonKeyListed: [Missing<CommonOptions, (typeof COMMON_KEYS)[number]>] extends [never] ? true : never = true;
+const everyListenKeyListed: [Missing<ListenOptions, (typeof COMMON_KEYS | typeof LISTEN_KEYS)[number]>] extends [never] ? true : never = true;
+const everyConnectKeyListed: [Missing<ConnectOptions, (typeof COMMON_KEYS | typeof CONNECT_KEYS)[number]>] extends [never] ? true : never = true;
+void everyCommonKeyListed;
+void everyListenKeyListed;
+void everyConnectKeyListed;
+
+const LISTEN_OPTION_KEYS: ReadonlySet<string> = new Set([...COMMON_KEYS, ...LISTEN_KEYS, ...WORKER_FRONT_KEYS]);
+const CONNECT_OPTION_KEYS: ReadonlySet<string> = new Set([...COMMON_KEYS, ...CONNECT_KEYS, ...WORKER_FRONT_KEYS]);
+const ENGINES: ReadonlySet<unknown> = new Set(["wasm", "ts"]);
+
+/** Levenshtein distance of two short strings, case-insensitive (for "did you mean"). */
+function distance(a: string, b: string): number {
+  a = a.toLowerCase();
+  b = b.toLowerCase();
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * An option key listen()/connect() does not know (a typo such as `maxConections`, or the other
+ * call's option such as `port` on connect()) throws InvalidOptionError: an ignored option would
+ * silently leave its default in force. Keys whose value is undefined are not checked.
+ */
+function rejectUnknownKeys(options: object, call: string): void {
+  const known = call.startsWith("listen") ? LISTEN_OPTION_KEYS : call.startsWith("connect") ? CONNECT_OPTION_KEYS : undefined;
+  if (known === undefined) return;
+  for (const key of Object.keys(options)) {
+    if (known.has(key) || (options as Record<string, unknown>)[key] === undefined) continue;
+    const other = call.startsWith("listen") ? CONNECT_OPTION_KEYS : LISTEN_OPTION_KEYS;
+    let hint: string;
+    if (other.has(key)) hint = ` (it is an option of ${call.startsWith("listen") ? "connect()" : "listen()"})`;
+    else {
+      let best: string | undefined;
+      let bestDistance = 3;
+      for (const candidate of known) {
+        const d = distance(key, candidate);
+        if (d < bestDistance) [best, bestDistance] = [candidate, d];
+      }
+      hint = best !== undefined ? ` (did you mean "${best}"?)` : "";
+    }
+    throw new InvalidOptionError(`${call}: unknown option ${JSON.stringify(key)}${hint}; its options are ${[...known].join(", ")}`);
+  }
+}
+
 export function validateCommon(options: CommonOptions | undefined, call: string): asserts options is CommonOptions {
-  if (options === undefined || typeof options !== "object") throw new InvalidOptionError(`${call} needs an options object with at least { protocolId } (a u32 your game picks)`);
+  if (options === undefined || options === null || typeof options !== "object") throw new InvalidOptionError(`${call} needs an options object with at least { protocolId } (a u32 your game picks)`);
+  rejectUnknownKeys(options, call);
+  if (options.engine !== undefined && !ENGINES.has(options.engine)) {
+    throw new InvalidOptionError(`${call}: engine is "wasm" (default) or "ts" (the TypeScript reference engine), got ${JSON.stringify(options.engine)}`);
+  }
   const id = options.protocolId;
   if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > 0xffffffff) {
     throw new InvalidOptionError(`${call}: protocolId must be an integer in 0..4294967295 (the same number on server and clients), got ${String(id)}`);

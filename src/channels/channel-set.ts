@@ -20,6 +20,7 @@ import {
 import type { ChannelConfig, DeliveryMode } from "../session/types.js";
 import {
   ChannelConfigError,
+  InvalidDataError,
   InvalidDelayError,
   InvalidKeyError,
   MessageTooLargeError,
@@ -345,7 +346,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     }
     const ch = channel === 0 ? this.sender0 : this.senders[channel];
     if (ch === undefined || !Number.isInteger(channel)) throw new UnknownChannelError(channel, this.senders.length);
-    if (!(data instanceof Uint8Array)) throw new TypeError("send(): data must be a Uint8Array");
+    if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
     if (data.length > ch.maxMessageBytes) throw new MessageTooLargeError(channel, data.length, ch.maxMessageBytes);
     const key = opts?.key;
     if (ch.kind === DeliveryKind.LatestState) {

@@ -2,13 +2,28 @@
  * Typed errors for misuse of the channel API by its caller (the application, through the
  * connection). Off-the-wire problems are never thrown: they are counted and dropped.
  * Every error has a stable `code` and a message that says what to do instead.
+ *
+ * `AckwireError`, the base of every typed error the package throws, is defined here because the
+ * channels are the lowest layer that throws: the session's errors (src/session/errors.ts) and
+ * the API's (src/api/errors.ts) extend it too, and both modules re-export it, so the package
+ * root has one class per error and `instanceof` holds whichever layer threw.
+ *
+ * Codes: every code of the package is `ERR_*` (configuration errors `ERR_<LAYER>_CONFIG`).
  */
-export class ChannelError extends Error {
+export class AckwireError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message);
     this.name = new.target.name;
     this.code = code;
+    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
+  }
+}
+
+/** Misuse of the channels: send()'s arguments, or a channel list that cannot work. */
+export class ChannelError extends AckwireError {
+  constructor(code: string, message: string) {
+    super(code, message);
   }
 }
 
@@ -17,7 +32,7 @@ export class UnknownChannelError extends ChannelError {
   readonly channel: number;
   constructor(channel: number, channelCount: number) {
     super(
-      "unknown-channel",
+      "ERR_UNKNOWN_CHANNEL",
       `channel ${channel} is not configured (this connection has channels 0..${channelCount - 1}); ` +
         `send on one of those or add the channel to the endpoint's channels config`,
     );
@@ -31,7 +46,7 @@ export class MessageTooLargeError extends ChannelError {
   readonly limit: number;
   constructor(channel: number, size: number, limit: number) {
     super(
-      "message-too-large",
+      "ERR_MESSAGE_TOO_LARGE",
       `message of ${size} bytes exceeds channel ${channel}'s maxMessageBytes (${limit}); ` +
         `split it, or raise maxMessageBytes for that channel (same value on both peers)`,
     );
@@ -43,7 +58,7 @@ export class MessageTooLargeError extends ChannelError {
 /** A LatestState send without a key, or a key on another mode, or a key out of u32 range. */
 export class InvalidKeyError extends ChannelError {
   constructor(channel: number, detail: string) {
-    super("invalid-key", `channel ${channel}: ${detail}`);
+    super("ERR_INVALID_KEY", `channel ${channel}: ${detail}`);
   }
 }
 
@@ -52,7 +67,7 @@ export class TooManyKeysError extends ChannelError {
   readonly limit: number;
   constructor(channel: number, limit: number) {
     super(
-      "too-many-keys",
+      "ERR_TOO_MANY_KEYS",
       `LatestState channel ${channel} already tracks ${limit} keys; reuse existing keys ` +
         `or raise the channel's maxKeys (same value on both peers)`,
     );
@@ -63,7 +78,7 @@ export class TooManyKeysError extends ChannelError {
 /** The channel list or one channel's options cannot work (bad mode, limits past the window). */
 export class ChannelConfigError extends ChannelError {
   constructor(detail: string) {
-    super("invalid-channel-config", detail);
+    super("ERR_CHANNEL_CONFIG", detail);
   }
 }
 
@@ -72,10 +87,22 @@ export class InvalidDelayError extends ChannelError {
   readonly delayMs: number;
   constructor(delayMs: number) {
     super(
-      "invalid-delay",
+      "ERR_INVALID_DELAY",
       `delayMs must be a finite number >= 0 (milliseconds from now until the message may leave), got ${String(delayMs)}; ` +
         `omit it or pass 0 to send at once`,
     );
     this.delayMs = delayMs;
+  }
+}
+
+/** send() got data that is not a Uint8Array (a string, an ArrayBuffer, a DataView, null...). */
+export class InvalidDataError extends ChannelError {
+  constructor(data: unknown) {
+    const what = data === null ? "null" : typeof data !== "object" ? typeof data : ((data as object).constructor?.name ?? "an object");
+    super(
+      "ERR_INVALID_DATA",
+      `send() takes the message as a Uint8Array (a Node Buffer is one), got ${what}; ` +
+        `wrap an ArrayBuffer as new Uint8Array(buffer), encode a string with new TextEncoder().encode(text)`,
+    );
   }
 }

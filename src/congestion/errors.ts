@@ -4,11 +4,10 @@
  * These are thrown only for caller misuse (bad configuration values), never for anything that
  * came off the wire. `code` is stable; `message` says what to change.
  */
-export class CongestionConfigError extends Error {
-  readonly code = "CONGESTION_CONFIG_INVALID";
+import { AckwireError } from "../channels/errors.js";
+export class CongestionConfigError extends AckwireError {
   constructor(message: string) {
-    super(message);
-    this.name = "CongestionConfigError";
+    super("ERR_CONGESTION_CONFIG", message);
   }
 }
 

@@ -2,28 +2,30 @@
  * Typed errors for misuse of the session API by its caller. Hostile or broken input from the
  * network is never thrown: it is counted and dropped (see ConnectionStats / drop counters).
  * Every error has a stable `code` and a message that says what to do instead.
+ *
+ * `Endpoint.send()` checks its arguments in the channel layer: those errors are the channels'
+ * (src/channels/errors.ts: UnknownChannelError, MessageTooLargeError, InvalidKeyError,
+ * TooManyKeysError, InvalidDelayError, InvalidDataError; ChannelConfigError for a channel list
+ * that cannot work), re-exported here so there is one class per error. All of them, and
+ * SessionError, extend AckwireError.
  */
-export class SessionError extends Error {
-  readonly code: string;
+import { AckwireError } from "../channels/errors.js";
+
+export {
+  AckwireError,
+  ChannelConfigError,
+  ChannelError,
+  InvalidDataError,
+  InvalidDelayError,
+  InvalidKeyError,
+  MessageTooLargeError,
+  TooManyKeysError,
+  UnknownChannelError,
+} from "../channels/errors.js";
+
+export class SessionError extends AckwireError {
   constructor(code: string, message: string) {
-    super(message);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
-
-export class MessageTooLargeError extends SessionError {
-  constructor(channel: number, bytes: number, limit: number) {
-    super(
-      "ERR_MESSAGE_TOO_LARGE",
-      `message of ${bytes} bytes exceeds channel ${channel}'s maxMessageBytes (${limit}); split it, or raise maxMessageBytes in that channel's config`,
-    );
-  }
-}
-
-export class UnknownChannelError extends SessionError {
-  constructor(channel: number, count: number) {
-    super("ERR_UNKNOWN_CHANNEL", `channel ${channel} does not exist; this endpoint has channels 0..${count - 1} (see EndpointConfig.channels)`);
+    super(code, message);
   }
 }
 
@@ -85,12 +87,6 @@ export class TooManyConnectionsError extends SessionError {
 export class UserDataTooLargeError extends SessionError {
   constructor(bytes: number, limit: number) {
     super("ERR_USER_DATA_TOO_LARGE", `user data of ${bytes} bytes exceeds the ${limit}-byte limit of this handshake packet; send the rest as a message after connecting`);
-  }
-}
-
-export class MissingKeyError extends SessionError {
-  constructor(channel: number) {
-    super("ERR_MISSING_KEY", `channel ${channel} is latest-state: pass options.key (a u32 state key) with every send`);
   }
 }
 

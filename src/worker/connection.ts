@@ -15,11 +15,13 @@
 import type { ClientIdentity } from "../secure/server-security.js";
 import type { Address } from "../session/sans-io.js";
 import type { ChannelConfig, ConnectionId, ConnectionStats, DisconnectReason } from "../session/types.js";
-import type { ConnectionEvents, DisconnectInfo, Message, SendCallOptions } from "../api/connection.js";
+import { checkCloseArguments, type ConnectionEvents, type DisconnectInfo, type Message, type SendCallOptions } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
-import { ClosedError, InvalidOptionError } from "../api/errors.js";
+import { ClosedError } from "../api/errors.js";
 import { monotonicNow } from "../api/host.js";
-import { InvalidKeyError, UnknownChannelError } from "../channels/errors.js";
+import { InvalidDataError, InvalidKeyError, UnknownChannelError } from "../channels/errors.js";
+import { UserDataTooLargeError } from "../session/errors.js";
+import { MAX_DISCONNECT_USER_DATA } from "../session/handshake.js";
 import type { WorkerLink } from "./link.js";
 import { MessageQueue } from "../api/message-queue.js";
 import type { RuntimeName, WorkerEvent } from "./protocol.js";
@@ -111,7 +113,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
   send(data: Uint8Array, options: SendCallOptions = {}): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
-    if (!(data instanceof Uint8Array)) throw new TypeError("send(): data must be a Uint8Array");
+    if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
     const channel = options.channel ?? 0;
     const config = Number.isInteger(channel) ? this.#channels[channel] : undefined;
     if (config === undefined) throw new UnknownChannelError(channel, this.#channels.length);
@@ -153,10 +155,10 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
 
   /** Graceful close, as in-thread: resolves when the peer acknowledged or the close timeout passed. */
   close(reason: DisconnectReason = "normal", userData?: Uint8Array): Promise<DisconnectInfo> {
-    // PROTOCOL §4: reason codes below 64 are the protocol's own; the wire has one byte.
-    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
-      throw new InvalidOptionError(`close(): an application reason is { app: n } with n an integer in 64..255 (0..63 are reserved by the protocol), got ${String(reason.app)}`);
-    }
+    // Checked here, on the application's thread, as the root's close() checks them: refused in
+    // the worker, the close would never resolve.
+    checkCloseArguments(reason, userData);
+    if (userData !== undefined && userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
     if (this.#open && !this.#closing) {
       this.#closing = true;
       this.#link.command({ op: "close", c: this.id, reason, userData: userData?.slice() });

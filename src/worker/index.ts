@@ -468,3 +468,4 @@ export type { ConnectionStats };
 export * from "../api/errors.js";
 export * from "../session/errors.js";
 export { RelayConfigError } from "../relay/errors.js";
+export { CongestionConfigError } from "../congestion/errors.js";

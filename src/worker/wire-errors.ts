@@ -6,6 +6,7 @@
  */
 import * as apiErrors from "../api/errors.js";
 import * as channelErrors from "../channels/errors.js";
+import * as congestionErrors from "../congestion/errors.js";
 import * as relayErrors from "../relay/errors.js";
 import * as secureErrors from "../secure/errors.js";
 import * as sessionErrors from "../session/errors.js";
@@ -52,17 +53,13 @@ function classesOf(...modules: Record<string, unknown>[]): Map<string, ErrorClas
   return map;
 }
 
-// The session and channel layers both have an UnknownChannelError and a MessageTooLargeError;
-// their codes tell them apart (session and API codes are "ERR_*", channel codes are kebab-case).
-let upperCodeClasses: Map<string, ErrorClass> | undefined;
-let channelCodeClasses: Map<string, ErrorClass> | undefined;
+// Every typed error class by name: one class per error across the layers (the session and
+// API modules re-export the channel errors they share, src/channels/errors.ts).
+let errorClasses: Map<string, ErrorClass> | undefined;
 
 export function fromWireError(wire: WireError): Error {
-  upperCodeClasses ??= classesOf(apiErrors, sessionErrors, relayErrors, secureErrors, { WorkerError });
-  channelCodeClasses ??= classesOf(channelErrors);
-  const upper = wire.code.startsWith("ERR_");
-  const fallback: ErrorClass = upper ? apiErrors.AckwireError : channelErrors.ChannelError;
-  const cls = (upper ? upperCodeClasses : channelCodeClasses).get(wire.name) ?? fallback;
+  errorClasses ??= classesOf(channelErrors, apiErrors, sessionErrors, relayErrors, secureErrors, congestionErrors, { WorkerError });
+  const cls = errorClasses.get(wire.name) ?? apiErrors.AckwireError;
   // Created here (so the stack shows where the application met it), then given the class.
   const error = new Error(wire.message);
   Object.setPrototypeOf(error, cls.prototype);

@@ -163,7 +163,7 @@ describe("typed errors", () => {
       }
     })();
     expect(tooLarge).toBeInstanceOf(MessageTooLargeError);
-    expect((tooLarge as MessageTooLargeError).code).toBe("message-too-large");
+    expect((tooLarge as MessageTooLargeError).code).toBe("ERR_MESSAGE_TOO_LARGE");
     expect((tooLarge as Error).message).toMatch(/maxMessageBytes/);
     expect(() => cs.send(0, 1, new Uint8Array(1))).toThrow(InvalidKeyError);
     expect(() => cs.send(0, 0, new Uint8Array(1), { key: 1 })).toThrow(InvalidKeyError);

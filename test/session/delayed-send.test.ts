@@ -55,7 +55,7 @@ describe("delayed sends", () => {
         error = e;
       }
       expect(error).toBeInstanceOf(InvalidDelayError);
-      expect((error as InvalidDelayError).code).toBe("invalid-delay");
+      expect((error as InvalidDelayError).code).toBe("ERR_INVALID_DELAY");
     }
   });
 });

@@ -169,7 +169,7 @@ describe("lifecycle", () => {
     expect(() => e.connect(0, "10.0.0.9:1")).toThrow(expect.objectContaining({ code: "ERR_ALREADY_CONNECTED" }));
     const pair = makePair(207);
     const [cc] = connectPair(pair);
-    expect(() => pair.client.send(cc, new Uint8Array(1), { channel: 99 })).toThrow(expect.objectContaining({ code: "unknown-channel" }));
-    expect(() => pair.client.send(cc, new Uint8Array(70_000), { channel: 2 })).toThrow(expect.objectContaining({ code: "message-too-large" }));
+    expect(() => pair.client.send(cc, new Uint8Array(1), { channel: 99 })).toThrow(expect.objectContaining({ code: "ERR_UNKNOWN_CHANNEL" }));
+    expect(() => pair.client.send(cc, new Uint8Array(70_000), { channel: 2 })).toThrow(expect.objectContaining({ code: "ERR_MESSAGE_TOO_LARGE" }));
   });
 });

@@ -274,8 +274,15 @@ describe("ackwire/worker errors", () => {
     expect(() => conn.send(new Uint8Array(1), { channel: 99 })).toThrow(/channel 99/);
     // Checked by the worker's endpoint: the receipt promise rejects with its typed error.
     const tooLarge = await conn.send(new Uint8Array(2 * 1024 * 1024), { channel: 0, receipt: true }).catch((e: unknown) => e);
-    expect((tooLarge as { code: string }).code).toBe("message-too-large");
+    expect((tooLarge as { code: string }).code).toBe("ERR_MESSAGE_TOO_LARGE");
     expect((tooLarge as Error).message).toMatch(/maxMessageBytes/);
+    expect(await conn.send(new Uint8Array(10), { channel: 0, receipt: true })).toBe(true);
+    expect((tooLarge as Error) instanceof workerApi.MessageTooLargeError && (tooLarge as Error) instanceof workerApi.AckwireError).toBe(true);
+    // Checked on this thread as the root's are: data that is not bytes, a reason the application
+    // may not give, user data over 512 bytes (refused in the worker, the close never resolved).
+    expect(() => conn.send("text" as never)).toThrow(workerApi.InvalidDataError);
+    expect(() => conn.close("timeout" as never)).toThrow(workerApi.InvalidOptionError);
+    expect(() => conn.close("normal", new Uint8Array(513))).toThrow(workerApi.UserDataTooLargeError);
     expect(await conn.send(new Uint8Array(10), { channel: 0, receipt: true })).toBe(true);
     expect((await conn.close("normal")).reason).toBe("normal");
     expect(() => conn.send(new Uint8Array(1))).toThrow(workerApi.ClosedError);
