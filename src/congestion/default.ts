@@ -136,6 +136,15 @@ const PROBE_REPORT_GAP_MAX_RTTS = 4;
  */
 const PROBE_QUEUE_FRACTION = 0.125;
 const PROBE_QUEUE_MIN_MS = 1;
+/**
+ * Nor after a probe that lost more than this share of the packets sent in it and the 0.75 phase
+ * after it (losses counted or ignored alike): a buffer shallower than the gate's queue threshold
+ * overflows before it shows a queue, and its losses are ignored as random (under the queue
+ * test's margin). A 1.25 probe on such a full path loses ~20 % of what it sends; random loss
+ * is far below 5 %. Without it every probe there was lengthened (10 Mbit/s, 4-packet buffer:
+ * 35-60 % more drops; test/congestion-sim/shallow-buffer.test.ts).
+ */
+const PROBE_LOSS_FRACTION = 0.05;
 const PROBE_GAINS = [1.25, 0.75, 1, 1, 1, 1, 1, 1] as const;
 const FULL_BW_GROWTH = 1.25;
 const FULL_BW_ROUNDS = 3;
@@ -306,6 +315,12 @@ export class DefaultController implements CongestionController {
    */
   private probeQueueMs = Infinity;
   private probeExtends = false;
+  /** Packets sent in the last up-probe and its 0.75 phase, and those of them declared lost; the
+   *  window is by send time, [probeFrom, probeTo) (PROBE_LOSS_FRACTION). */
+  private probeSent = 0;
+  private probeLost = 0;
+  private probeFrom = Infinity;
+  private probeTo = Infinity;
   /**
    * Min RTT of full-size packets (at least half the MTU) and when it was taken: while valid,
    * the floor of min RTT. A small packet's round trip (a clock-sync request, a game tick's
@@ -512,6 +527,7 @@ export class DefaultController implements CongestionController {
     );
     packet.deliveredRecvTime = this.deliveredRecvTime;
     packet.deliveredAtReport = this.deliveredAtReport;
+    if (now < this.probeTo && now >= this.probeFrom) this.probeSent++;
     pacerOnSend(s, PACER, now, bytes);
     return packet;
   }
@@ -642,6 +658,7 @@ export class DefaultController implements CongestionController {
   }
 
   onLoss(now: number, p: SentPacket, _inFlightBytes: number): void {
+    if (p.sentTime >= this.probeFrom && p.sentTime < this.probeTo) this.probeLost++;
     // Loss without a queue is not congestion: a full FIFO shows as RTT above min RTT before it
     // drops, random (Wi-Fi, mobile) loss does not. Such loss changes nothing here; the delivery
     // rate (acked bytes only) already accounts for the capacity it takes.
@@ -896,24 +913,32 @@ export class DefaultController implements CongestionController {
     s[S.CycleStamp] = now;
     // Nothing is known of an earlier probe: the first is not lengthened.
     this.probeQueueMs = Infinity;
-    if (index === 0) this.startUpProbe();
+    this.probeTo = now;
+    if (index === 0) this.startUpProbe(now);
     this.setGains(PROBE_GAINS[index]!, PROBE_BW_CWND_GAIN);
   }
 
   private advanceCycle(now: number): void {
     const s = this.s;
     const index = (s[S.CycleIndex] + 1) % PROBE_GAINS.length;
-    if (index === 0) this.startUpProbe();
+    if (index === 0) this.startUpProbe(now);
+    else if (index === 2) this.probeTo = now; // the 0.75 phase ends the probe's window
     s[S.CycleIndex] = index;
     s[S.CycleStamp] = now;
     s[S.PacingGain] = PROBE_GAINS[index]!;
     this.pacingInputsChanged = true;
   }
 
-  /** A 1.25 phase begins: may it be lengthened (the previous one found spare capacity)? */
-  private startUpProbe(): void {
-    this.probeExtends = this.probeQueueMs < Math.max(PROBE_QUEUE_MIN_MS, PROBE_QUEUE_FRACTION * this.s[S.MinRtt]);
+  /** A 1.25 phase begins: may it be lengthened (the previous one found spare capacity, and did
+   *  not find it by overflowing a shallow buffer)? */
+  private startUpProbe(now: number): void {
+    this.probeExtends =
+      this.probeQueueMs < Math.max(PROBE_QUEUE_MIN_MS, PROBE_QUEUE_FRACTION * this.s[S.MinRtt]) && !(this.probeLost > PROBE_LOSS_FRACTION * this.probeSent);
     this.probeQueueMs = 0;
+    this.probeSent = 0;
+    this.probeLost = 0;
+    this.probeFrom = now;
+    this.probeTo = Infinity;
   }
 
   /**
