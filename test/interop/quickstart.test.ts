@@ -1,7 +1,9 @@
 // The newcomer's path, as written: the quick-start's code blocks (README.md's "Quick start"
 // section, or docs/README-quickstart.md until the README has one) are written to a temp app
 // that installs the package the way a user would (`npm pack` of this checkout, then
-// `npm install <tarball>`, offline), and run on Node, Bun and Deno with the commands the
+// `npm install <tarball>`, from the npm cache where it can: `npm ci` caches the dependencies'
+// tarballs but not their registry metadata, which installing a tarball needs, so a strictly
+// offline install failed on a machine whose cache never had it), and run on Node, Bun and Deno with the commands the
 // quick-start gives. Two edits, each asserted to apply exactly once: the server binds port 0
 // instead of 7777 (tests share the machine) and the client dials the port the server printed.
 import { execFileSync, spawn } from "node:child_process";
@@ -54,7 +56,7 @@ beforeAll(() => {
   execFileSync("npm", ["pack", "--silent", "--pack-destination", app], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
   const tarball = execFileSync("ls", [app], { encoding: "utf8" }).split("\n").find((f) => f.endsWith(".tgz"))!;
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "quickstart-app", private: true, type: "module" }));
-  execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", `./${tarball}`], { cwd: app, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
+  execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", `./${tarball}`], { cwd: app, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
   writeFileSync(join(app, "server.mjs"), replaceOnce(quick.server, `port: ${FIXED_PORT}`, "port: 0", "server"));
 }, 120_000);
 
