@@ -112,6 +112,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   readonly closed: Promise<DisconnectInfo>;
   #driver: Driver;
   #open = true;
+  /** close() was called with linger (and not again without). */
+  #lingering = false;
   /** close() was called: no more sends, waiting for the endpoint's disconnect event. */
   #closing = false;
   /** The endpoint no longer holds this connection; its "disconnect" event is on its way. */
@@ -210,20 +212,32 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   }
 
   /**
-   * Closes gracefully: the peer is told (with `reason`), and the promise resolves once it has
-   * acknowledged, or the endpoint's close timeout (`closeTimeoutMs`, 3 s by default, counted
-   * from this call) has passed. `reason` is "normal" (default), "kicked", "server-shutdown" or
+   * Closes gracefully: what was sent before is delivered first (`linger`, the default; its
+   * receipts resolve as they settle), then the peer is told (with `reason`), and the promise
+   * resolves once it has acknowledged, or the endpoint's close timeout (`closeTimeoutMs`, 3 s by
+   * default, counted from this call, at most half of it lingering) has passed. With
+   * `{ linger: false }` what is still queued or unacknowledged is dropped (receipts: false) and
+   * the goodbye goes at once. `reason` is "normal" (default), "kicked", "server-shutdown" or
    * `{ app: n }` with n in 64..255; anything else throws InvalidOptionError. `userData` (at most
    * 512 bytes, else UserDataTooLargeError) reaches the peer's DisconnectInfo. A close that threw
    * leaves the connection open. Sends after close() throw ClosedError. Closing a closed
-   * connection resolves with the original reason.
+   * connection resolves with the original reason; closing again while lingering closes at once.
    */
-  close(reason: DisconnectReason = "normal", userData?: Uint8Array): Promise<DisconnectInfo> {
+  close(reason: DisconnectReason = "normal", userData?: Uint8Array, options?: { linger?: boolean }): Promise<DisconnectInfo> {
     checkCloseArguments(reason, userData);
+    const linger = options?.linger ?? true;
+    if (typeof linger !== "boolean") throw new InvalidOptionError(`close(): options.linger is true (deliver what was sent, then say goodbye) or false (drop it), got ${String(linger)}`);
+    if (this.#open && this.#closing && this.#lingering && !linger) {
+      // A second close, without linger, while the first still delivers: goodbye now.
+      this.#lingering = false;
+      this.#driver.endpoint.close(this.id, reason, userData, monotonicNow());
+      this.#driver.service();
+    }
     if (this.#open && !this.#closing) {
       // The close timeout counts from now, not from the driver's last wake-up. A throw
       // (userData too large) leaves the connection as it was.
-      this.#driver.endpoint.close(this.id, reason, userData, monotonicNow());
+      this.#driver.endpoint.close(this.id, reason, userData, monotonicNow(), linger);
+      this.#lingering = linger;
       this.#closing = true;
       this.#driver.service();
       if (this.#open) {

@@ -15,8 +15,9 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
    */
   send(connection: ConnectionId, data: Uint8Array, options: SendOptions, now?: number): number | void;
   /** `now` (the driver's monotonic ms), when given, is the time of the call; without it the
-   *  time of the driver's last wake-up, which is stale after an idle spell. */
-  close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array, now?: number): void;
+   *  time of the driver's last wake-up, which is stale after an idle spell. `linger`: deliver
+   *  what was sent before saying goodbye (the session Endpoint's close). */
+  close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array, now?: number, linger?: boolean): void;
   stats(connection: ConnectionId): ConnectionStats;
   /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */
   punch?(now: number, address: Address, token: Uint8Array, acceptToken?: Uint8Array): void;

@@ -86,8 +86,10 @@ export const enum RareTimer {
   DelayedSend = 5,
   /** Client, migrating (rebind.ts): the next REBIND_REQUEST, or give up. */
   Rebind = 6,
+  /** Lingering (close with linger): stop waiting for what was sent to be delivered. */
+  Linger = 7,
 }
-const RARE_TIMER_COUNT = 7;
+const RARE_TIMER_COUNT = 8;
 
 /**
  * The numbers every datagram reads or writes that are not small integers (times, timers, the
@@ -312,6 +314,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   closeReason: DisconnectReason | undefined;
   closeDeny: DenyReason | undefined;
   closeUserData: Uint8Array | undefined;
+  /** Closed with linger (closeAfterDelivery), not yet saying goodbye (sends are refused); and
+   *  when close was asked. */
+  lingering = false;
+  private closeRequestedAt = 0;
   /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
    *  storage is off the JS heap). */
   private readonly rare: number[] = doubleArray(RARE_TIMER_COUNT, Infinity);
@@ -859,7 +865,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         this.clockRequestDue = true;
         wantsSend = true;
       }
-      if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now) wantsSend = true;
+      if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now || r[RareTimer.Linger] <= now) wantsSend = true;
       if (r[RareTimer.Rebind] <= now) {
         if (this.rebind === undefined || this.rebind.exhausted) {
           // No challenge came back for any request: the server is gone for us.
@@ -929,6 +935,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         break;
       }
       case ConnectionState.Connected:
+        if (this.lingerDone(now)) {
+          this.close(now, this.closeReason ?? "normal", this.closeUserData ?? NO_BYTES);
+          return this.writeDatagram(now, offset);
+        }
         if (this.rebind !== undefined) {
           length = this.writeRebind(now, offset);
           if (length > 0) break;
@@ -1188,6 +1198,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
+          this.lingerDone(now) ||
           (this.rebind !== undefined && (this.rebind.responseDue || this.rebind.nextSendAt <= now)) ||
           this.clockRequestDue ||
           this.clockEchoDue ||
@@ -1307,6 +1318,32 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   // ---- close ----------------------------------------------------------------------------------
 
+  /**
+   * Close with linger: the connection stays connected (acks, resends, the peer's messages) but
+   * takes no more sends, until everything already sent has been delivered or given up, and only
+   * then says goodbye (close()). Both halves share the close timeout: at most half of it
+   * lingering, the rest for the DISCONNECT. Nothing to deliver: close() at once.
+   */
+  closeAfterDelivery(now: number, reason: DisconnectReason, userData: Uint8Array): void {
+    if (this.state !== ConnectionState.Connected || this.lingering || this.delivered(now)) return this.close(now, reason, userData);
+    this.lingering = true;
+    this.closeReason = reason;
+    this.closeUserData = userData;
+    this.closeRequestedAt = now;
+    this.setRare(RareTimer.Linger, now + this.host.config.closeTimeoutMs / 2);
+  }
+
+  /** True once nothing sent is waiting to leave or for its fate: no queued, delayed or resent
+   *  message, and no packet with frames in flight. */
+  private delivered(now: number): boolean {
+    return !this.channels.hasPending(now) && this.channels.nextDelayedDue() === Infinity && this.delivery.oldestRecordedSequence() < 0;
+  }
+
+  /** Lingering, and done (delivered, or out of time): the DISCONNECT goes now. */
+  private lingerDone(now: number): boolean {
+    return this.lingering && (this.rare[RareTimer.Linger] <= now || this.delivered(now));
+  }
+
   /** Graceful close: DISCONNECT is resent until acknowledged or the close timeout. */
   close(now: number, reason: DisconnectReason, userData: Uint8Array): void {
     if (this.state === ConnectionState.Closed || this.state === ConnectionState.Disconnecting) return;
@@ -1314,6 +1351,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.finish("aborted");
       return;
     }
+    // A close after a close with linger: at once, but the timeout still counts from the first.
+    const since = this.lingering ? this.closeRequestedAt : now;
+    this.lingering = false;
+    this.setRare(RareTimer.Linger, Infinity);
     this.state = ConnectionState.Disconnecting;
     this.closeReason = reason;
     this.closeUserData = userData;
@@ -1324,7 +1365,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.ackOwed = false;
     this.receivedSinceAck = 0;
     this.setRare(RareTimer.DisconnectResend, now);
-    this.setRare(RareTimer.CloseTimeout, now + this.host.config.closeTimeoutMs);
+    this.setRare(RareTimer.CloseTimeout, since + this.host.config.closeTimeoutMs);
     this.disconnectAttempts = 0;
   }
 
@@ -1417,6 +1458,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  * written, so such a packet takes no record from the pool nor hands one back when it settles.
  */
 const NO_FRAMES = new PacketContents();
+const NO_BYTES = new Uint8Array(0);
 /** The contents of every path MTU probe (padding only): shared, like NO_FRAMES. */
 const PROBE = new PacketContents();
 

@@ -373,7 +373,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   send(connection: ConnectionId, data: Uint8Array, options: SendOptions, now?: number): number {
     if (now !== undefined && now > this.lastNow) this.lastNow = now;
     const conn = connection === this.lastSentId ? (this.lastSentConnection as Connection) : this.sendTarget(connection);
-    if (conn.state !== ConnectionState.Connected) throw new ConnectionClosedError(connection, stateName(conn.state));
+    if (conn.state !== ConnectionState.Connected || conn.lingering) throw new ConnectionClosedError(connection, conn.lingering ? "closing" : stateName(conn.state));
     const receipt = conn.send(this.lastNow, options.channel, data, options);
     // A delayed message moves the connection's deadline (its DelayedSend timer) earlier maybe.
     if (options.delayMs !== undefined && options.delayMs > 0) this.reschedule(conn);
@@ -381,8 +381,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     return receipt;
   }
 
-  /** Graceful close: DISCONNECT with the reason (and user data) until acknowledged. */
-  close(connection: ConnectionId, reason: DisconnectReason = "normal", userData: Uint8Array = EMPTY, now?: number): void {
+  /**
+   * Graceful close: DISCONNECT with the reason (and user data) until acknowledged, or the close
+   * timeout. With `linger`, what was sent before is delivered (or given up) first, within the
+   * same timeout (Connection.closeAfterDelivery); without, it is dropped (its receipts: false).
+   * Sends are refused from the call on either way.
+   */
+  close(connection: ConnectionId, reason: DisconnectReason = "normal", userData: Uint8Array = EMPTY, now?: number, linger = false): void {
     if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
       throw new InvalidReasonError(reason.app);
     }
@@ -391,7 +396,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (conn === undefined) return; // already gone: closing twice is harmless
     if (userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
     const wasConnecting = conn.state === ConnectionState.Connecting;
-    conn.close(this.lastNow, reason, userData.slice());
+    if (linger) conn.closeAfterDelivery(this.lastNow, reason, userData.slice());
+    else conn.close(this.lastNow, reason, userData.slice());
     if (wasConnecting || (conn.state as ConnectionState) === ConnectionState.Closed) this.remove(conn);
     else {
       this.markReady(conn);

@@ -17,7 +17,7 @@ import type { Address } from "../session/sans-io.js";
 import type { ChannelConfig, ConnectionId, ConnectionStats, DisconnectReason } from "../session/types.js";
 import { checkCloseArguments, type ConnectionEvents, type DisconnectInfo, type Message, type SendCallOptions } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
-import { ClosedError } from "../api/errors.js";
+import { ClosedError, InvalidOptionError } from "../api/errors.js";
 import { monotonicNow } from "../api/host.js";
 import { InvalidDataError, InvalidKeyError, UnknownChannelError } from "../channels/errors.js";
 import { UserDataTooLargeError } from "../session/errors.js";
@@ -67,6 +67,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   #link: WorkerLink;
   #open = true;
   #closing = false;
+  /** The close in progress lingers (and was not followed by one without). */
+  #lingering = false;
   #stats: ConnectionStats;
   #statsAt: number;
   #channels: readonly ChannelConfig[];
@@ -153,15 +155,19 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     return new Promise((resolve, reject) => this.#statsRequests.set(req, { resolve, reject }));
   }
 
-  /** Graceful close, as in-thread: resolves when the peer acknowledged or the close timeout passed. */
-  close(reason: DisconnectReason = "normal", userData?: Uint8Array): Promise<DisconnectInfo> {
+  /** Graceful close, as in-thread (linger by default): resolves when the peer acknowledged or
+   *  the close timeout passed. A second close without linger while the first lingers goes on. */
+  close(reason: DisconnectReason = "normal", userData?: Uint8Array, options?: { linger?: boolean }): Promise<DisconnectInfo> {
     // Checked here, on the application's thread, as the root's close() checks them: refused in
     // the worker, the close would never resolve.
     checkCloseArguments(reason, userData);
     if (userData !== undefined && userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
-    if (this.#open && !this.#closing) {
+    const linger = options?.linger ?? true;
+    if (typeof linger !== "boolean") throw new InvalidOptionError(`close(): options.linger is true or false, got ${String(linger)}`);
+    if (this.#open && (!this.#closing || (this.#lingering && !linger))) {
       this.#closing = true;
-      this.#link.command({ op: "close", c: this.id, reason, userData: userData?.slice() });
+      this.#lingering = linger;
+      this.#link.command({ op: "close", c: this.id, reason, userData: userData?.slice(), linger });
     }
     return this.closed;
   }

@@ -246,7 +246,7 @@ function handle(command: Command): void {
       const conn = connections.get(command.c);
       if (conn === undefined) return; // already ended; its disconnect event was sent
       try {
-        void conn.close(command.reason, command.userData);
+        void conn.close(command.reason, command.userData, { linger: command.linger });
       } catch (error) {
         emit({ t: "send-error", c: command.c, tag: 0, error: toWireError(error) });
       }
