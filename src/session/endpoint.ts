@@ -64,12 +64,11 @@ import {
   readU32,
   sameResponse,
   writeU32,
-  type DisconnectFields,
   type ResponseFields,
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
-import { AddressRateLimiter, RateLimiter } from "./rate-limit.js";
+import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { AcceptDecision, ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
 
@@ -114,12 +113,6 @@ export interface EndpointCounters {
   migrations: number;
   /** Accepted connections moved to a new address by a repeat of their RESPONSE (PROTOCOL §4), before any packet of their session. */
   handshakeMoves: number;
-  /** Server: connections closed by a DISCONNECT from an address they were not at (a client's
-   *  NAT moved as it closed; PROTOCOL §4). */
-  disconnectsFromElsewhere: number;
-  /** Server: DISCONNECTs from an address with no connection not looked up by session id, the
-   *  endpoint's budget for such lookups being spent (PROTOCOL §4). */
-  disconnectLookupsLimited: number;
   /** Server: handshakes refused because the accept hook threw (the API reports the error). */
   acceptHookErrors: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
@@ -133,14 +126,6 @@ export interface EndpointCounters {
 const CONTROL_QUEUE_LIMIT = 1024;
 /** Moves of an accepted connection by repeats of its RESPONSE (acceptedElsewhere), at most. */
 const MAX_HANDSHAKE_MOVES = 4;
-/**
- * DISCONNECTs from an address with no connection looked up by session id, per second (and
- * burst), endpoint-wide: a sender guessing ids from made-up addresses must not get more tries
- * by making up more addresses. At 4/s, 1,000 connections and 32-bit ids, about one hit in 12
- * days; a flood only spends the budget, and a moved client's goodbye then times out as before.
- */
-const DISCONNECT_LOOKUPS_PER_SECOND = 4;
-const DISCONNECT_LOOKUP_BURST = 8;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
@@ -172,7 +157,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly handshakeLimiter: AddressRateLimiter;
   private readonly punchTokens = new PunchTokens();
   private readonly noConnectionLimiter: AddressRateLimiter;
-  private readonly disconnectLookups = new RateLimiter(DISCONNECT_LOOKUPS_PER_SECOND, DISCONNECT_LOOKUP_BURST);
+  /** Challenges to REBIND_REQUESTs with a valid proof, per address: a bucket of their own, so
+   *  that refused requests (answered under handshakeLimiter) cannot spend a moving client's. */
+  private readonly rebindLimiter: AddressRateLimiter;
   private readonly byAddress = new Map<Address, Connection>();
   /**
    * The last address handleDatagram looked up and its connection (undefined: none): a burst
@@ -267,6 +254,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     // Burst of 3 lets a client's request + response + one resend through at once.
     this.handshakeLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
     this.noConnectionLimiter = new AddressRateLimiter(c.noConnectionRatePerAddress, 2, c.rateLimitEntries);
+    this.rebindLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
     this.counters = {
       datagramsReceived: 0,
       datagramsSent: 0,
@@ -287,8 +275,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       rebindsRefused: 0,
       migrations: 0,
       handshakeMoves: 0,
-      disconnectsFromElsewhere: 0,
-      disconnectLookupsLimited: 0,
       acceptHookErrors: 0,
       punchesSent: 0,
       punchesReceived: 0,
@@ -982,8 +968,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         if (this.noConnectionLimiter.allow(now, from)) {
           this.queueControl({ to: from, type: PacketType.DisconnectAck, salt: 0, bytes: undefined, value: fields.sessionId });
         }
-        if (conn === undefined) return this.onDisconnectFromElsewhere(now, fields);
-        if (conn.acceptsData && conn.sessionId === fields.sessionId) {
+        // Only at the connection's own address. A client whose NAT moved as it closed sends its
+        // goodbye from an address the server never saw: acknowledged above, and the connection
+        // times out. Taking it for the session it names, from anywhere, was tried and reverted:
+        // the session id would be its only credential, and a review found live ids could be
+        // told from dead ones (PROTOCOL §4, "DISCONNECT").
+        if (conn !== undefined && conn.acceptsData && conn.sessionId === fields.sessionId) {
           conn.finish(reasonName(fields.reason), undefined, fields.userData);
           this.remove(conn);
         }
@@ -1066,27 +1056,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   /**
-   * A DISCONNECT from an address with no connection: a client whose NAT gave it a new port as it
-   * closed (its goodbye is the first datagram from there, so no migration moved it), or a late
-   * copy from one already gone. A server that lets connections move takes it for the connected
-   * session it names, wherever that is: the session id is the DISCONNECT's only credential
-   * at the old address too, since source addresses are free to spoof. The lookups are budgeted
-   * endpoint-wide (DISCONNECT_LOOKUPS_PER_SECOND), so that made-up addresses buy no extra guesses.
-   */
-  private onDisconnectFromElsewhere(now: number, fields: DisconnectFields): void {
-    if (!this.config.server || !this.config.migration) return;
-    if (!this.disconnectLookups.allow(now)) {
-      this.counters.disconnectLookupsLimited++;
-      return;
-    }
-    const conn = this.bySession.get(fields.sessionId);
-    if (conn === undefined || !conn.acceptsData) return;
-    this.counters.disconnectsFromElsewhere++;
-    conn.finish(reasonName(fields.reason), undefined, fields.userData);
-    this.remove(conn);
-  }
-
-  /**
    * Server: a client asks to move its connection to `from` (REBIND_REQUEST) or proves it
    * receives there (REBIND_RESPONSE). PROTOCOL §5, rebind.ts. Nothing is stored per request:
    * the challenge's tag is a keyed hash of (session, counter, address, time window), checked
@@ -1100,17 +1069,25 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const fields = parseRebind(b, offset, length);
     if (fields === undefined) return this.unexpected();
     const conn = this.bySession.get(fields.sessionId);
-    if (conn === undefined || conn.state !== ConnectionState.Connected) {
-      // No such session (the server restarted or timed the client out): say so, echoing the
-      // request's CRC, so the client stops asking. Never for a response: requests come first.
-      if (type !== PacketType.RebindRequest) this.counters.rebindsRefused++;
-      else if (!this.handshakeLimiter.allow(now, from)) this.counters.handshakeRateLimited++;
-      else this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
-      return;
-    }
     const holder = this.byAddress.get(from);
-    if (!this.config.migration || !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt) || (holder !== undefined && holder !== conn)) {
+    if (
+      conn === undefined ||
+      conn.state !== ConnectionState.Connected ||
+      !this.config.migration ||
+      !rebindProofValid(b, offset, fields, this.config.protocolId, conn.salt) ||
+      (holder !== undefined && holder !== conn)
+    ) {
+      // No such session (the server restarted or timed the client out), or none this request
+      // may move: say so, echoing the request's CRC, so the client stops asking. One answer for
+      // all of them: a silence for a live session's id with a bad proof, against NO_CONNECTION
+      // for an unknown one, told a sender which ids are live (found by a review; a DISCONNECT
+      // spoofed from a player's address needs only that). Never for a response: requests come
+      // first. Valid requests have a bucket of their own (rebindLimiter): forged ones spoofed
+      // from a moving client's new address spend only this one.
       this.counters.rebindsRefused++;
+      if (type !== PacketType.RebindRequest) return;
+      if (!this.handshakeLimiter.allow(now, from)) this.counters.handshakeRateLimited++;
+      else this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
       return;
     }
     const window = Math.floor(now / REBIND_WINDOW_MS);
@@ -1127,7 +1104,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       // A valid proof, but possibly a copy replayed from a spoofed address: at most the
       // handshake rate per address, so the server reflects no more than it would a handshake.
-      if (!this.handshakeLimiter.allow(now, from)) {
+      if (!this.rebindLimiter.allow(now, from)) {
         this.counters.handshakeRateLimited++;
         return;
       }

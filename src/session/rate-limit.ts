@@ -3,41 +3,12 @@
  * attacker, so the table must not grow with them: when it is full the least recently inserted
  * entry is evicted (a Map iterates in insertion order). Eviction can only make the limiter more
  * lenient for the evicted address (it starts again with a full bucket); it never costs memory.
- * Where a limit must hold whatever addresses the packets claim, one bucket (RateLimiter).
  */
 import type { Address } from "./sans-io.js";
 
 interface Bucket {
   tokens: number;
   updated: number;
-}
-
-/** Refill `bucket` to `now` at `ratePerSecond` (up to `burst`), then take one token if it has one. */
-function take(bucket: Bucket, now: number, ratePerSecond: number, burst: number): boolean {
-  if (now > bucket.updated) {
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updated) * ratePerSecond) / 1000);
-    bucket.updated = now;
-  }
-  if (bucket.tokens < 1) return false;
-  bucket.tokens -= 1;
-  return true;
-}
-
-/** One token bucket for the whole endpoint: for what a spoofed address must not multiply. */
-export class RateLimiter {
-  private readonly bucket: Bucket;
-
-  constructor(
-    private readonly ratePerSecond: number,
-    private readonly burst: number,
-  ) {
-    this.bucket = { tokens: burst, updated: -Infinity };
-  }
-
-  /** Take one token at `now`; false means over the limit. */
-  allow(now: number): boolean {
-    return take(this.bucket, now, this.ratePerSecond, this.burst);
-  }
 }
 
 export class AddressRateLimiter {
@@ -62,8 +33,13 @@ export class AddressRateLimiter {
       }
       bucket = { tokens: this.burst, updated: now };
       this.buckets.set(address, bucket);
+    } else if (now > bucket.updated) {
+      bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.updated) * this.ratePerSecond) / 1000);
+      bucket.updated = now;
     }
-    return take(bucket, now, this.ratePerSecond, this.burst);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
   }
 
   get size(): number {

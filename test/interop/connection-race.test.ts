@@ -106,7 +106,7 @@ describe("sends racing the peer's disconnect (in-memory carrier, real engine)", 
     client.send(new Uint8Array([7]), { channel: 0 });
     await Promise.resolve(); // the client's service runs in a microtask: the DATA packet is queued
     await new Promise<void>((resolve) => queueMicrotask(resolve));
-    const closed = client.close("normal"); // DISCONNECT queued behind it
+    const closed = client.close("normal", undefined, { linger: false }); // DISCONNECT queued behind it, not after its ack
     const toServer = net.queued.filter((d) => d.to === "127.0.0.1:7000").length;
     expect(toServer).toBeGreaterThanOrEqual(2);
     net.hold = false;
