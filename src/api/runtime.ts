@@ -2,8 +2,8 @@
  * listen() and connect() over any RuntimeAdapter. Each runtime folder calls createRuntime()
  * with its adapter; the package root picks the folder for the runtime it runs in.
  */
-import { Endpoint, type EndpointCounters } from "../session/endpoint.js";
-import type { EndpointConfig, EndpointEvent } from "../session/types.js";
+import { Endpoint, readAcceptDecision, type EndpointCounters } from "../session/endpoint.js";
+import type { AcceptDecision, EndpointConfig, EndpointEvent } from "../session/types.js";
 import { checkRelayFamily, formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
 import { Driver } from "./driver.js";
@@ -69,6 +69,16 @@ function sessionCounters(c: EndpointCounters): SessionCounters {
   const drops = {} as SessionCounters["drops"];
   DROP_NAMES.forEach((name, i) => (drops[name] = c.drops[i + 1] ?? 0));
   return { ...c, drops };
+}
+
+/** A value as an error message shows it: its type, or its JSON for plain objects and arrays. */
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined || typeof value !== "object") return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
 
 function makeEndpoint(options: CommonOptions, config: EndpointConfig): EndpointLike {
@@ -453,7 +463,11 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
     extra.accept = (request) => {
       try {
         // On a secure server the hook also sees who the token says the client is.
-        return accept(options.secure === undefined ? request : { ...request, identity: secure?.security.identityOf(request.address) });
+        const decision: unknown = accept(options.secure === undefined ? request : { ...request, identity: secure?.security.identityOf(request.address) });
+        if (readAcceptDecision(decision) === undefined) {
+          throw new InvalidOptionError(`listen(): the accept hook returns true, false or { accept: boolean, userData?: Uint8Array }, got ${describeValue(decision)}`);
+        }
+        return decision as AcceptDecision;
       } catch (error) {
         // The hook runs inside the receive path: the error is rethrown outside it, as a
         // listener's is (the process's unhandled-error path sees it), and the endpoint refuses

@@ -70,7 +70,7 @@ import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
-import type { AcceptDecision, ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
 
 /** A stateless reply queued for an address that has no connection (or none for this packet). */
 interface ControlReply {
@@ -904,21 +904,22 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         let acceptData: Uint8Array = EMPTY;
         const hook = this.config.accept;
         if (hook !== undefined) {
-          let decision: AcceptDecision;
+          let decision: { accepted: boolean; data: Uint8Array } | undefined;
           try {
-            decision = hook({ address: from, userData: res.userData, appVersion: res.appVersion });
+            decision = readAcceptDecision(hook({ address: from, userData: res.userData, appVersion: res.appVersion }));
           } catch {
-            // The application's code, called in the middle of a receive batch: a throw must not
-            // leave the rest of the batch (other connections' data, already acknowledged by
-            // the engine) unprocessed. The client is refused; the API wraps its hook and
-            // reports the error itself.
+            decision = undefined;
+          }
+          if (decision === undefined) {
+            // The application's code, called in the middle of a receive batch: a throw (or an
+            // answer that is not a decision) must not leave the rest of the batch (other
+            // connections' data, already acknowledged by the engine) unprocessed. The client is
+            // refused; the API wraps its hook and reports the error itself.
             this.counters.acceptHookErrors++;
             return this.deny(from, res.salt, DenyCode.Refused, EMPTY);
           }
-          const accepted = typeof decision === "boolean" ? decision : decision.accept;
-          const data = typeof decision === "boolean" ? EMPTY : (decision.userData ?? EMPTY);
-          if (!accepted) return this.deny(from, res.salt, DenyCode.Refused, data.subarray(0, MAX_DENY_USER_DATA).slice());
-          acceptData = data.subarray(0, MAX_ACCEPT_USER_DATA).slice();
+          if (!decision.accepted) return this.deny(from, res.salt, DenyCode.Refused, decision.data.subarray(0, MAX_DENY_USER_DATA).slice());
+          acceptData = decision.data.subarray(0, MAX_ACCEPT_USER_DATA).slice();
         }
         const created = this.allocate(now, from, Role.Server, res.salt);
         // Unique among this server's sessions: a migrating client is found by it.
@@ -1232,6 +1233,16 @@ function emptied<T>(a: T[]): T[] {
   if (a.length > REUSED_QUEUE_MAX) return [];
   clearArray(a);
   return a;
+}
+
+/** An accept hook's answer (true, false, or { accept, userData? } with userData a Uint8Array),
+ *  or undefined if it is none of those. */
+export function readAcceptDecision(decision: unknown): { accepted: boolean; data: Uint8Array } | undefined {
+  if (typeof decision === "boolean") return { accepted: decision, data: EMPTY };
+  if (typeof decision !== "object" || decision === null) return undefined;
+  const { accept, userData } = decision as { accept?: unknown; userData?: unknown };
+  if (typeof accept !== "boolean" || (userData !== undefined && !(userData instanceof Uint8Array))) return undefined;
+  return { accepted: accept, data: userData ?? EMPTY };
 }
 
 function stateName(state: ConnectionState): string {

@@ -86,6 +86,21 @@ describe("a server endpoint and the application code it calls", () => {
     expect(room.server.connectionCount).toBe(1);
   });
 
+  it("an accept hook answering something that is not a decision (undefined, null, user data that is not bytes) refuses that client the same way", () => {
+    // A hook written `if (ok) return true;` answers undefined for everyone else.
+    const answers: unknown[] = [undefined, null, { accept: true, userData: "hi" }, { accept: "yes" }, 1];
+    const room = new Room({ accept: (request) => (request.userData[0] === 0xff ? true : (answers[request.userData[0]!] as never)) });
+    const good = room.client("198.51.100.1:1000");
+    const g = good.connect(room.now, SERVER, { userData: Uint8Array.of(0xff) });
+    room.pump(4);
+    answers.forEach((_, k) => room.client(`203.0.113.${k + 1}:2000`).connect(room.now, SERVER, { userData: Uint8Array.of(k) }));
+    for (let m = 0; m < 20; m++) good.send(g, payload(m, 60), { channel: 0 }, room.now);
+    expect(() => room.pump(40)).not.toThrow();
+    expect(room.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data))).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(room.server.counters.acceptHookErrors).toBe(answers.length);
+    expect(room.server.connectionCount).toBe(1);
+  });
+
   it("refuses, at construction, channel and congestion options no connection could be opened with", () => {
     const make = (over: Partial<EndpointConfig>) => () => new Endpoint({ protocolId: PROTOCOL_ID, server: true, engine: "ts", ...over });
     expect(make({ channels: [{ mode: "reliable-ordered", redundancy: 1 }] })).toThrow(ChannelConfigError);
