@@ -228,9 +228,10 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     const linger = options?.linger ?? true;
     if (typeof linger !== "boolean") throw new InvalidOptionError(`close(): options.linger is true (deliver what was sent, then say goodbye) or false (drop it), got ${String(linger)}`);
     if (this.#open && this.#closing && this.#lingering && !linger) {
-      // A second close, without linger, while the first still delivers: goodbye now.
-      this.#lingering = false;
+      // A second close, without linger, while the first still delivers: goodbye now. (The flag
+      // after the call: a throw, user data too large, leaves the first close as it was.)
       this.#driver.endpoint.close(this.id, reason, userData, monotonicNow());
+      this.#lingering = false;
       this.#driver.service();
     }
     if (this.#open && !this.#closing) {

@@ -9,6 +9,7 @@ export type { ConnectTokenOptions } from "../secure/token.js";
 export type { ClientIdentity, ServerSecurityCounters } from "../secure/server-security.js";
 export { ConnectTokenError, SecureConfigError } from "../secure/errors.js";
 export { CongestionConfigError } from "../congestion/errors.js";
+export { EngineConfigError } from "../engine/layout.js";
 export type { ConnectTokenProblem } from "../secure/errors.js";
 export { SECURE_OVERHEAD } from "../secure/wire.js";
 export type { HostPort, Target } from "./address.js";

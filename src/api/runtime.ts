@@ -250,6 +250,9 @@ export class Server extends TypedEmitter<ServerEvents> {
       const conn = new Connection(this.#driver, event.connection, event.address, event.userData, this.#maxQueued, (c) => this.#connections.delete(c.id));
       conn.identity = this.identityOf(event.address);
       this.#adopt(conn);
+      // A client that completes its handshake while the server closes: told at once, never
+      // handed to the application (close() already waits for the connections it knew of).
+      if (this.#closing !== undefined) return void conn.close("server-shutdown", undefined, { linger: false });
       this.emit("connection", conn);
       return;
     }

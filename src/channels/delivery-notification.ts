@@ -168,6 +168,19 @@ export class DeliveryNotificationManager<T, R = unknown> {
     return -1;
   }
 
+  /** True if some packet in flight has data passing `test`. A scan of the ring: for rare checks
+   *  (a lingering close), not for the per-packet path. */
+  someInFlight(test: (data: T) => boolean): boolean {
+    if (this.inFlightCount === 0 || this.next === -1) return false;
+    this.skipSettled();
+    const mask = this.mask;
+    for (let sequence = this.oldest; sequence !== this.next; sequence = (sequence + 1) & 0xffff) {
+      const slot = sequence & mask;
+      if (this.nums[slot * NUM_STRIDE + SEQ] === sequence && test(this.refs[slot * REF_STRIDE + DATA] as T)) return true;
+    }
+    return false;
+  }
+
   /** Send time of in-flight packet `sequence` (as returned by oldestRecordedSequence). */
   sentTimeOf(sequence: number): number {
     return this.nums[(sequence & this.mask) * NUM_STRIDE + SENT];

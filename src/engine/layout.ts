@@ -13,6 +13,7 @@
  *   tx arena         sendDatagrams * MAX_DATAGRAM_BYTES
  *   slots            maxSlots * slotStride (sub-layout SLOT_* below)
  */
+import { AckwireError } from "../channels/errors.js";
 import {
   DeliveryKind,
   MAX_DATAGRAM_BYTES,
@@ -156,20 +157,17 @@ export function checkEngineConfig(config: EngineConfig): void {
   if (!Number.isInteger(send) || send < 1 || send > 4096) fail(`sendDatagrams must be in 1..4096`);
 }
 
-export class EngineConfigError extends Error {
-  readonly code = "ENGINE_CONFIG";
+/** Engine limits out of range (`engineLimits`: batchDatagrams, sendDatagrams, slots, channels). */
+export class EngineConfigError extends AckwireError {
   constructor(message: string) {
-    super(message);
-    this.name = "EngineConfigError";
+    super("ERR_ENGINE_CONFIG", message);
   }
 }
 
 /** Misuse of the engine by its caller (bad slot, offset outside an arena, ...). */
-export class EngineUsageError extends Error {
-  readonly code = "ENGINE_USAGE";
+export class EngineUsageError extends AckwireError {
   constructor(message: string) {
-    super(message);
-    this.name = "EngineUsageError";
+    super("ERR_ENGINE_USAGE", message);
   }
 }
 

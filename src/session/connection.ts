@@ -1322,10 +1322,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * Close with linger: the connection stays connected (acks, resends, the peer's messages) but
    * takes no more sends, until everything already sent has been delivered or given up, and only
    * then says goodbye (close()). Both halves share the close timeout: at most half of it
-   * lingering, the rest for the DISCONNECT. Nothing to deliver: close() at once.
+   * lingering, the rest for the DISCONNECT. Nothing to deliver: close() at once. Again while
+   * lingering: nothing changes.
    */
   closeAfterDelivery(now: number, reason: DisconnectReason, userData: Uint8Array): void {
-    if (this.state !== ConnectionState.Connected || this.lingering || this.delivered(now)) return this.close(now, reason, userData);
+    if (this.lingering) return; // already lingering: a close without linger ends it (close())
+    if (this.state !== ConnectionState.Connected || this.delivered(now)) return this.close(now, reason, userData);
     this.lingering = true;
     this.closeReason = reason;
     this.closeUserData = userData;
@@ -1334,9 +1336,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   /** True once nothing sent is waiting to leave or for its fate: no queued, delayed or resent
-   *  message, and no packet with frames in flight. */
+   *  message, and no packet carrying a message in flight. (Not "no ack-eliciting packet": a
+   *  client's clock-sync requests leave every 100 ms at first, so on a path over 100 ms one is
+   *  always in flight, and the linger ran to its timer: a review measured 1.6 s.) */
   private delivered(now: number): boolean {
-    return !this.channels.hasPending(now) && this.channels.nextDelayedDue() === Infinity && this.delivery.oldestRecordedSequence() < 0;
+    return !this.channels.hasPending(now) && this.channels.nextDelayedDue() === Infinity && !this.delivery.someInFlight(carriesMessages);
   }
 
   /** Lingering, and done (delivered, or out of time): the DISCONNECT goes now. */
@@ -1459,6 +1463,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  */
 const NO_FRAMES = new PacketContents();
 const NO_BYTES = new Uint8Array(0);
+/** Whether a packet's contents hold any channel frame (for Connection.delivered). */
+const carriesMessages = (contents: PacketContents): boolean => contents.count > 0;
 /** The contents of every path MTU probe (padding only): shared, like NO_FRAMES. */
 const PROBE = new PacketContents();
 

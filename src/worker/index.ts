@@ -469,3 +469,4 @@ export * from "../api/errors.js";
 export * from "../session/errors.js";
 export { RelayConfigError } from "../relay/errors.js";
 export { CongestionConfigError } from "../congestion/errors.js";
+export { EngineConfigError } from "../engine/layout.js";

@@ -7,6 +7,7 @@
 import * as apiErrors from "../api/errors.js";
 import * as channelErrors from "../channels/errors.js";
 import * as congestionErrors from "../congestion/errors.js";
+import { EngineConfigError, EngineUsageError } from "../engine/layout.js";
 import * as relayErrors from "../relay/errors.js";
 import * as secureErrors from "../secure/errors.js";
 import * as sessionErrors from "../session/errors.js";
@@ -58,7 +59,7 @@ function classesOf(...modules: Record<string, unknown>[]): Map<string, ErrorClas
 let errorClasses: Map<string, ErrorClass> | undefined;
 
 export function fromWireError(wire: WireError): Error {
-  errorClasses ??= classesOf(channelErrors, apiErrors, sessionErrors, relayErrors, secureErrors, congestionErrors, { WorkerError });
+  errorClasses ??= classesOf(channelErrors, apiErrors, sessionErrors, relayErrors, secureErrors, congestionErrors, { EngineConfigError, EngineUsageError, WorkerError });
   const cls = errorClasses.get(wire.name) ?? apiErrors.AckwireError;
   // Created here (so the stack shows where the application met it), then given the class.
   const error = new Error(wire.message);

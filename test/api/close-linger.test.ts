@@ -56,3 +56,28 @@ describe("close() and what was sent before it", () => {
     }
   }, 15_000);
 });
+
+describe("server.close()", () => {
+  it("a client that connects while the server waits for its others' goodbyes is told server-shutdown at once, and never handed to the application", async () => {
+    const { createRuntime } = await import("../../src/index.js");
+    const { nodeAdapter } = await import("../../runtimes/node/index.js");
+    const { firewalled } = await import("../interop/helpers.js");
+    const server = await listen({ protocolId, host: "127.0.0.1", port: 0, closeTimeoutMs: 2000 });
+    const target = `127.0.0.1:${server.address.port}`;
+    let handedOut = 0;
+    server.on("connection", () => handedOut++);
+    // A client that goes silent: the server's close waits its close timeout for it.
+    const blocked = new Set<string>();
+    const silent = await createRuntime(firewalled(nodeAdapter, blocked)).connect(target, { protocolId, closeTimeoutMs: 300 });
+    blocked.add(target);
+    const closing = server.close();
+    const late = await connect(target, { protocolId, connectTimeoutMs: 1500 });
+    const started = performance.now();
+    const info = await Promise.race([late.closed, new Promise((resolve) => setTimeout(() => resolve(undefined), 1500))]);
+    expect(info).toMatchObject({ reason: "server-shutdown" });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(handedOut).toBe(1); // the silent client only
+    await closing;
+    await silent.close(undefined, undefined, { linger: false });
+  }, 15_000);
+});

@@ -15,7 +15,7 @@ describe("createEngine", () => {
 
   it("misuse gets a typed error that says what to do", () => {
     const wasm = createEngine(config({ maxSlots: 2 }));
-    expect(() => wasm.resetSlot(2, 0)).toThrowError(expect.objectContaining({ code: "ENGINE_USAGE" }));
+    expect(() => wasm.resetSlot(2, 0)).toThrowError(expect.objectContaining({ code: "ERR_ENGINE_USAGE" }));
     expect(() => wasm.sealData(0, 0, 0, 0)).toThrowError(/tx arena/);
   });
 });

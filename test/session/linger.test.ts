@@ -56,6 +56,23 @@ describe("close with linger", () => {
     });
   }
 
+  it("does not wait for packets that carry no message (a client's clock-sync requests, every 100 ms at first): on a 200 ms round trip the goodbye follows the data's ack", () => {
+    const pair = makePair(46, { pair: { link: { latencyMs: 100 } } });
+    const [c] = connectPair(pair);
+    for (let i = 0; i < 10; i++) pair.client.send(c, payload(i, 300), { channel: 0 }, pair.now);
+    const closedAt = pair.now;
+    pair.client.close(c, "normal", new Uint8Array(0), pair.now, true);
+    let endedAt = -1;
+    for (let t = 0; t < 3000 && endedAt < 0; t += 10) {
+      pair.advance(10);
+      if (pair.serverEvents().some((e) => e.type === "disconnect")) endedAt = pair.now;
+    }
+    // Data out and its ack back (200 ms), then the DISCONNECT's way (100 ms): not the Linger
+    // timer's 1.5 s (a review measured 1600 ms before).
+    expect(endedAt - closedAt).toBeGreaterThan(0);
+    expect(endedAt - closedAt).toBeLessThanOrEqual(400);
+  });
+
   it("without linger, what is queued is dropped (the receipts say so) and the goodbye goes at once", () => {
     const pair = makePair(43, { pair: { link: { latencyMs: 20 } } });
     const [c] = connectPair(pair);
@@ -83,6 +100,17 @@ describe("close with linger", () => {
     }
     expect(endedAt - closedAt).toBeGreaterThanOrEqual(2000 - 1);
     expect(endedAt - closedAt).toBeLessThanOrEqual(2000 + 20);
+  });
+
+  it("closing again with linger while lingering changes nothing", () => {
+    const pair = makePair(47, { pair: { link: { latencyMs: 20 } } });
+    const [c] = connectPair(pair);
+    for (let i = 0; i < 500; i++) pair.client.send(c, payload(i, 300), { channel: 0 }, pair.now);
+    pair.client.close(c, "normal", new Uint8Array(0), pair.now, true);
+    pair.client.close(c, "kicked", new Uint8Array(0), pair.now, true);
+    const { server } = run(pair, 2000);
+    expect(messagesOf(server)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(server.filter((e) => e.type === "disconnect").map((e) => e.type === "disconnect" && e.reason)).toEqual(["normal"]);
   });
 
   it("closing again while lingering closes at once", () => {
