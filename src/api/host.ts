@@ -21,6 +21,8 @@ interface NeutralGlobals {
   performance: { now(): number };
   crypto: { getRandomValues<T extends Uint32Array | Uint8Array>(array: T): T };
   console: { warn(...args: unknown[]): void };
+  /** Node >= 17, Bun, Deno: with a transfer list, detaches the originals at once. */
+  structuredClone<T>(value: T, options?: { transfer?: ArrayBuffer[] }): T;
 }
 
 export const host = globalThis as unknown as NeutralGlobals;

@@ -158,11 +158,17 @@ function distance(a: string, b: string): number {
 function rejectUnknownKeys(options: object, call: string): void {
   const known = call.startsWith("listen") ? LISTEN_OPTION_KEYS : call.startsWith("connect") ? CONNECT_OPTION_KEYS : undefined;
   if (known === undefined) return;
+  const other = call.startsWith("listen") ? { keys: CONNECT_OPTION_KEYS, call: "connect()" } : { keys: LISTEN_OPTION_KEYS, call: "listen()" };
+  rejectUnknownOptionKeys(options, call, known, other);
+}
+
+/** Throws InvalidOptionError for a key of `options` (with a value) that is not in `known`,
+ *  naming the closest known key, or the call whose option it is (`other`). */
+export function rejectUnknownOptionKeys(options: object, call: string, known: ReadonlySet<string>, other?: { keys: ReadonlySet<string>; call: string }): void {
   for (const key of Object.keys(options)) {
     if (known.has(key) || (options as Record<string, unknown>)[key] === undefined) continue;
-    const other = call.startsWith("listen") ? CONNECT_OPTION_KEYS : LISTEN_OPTION_KEYS;
     let hint: string;
-    if (other.has(key)) hint = ` (it is an option of ${call.startsWith("listen") ? "connect()" : "listen()"})`;
+    if (other?.keys.has(key) === true) hint = ` (it is an option of ${other.call})`;
     else {
       let best: string | undefined;
       let bestDistance = 3;

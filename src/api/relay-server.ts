@@ -6,6 +6,7 @@
  */
 import { formatAddress, isIpv4Literal, isIpv6Literal, type HostPort } from "./address.js";
 import { InvalidOptionError } from "./errors.js";
+import { rejectUnknownOptionKeys } from "./options.js";
 import { host, monotonicNow } from "./host.js";
 import type { DatagramSocket, RuntimeAdapter } from "./socket.js";
 import { RelayForwarder, type RelayAllocation, type RelayForwarderCounters, type RelayForwarderOptions } from "../relay/forwarder.js";
@@ -96,7 +97,11 @@ export class RelayServer {
   }
 }
 
+/** Every option listenRelay() knows (a typo would silently leave its default in force). */
+const RELAY_OPTION_KEYS: ReadonlySet<string> = new Set<keyof RelayListenOptions>(["host", "port", "publicAddress", "maxAllocations", "idleTimeoutMs", "bindTimeoutMs", "bytesPerSecond", "burstBytes", "random"]);
+
 export async function listenRelayWith(adapter: RuntimeAdapter, options: RelayListenOptions = {}): Promise<RelayServer> {
+  rejectUnknownOptionKeys(options, "listenRelay()", RELAY_OPTION_KEYS);
   const bindHost = options.host ?? "0.0.0.0";
   if (!isIpv4Literal(bindHost) && !isIpv6Literal(bindHost)) throw new InvalidOptionError(`listenRelay(): host must be an IP address to bind, got ${JSON.stringify(bindHost)}`);
   const port = options.port ?? 0;

@@ -21,12 +21,12 @@ import type { ChannelConfig, DeliveryMode } from "../session/types.js";
 import {
   ChannelConfigError,
   InvalidDataError,
-  InvalidDelayError,
   InvalidKeyError,
   MessageTooLargeError,
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
+import { checkSendDelay, checkSendKey } from "./send-checks.js";
 import { copyExact } from "./buffer-pool.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
@@ -341,22 +341,14 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    */
   send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number }): number {
     const delayMs = opts?.delayMs;
-    if (delayMs !== undefined && !(typeof delayMs === "number" && Number.isFinite(delayMs) && delayMs >= 0)) {
-      throw new InvalidDelayError(delayMs);
-    }
+    checkSendDelay(delayMs);
     const ch = channel === 0 ? this.sender0 : this.senders[channel];
     if (ch === undefined || !Number.isInteger(channel)) throw new UnknownChannelError(channel, this.senders.length);
     if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
     if (data.length > ch.maxMessageBytes) throw new MessageTooLargeError(channel, data.length, ch.maxMessageBytes);
     const key = opts?.key;
-    if (ch.kind === DeliveryKind.LatestState) {
-      if (key === undefined || !Number.isInteger(key) || key < 0 || key > 0xffffffff) {
-        throw new InvalidKeyError(channel, `latest-state sends need { key } as an integer in 0..4294967295, got ${key}`);
-      }
-      if (!ch.hasKey(key) && ch.keyCount >= ch.maxKeys) throw new TooManyKeysError(channel, ch.maxKeys);
-    } else if (key !== undefined) {
-      throw new InvalidKeyError(channel, `a key is only meaningful on latest-state channels; drop { key } or use a latest-state channel`);
-    }
+    checkSendKey(channel, ch.kind === DeliveryKind.LatestState, key);
+    if (ch.kind === DeliveryKind.LatestState && !ch.hasKey(key!) && ch.keyCount >= ch.maxKeys) throw new TooManyKeysError(channel, ch.maxKeys);
     let receipt = 0;
     if (opts?.receipt === true) {
       receipt = this.nextReceipt++;

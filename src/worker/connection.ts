@@ -18,8 +18,9 @@ import type { ChannelConfig, ConnectionId, ConnectionStats, DisconnectReason } f
 import { checkCloseArguments, type ConnectionEvents, type DisconnectInfo, type Message, type SendCallOptions } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
 import { ClosedError, InvalidOptionError } from "../api/errors.js";
-import { monotonicNow } from "../api/host.js";
-import { InvalidDataError, InvalidKeyError, UnknownChannelError } from "../channels/errors.js";
+import { host, monotonicNow } from "../api/host.js";
+import { InvalidDataError, UnknownChannelError } from "../channels/errors.js";
+import { checkSendDelay, checkSendKey } from "../channels/send-checks.js";
 import { UserDataTooLargeError } from "../session/errors.js";
 import { MAX_DISCONNECT_USER_DATA } from "../session/handshake.js";
 import type { WorkerLink } from "./link.js";
@@ -120,9 +121,9 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     const config = Number.isInteger(channel) ? this.#channels[channel] : undefined;
     if (config === undefined) throw new UnknownChannelError(channel, this.#channels.length);
     const key = options.key;
-    if (config.mode === "latest-state" && !(typeof key === "number" && Number.isInteger(key) && key >= 0 && key <= 0xffffffff)) {
-      throw new InvalidKeyError(channel, `latest-state sends need { key } as an integer in 0..4294967295, got ${key}`);
-    }
+    // As the root's send() does, at once (else the worker's refusal came as a later "error").
+    checkSendKey(channel, config.mode === "latest-state", key);
+    checkSendDelay(options.delayMs);
     const bytes = this.#outgoing(data);
     const tag = options.receipt === true ? ++this.#lastTag : 0;
     this.#link.command({ op: "send", c: this.id, data: bytes, channel, key, tag, delayMs: options.delayMs }, bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : undefined);
@@ -130,9 +131,16 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     return new Promise<boolean>((resolve, reject) => this.#receipts.set(tag, { resolve, reject }));
   }
 
-  /** The bytes that cross: a copy, or (transferOnSend) the caller's own buffer when the view spans all of it. */
+  /**
+   * The bytes that cross: a copy, or (transferOnSend) the caller's own buffer when the view spans
+   * all of it, moved out at once: the commands cross in a batch at the end of the turn, and until
+   * then the caller could still write into a buffer it believes detached. structuredClone with a
+   * transfer list detaches the original now and hands its memory to a new ArrayBuffer, no copy.
+   */
   #outgoing(data: Uint8Array): Uint8Array {
-    if (this.#transferOnSend && data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) return data;
+    if (this.#transferOnSend && data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && data.byteLength > 0) {
+      return new Uint8Array(host.structuredClone(data.buffer, { transfer: [data.buffer] }));
+    }
     return data.slice();
   }
 

@@ -145,8 +145,13 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
     this.workerStopped = link.stopped;
     this.#options = options;
     // The worker is gone (closed, or terminated after the grace period): connects still waiting
-    // for its answer will not get one.
-    void link.stopped.then(() => this.#rejectOpening(new ClosedError("this server")));
+    // for its answer will not get one, and connections it did not report ended are over (a
+    // client that never acknowledged its server-shutdown kept its connection open for ever).
+    void link.stopped.then(() => {
+      this.#rejectOpening(new ClosedError("this server"));
+      const reason = this.#closing !== undefined ? "server-shutdown" : "aborted";
+      for (const conn of [...this.#connections.values()]) conn._end({ reason });
+    });
     link.bind(
       (events) => {
         for (const event of events) this.#route(event);
@@ -469,4 +474,5 @@ export * from "../api/errors.js";
 export * from "../session/errors.js";
 export { RelayConfigError } from "../relay/errors.js";
 export { CongestionConfigError } from "../congestion/errors.js";
+export { ConnectTokenError, SecureConfigError } from "../secure/errors.js";
 export { EngineConfigError } from "../engine/layout.js";

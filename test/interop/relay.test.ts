@@ -103,6 +103,8 @@ describe("listenRelay() and Server.addRelayRoute()", () => {
 
   it("listenRelay() validates its options: peers must be told a specific IP address", async () => {
     await expect(listenRelay({ host: "localhost" })).rejects.toThrow(InvalidOptionError);
+    // A typo would leave the default in force without a word.
+    await expect(listenRelay({ host: "127.0.0.1", maxAlocations: 4 } as never)).rejects.toThrow(/unknown option "maxAlocations" \(did you mean "maxAllocations"\?\)/);
     await expect(listenRelay({ host: "127.0.0.1", port: 70000 })).rejects.toThrow(InvalidOptionError);
     // Bound to every interface: which address peers reach it at must be given.
     await expect(listenRelay({ port: 0 })).rejects.toThrow(/publicAddress/);

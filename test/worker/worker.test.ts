@@ -281,6 +281,12 @@ describe("ackwire/worker errors", () => {
     // Checked on this thread as the root's are: data that is not bytes, a reason the application
     // may not give, user data over 512 bytes (refused in the worker, the close never resolved).
     expect(() => conn.send("text" as never)).toThrow(workerApi.InvalidDataError);
+    // Thrown here at once, as the root's send() does (they came as a later "error" event).
+    expect(() => conn.send(new Uint8Array(1), { channel: 0, key: 3 })).toThrow(workerApi.InvalidKeyError);
+    expect(() => conn.send(new Uint8Array(1), { channel: 0, delayMs: -5 })).toThrow(workerApi.InvalidDelayError);
+    // Every typed error class the root exports, ackwire/worker exports too (the same class).
+    const rootErrors = Object.entries(rootApi).filter(([name, value]) => name.endsWith("Error") && typeof value === "function");
+    expect(rootErrors.filter(([name, value]) => (workerApi as Record<string, unknown>)[name] !== value).map(([name]) => name)).toEqual([]);
     expect(() => conn.close("timeout" as never)).toThrow(workerApi.InvalidOptionError);
     expect(() => conn.close("normal", new Uint8Array(513))).toThrow(workerApi.UserDataTooLargeError);
     expect(await conn.send(new Uint8Array(10), { channel: 0, receipt: true })).toBe(true);
@@ -290,4 +296,44 @@ describe("ackwire/worker errors", () => {
     await server.close();
     await server.workerStopped;
   });
+});
+
+describe("ackwire/worker server.close() past its grace", () => {
+  it("a client that never acknowledges its server-shutdown: after the 10 s grace the worker is terminated and that connection ends too", async () => {
+    const server = await workerApi.listen({ port: 0, host: "127.0.0.1", protocolId: PROTOCOL_ID, closeTimeoutMs: 15_000, timeoutMs: 30_000 });
+    const accepted = new Promise<InstanceType<typeof workerApi.WorkerServer> extends { connections: ReadonlyMap<number, infer C> } ? C : never>((resolve) => server.once("connection", resolve));
+    // The client's socket stops hearing the server (a firewall on this side): no DISCONNECT_ACK.
+    const { nodeAdapter } = await import(pathToFileURL(join(ROOT, "dist", "runtimes", "node", "index.js")).href);
+    const { firewalled } = await import("../interop/helpers.js");
+    const blocked = new Set<string>();
+    const client = await rootApi.createRuntime(firewalled(nodeAdapter, blocked)).connect(`127.0.0.1:${server.address.port}`, { protocolId: PROTOCOL_ID, timeoutMs: 30_000, closeTimeoutMs: 200 });
+    const conn = await accepted;
+    blocked.add(`127.0.0.1:${server.address.port}`);
+    let ended: unknown;
+    conn.on("disconnect", (info) => (ended = info));
+    await server.close(); // resolves when the worker is terminated, after the grace
+    const closed = await Promise.race([conn.closed, new Promise((resolve) => setTimeout(() => resolve("pending"), 1000))]);
+    expect(closed).toMatchObject({ reason: "server-shutdown" });
+    expect(ended).toMatchObject({ reason: "server-shutdown" });
+    expect(conn.isOpen).toBe(false);
+    expect(() => conn.send(new Uint8Array(1))).toThrow(workerApi.ClosedError);
+    await client.close("normal", undefined, { linger: false });
+  }, 25_000);
+});
+
+describe("ackwire/worker transferOnSend", () => {
+  it("the buffer is detached when send() returns, and what crosses is what it held then", async () => {
+    const server = await workerApi.listen({ port: 0, host: "127.0.0.1", protocolId: PROTOCOL_ID });
+    const got: number[][] = [];
+    server.on("connection", (c) => c.on("message", (m) => got.push([...m.data])));
+    const conn = await workerApi.connect(`127.0.0.1:${server.address.port}`, { protocolId: PROTOCOL_ID, transferOnSend: true });
+    const bytes = Uint8Array.of(1, 1, 1, 1);
+    const delivered = conn.send(bytes, { channel: 0, receipt: true });
+    expect(bytes.byteLength).toBe(0); // detached at once, not at the end of the turn
+    expect(await delivered).toBe(true);
+    for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(got).toEqual([[1, 1, 1, 1]]);
+    await conn.close();
+    await server.close();
+  }, 15_000);
 });
