@@ -1298,6 +1298,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    */
   moveTo(now: number, to: Address): void {
     this.address = to;
+    // Closing (moved by a repeated RESPONSE, acceptedElsewhere): the goodbye goes to the new
+    // address right after the ACCEPT, not at the next resend. Closing sends no acks.
+    if (this.state === ConnectionState.Disconnecting) return this.setRare(RareTimer.DisconnectResend, now);
     this.ackOwed = true;
     this.num[Num.AckDelayAt] = now;
     this.restartPathMtu();

@@ -1169,7 +1169,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private acceptedElsewhere(now: number, from: Address, res: ResponseFields): boolean {
     const conn = this.bySalt.get(res.salt);
     const accepted = conn?.acceptedResponse;
-    if (conn === undefined || accepted === undefined || conn.state !== ConnectionState.Connected || conn.address === from) return false;
+    // Disconnecting too: closed from its "connect" event before its ACCEPT reached the client,
+    // the connection must still reach it (ACCEPT, then DISCONNECT) rather than open a second one.
+    if (conn === undefined || accepted === undefined || (conn.state !== ConnectionState.Connected && conn.state !== ConnectionState.Disconnecting) || conn.address === from) return false;
     if (res.wireVersion !== WIRE_VERSION || !sameResponse(accepted, res) || !this.config.migration) return false;
     if (accepted.left.includes(from) || accepted.left.length >= MAX_HANDSHAKE_MOVES) return true;
     accepted.left.push(conn.address);

@@ -411,6 +411,26 @@ describe("address migration (NAT rebinding)", () => {
     expect(h.server.counters.deniesSent).toBe(1);
   });
 
+  it("a connection closed from its connect event, whose client's NAT then moved: the repeated RESPONSE from the new port gets the ACCEPT and the DISCONNECT, not a second connection", () => {
+    const h = new NatHarness(3126);
+    handshakeAs(h, "203.0.113.1:1000", 81);
+    h.server.handleTimeout(h.now);
+    const connects = [...eventsOf(h.server)].filter((e) => e.type === "connect");
+    expect(connects).toHaveLength(1);
+    h.server.close(connects[0]!.connection, "kicked", new Uint8Array(0), h.now);
+    for (const tx of transmitsOf(h.server, h.now)) void tx; // the ACCEPT and DISCONNECT to the old port, lost to the NAT
+    handshakeAs(h, "203.0.113.2:2000", 81);
+    // The ACCEPT, and the goodbye right after it (not at its next resend, ~1 s without an RTT).
+    const types: number[] = [];
+    for (let t = h.now; t <= h.now + 400; t += 10) {
+      h.server.handleTimeout(t);
+      for (const tx of transmitsOf(h.server, t)) if (tx.to === "203.0.113.2:2000") types.push(tx.bytes[0]!);
+    }
+    expect(types.slice(0, 2)).toEqual([PacketType.Accept, PacketType.Disconnect]);
+    expect([...eventsOf(h.server)].filter((e) => e.type === "connect")).toEqual([]);
+    expect(h.server.connectionCount).toBe(1);
+  });
+
   it("a server with migration off never moves an accepted connection on a RESPONSE from elsewhere", () => {
     const h = new NatHarness(3125, { server: { migration: false } });
     handshakeAs(h, "203.0.113.1:1000", 79);
