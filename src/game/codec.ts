@@ -16,6 +16,12 @@
  *   8 array: varuint count, then each value
  *   9 map: varuint count, then (string key without tag, value) pairs
  * `undefined` encodes as null; object fields whose value is undefined are skipped (as in JSON).
+ *
+ * Objects: only plain ones (prototype Object.prototype or null) are maps. Anything else (Map,
+ * Set, Date, ArrayBuffer, DataView, typed arrays other than Uint8Array, class instances) throws
+ * CodecError: taking their own enumerable fields would send `{}` for a Map or a Date and
+ * `{"0": ...}` for a Float32Array, which arrive as something else without a word. Convert them
+ * first (`[...map]`, `date.getTime()`, `new Uint8Array(floats.buffer)`).
  */
 import { ByteReader, ByteWriter, Malformed } from "./bytes.js";
 import { CodecError } from "./errors.js";
@@ -62,6 +68,8 @@ export function writeValue(w: ByteWriter, value: unknown, depth = 0): void {
       w.u8(Tag.Array).varuint(value.length);
       for (const item of value) writeValue(w, item, depth + 1);
     } else {
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) throw new CodecError(`cannot encode ${describeObject(value)}: use null, booleans, numbers, strings, Uint8Array, arrays or plain objects (convert a Map, Set, Date or other typed array first)`);
       const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
       w.u8(Tag.Map).varuint(entries.length);
       for (const [key, item] of entries) {
@@ -71,6 +79,16 @@ export function writeValue(w: ByteWriter, value: unknown, depth = 0): void {
     }
   } else {
     throw new CodecError(`cannot encode a ${typeof value}: use null, booleans, numbers, strings, Uint8Array, arrays or plain objects`);
+  }
+}
+
+/** "a Map", "a Float32Array"... for the error message; never throws. */
+function describeObject(value: object): string {
+  try {
+    const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === "string" && name !== "" ? `a ${name}` : "an object that is not a plain object";
+  } catch {
+    return "an object that is not a plain object";
   }
 }
 

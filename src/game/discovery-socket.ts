@@ -11,7 +11,7 @@ import type { HostPort } from "../api/address.js";
 import { host, monotonicNow } from "../api/host.js";
 import type { DatagramSocket, RuntimeAdapter } from "../api/socket.js";
 import type { Address } from "../session/sans-io.js";
-import { DiscoveryAsker, DiscoveryResponder, type DiscoveredHost, type HostInfo } from "./discovery.js";
+import { DiscoveryAsker, DiscoveryResponder, checkInteger, checkNumber, type DiscoveredHost, type HostInfo } from "./discovery.js";
 import { currentAdapter } from "./runtime-adapter.js";
 
 function pump(socket: DatagramSocket, node: DiscoveryResponder | DiscoveryAsker): void {
@@ -33,6 +33,7 @@ export async function startDiscoveryResponder(options: {
   host?: string;
   adapter?: RuntimeAdapter;
 }): Promise<RunningResponder> {
+  checkInteger("port", options.port, 0, 65_535);
   const responder = new DiscoveryResponder({ appId: options.appId, info: options.info });
   const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: options.port });
   socket.onDatagrams((batch) => {
@@ -43,9 +44,16 @@ export async function startDiscoveryResponder(options: {
   return { address: socket.localAddress, responder, close: () => socket.close() };
 }
 
+/** Queries at most every 10 ms: a shorter interval floods the LAN (and 0 never ended). */
+const MIN_INTERVAL_MS = 10;
+/** The longest host timer (a signed 32-bit ms count). */
+const MAX_WAIT_MS = 2 ** 31 - 1;
+
 /**
- * Sends a query to every target every `intervalMs` for `durationMs` and returns the hosts that
- * answered. Resolves after `durationMs` (a bounded number of queries, then the socket closes).
+ * Sends a query to every target every `intervalMs` (10 ms or more, default 250) for `durationMs`
+ * (default 1000) and returns the hosts that answered. Resolves after `durationMs` (a bounded
+ * number of queries, then the socket closes). Bad options reject with GameUsageError before
+ * anything is sent.
  */
 export async function discoverHosts(options: {
   appId: number;
@@ -57,8 +65,8 @@ export async function discoverHosts(options: {
   adapter?: RuntimeAdapter;
   seed?: number;
 }): Promise<DiscoveredHost[]> {
-  const durationMs = options.durationMs ?? 1000;
-  const intervalMs = options.intervalMs ?? 250;
+  const durationMs = checkNumber("durationMs", options.durationMs ?? 1000, 0, MAX_WAIT_MS, true);
+  const intervalMs = checkNumber("intervalMs", options.intervalMs ?? 250, MIN_INTERVAL_MS, MAX_WAIT_MS);
   const seed = options.seed ?? host.crypto.getRandomValues(new Uint32Array(1))[0]!;
   const asker = new DiscoveryAsker({ appId: options.appId, targets: options.targets, seed, hostTtlMs: durationMs + intervalMs });
   const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: 0 });

@@ -18,6 +18,7 @@
  * address and overall. Anything else (bad magic/CRC/length, other appId, answers to nonces we
  * did not send) is counted and dropped.
  */
+import { isValidAddress } from "../session/address.js";
 import type { Address, Transmit } from "../session/sans-io.js";
 import { crcUpdate } from "../engine/ts-engine.js";
 import { ByteReader, ByteWriter, Malformed, encodeUtf8 } from "./bytes.js";
@@ -53,6 +54,20 @@ export interface DiscoveredHost extends HostInfo {
   lastSeen: number;
 }
 
+/** An integer in min..max, else GameUsageError naming the option. */
+export function checkInteger(name: string, value: unknown, min: number, max: number): number {
+  if (!(typeof value === "number" && Number.isInteger(value) && value >= min && value <= max)) throw new GameUsageError(`${name} must be an integer in ${min}..${max}, got ${String(value)}`);
+  return value;
+}
+
+/** A finite number in min..max (min excluded when `exclusive`), else GameUsageError. */
+export function checkNumber(name: string, value: unknown, min: number, max: number, exclusive = false): number {
+  if (!(typeof value === "number" && Number.isFinite(value) && (exclusive ? value > min : value >= min) && value <= max)) {
+    throw new GameUsageError(`${name} must be a number in ${exclusive ? "(" : "["}${min}, ${max}], got ${String(value)}`);
+  }
+  return value;
+}
+
 function crc32c(bytes: Uint8Array, length: number): number {
   return (crcUpdate(0xffffffff, bytes, 0, length) ^ 0xffffffff) >>> 0;
 }
@@ -78,8 +93,10 @@ export function encodeAnswer(appId: number, nonce: number, info: HostInfo): Uint
     ["players", info.players, 255],
     ["maxPlayers", info.maxPlayers, 255],
   ] as const) {
-    if (!(Number.isInteger(value) && value >= 0 && value <= max)) throw new GameUsageError(`${field} must be an integer in 0..${max}, got ${value}`);
+    checkInteger(field, value, 0, max);
   }
+  // A host that says 9 of 8 would be listed as full and joinable at once; the count is wrong.
+  if (info.players > info.maxPlayers) throw new GameUsageError(`players (${info.players}) must be at most maxPlayers (${info.maxPlayers})`);
   const bytes = seal(header(LANANSWER, appId, nonce).blob(name).u16(info.gamePort).u8(info.players).u8(info.maxPlayers).blob(info.appData ?? new Uint8Array(0)));
   if (bytes.length > QUERY_BYTES) throw new GameMessageTooLargeError("the LAN answer (name + app data)", bytes.length, QUERY_BYTES);
   return bytes;
@@ -138,11 +155,11 @@ class Bucket {
 export interface ResponderOptions {
   appId: number;
   info: HostInfo;
-  /** Answers per second to one address (burst 2). Default 4. */
+  /** Answers per second to one address (burst 2), > 0. Default 4. */
   perAddressRate?: number;
-  /** Answers per second overall (burst the same). Default 50. */
+  /** Answers per second overall (burst the same), >= 1 (the burst must hold one answer). Default 50. */
   totalRate?: number;
-  /** Addresses tracked for the per-address limit (oldest forgotten first). Default 1024. */
+  /** Addresses tracked for the per-address limit (oldest forgotten first), 1..1048576. Default 1024. */
   maxTrackedAddresses?: number;
 }
 
@@ -158,10 +175,10 @@ export class DiscoveryResponder {
   #out: Transmit[] = [];
 
   constructor(options: ResponderOptions) {
-    this.#appId = options.appId >>> 0;
-    this.#perAddressRate = options.perAddressRate ?? 4;
-    this.#totalRate = options.totalRate ?? 50;
-    this.#maxTracked = options.maxTrackedAddresses ?? 1024;
+    this.#appId = checkInteger("appId", options.appId, 0, 0xffffffff);
+    this.#perAddressRate = checkNumber("perAddressRate", options.perAddressRate ?? 4, 0, 1e6, true);
+    this.#totalRate = checkNumber("totalRate", options.totalRate ?? 50, 1, 1e6);
+    this.#maxTracked = checkInteger("maxTrackedAddresses", options.maxTrackedAddresses ?? 1024, 1, 1_048_576);
     this.setInfo(options.info);
   }
 
@@ -216,11 +233,11 @@ export interface AskerOptions {
   appId: number;
   /** Where queries go: a broadcast address ("255.255.255.255:47777") or known hosts. */
   targets: Address[];
-  /** Seed for the nonces (tests fix it; pass a random one in production). */
+  /** Seed for the nonces, an integer (tests fix it; pass a random one in production). */
   seed: number;
-  /** A host not heard from for this long leaves hosts(). Default 5000 ms. */
+  /** A host not heard from for this long leaves hosts(), > 0. Default 5000 ms. */
   hostTtlMs?: number;
-  /** Hosts remembered at most. Default 256. */
+  /** Hosts remembered at most, 1..65536. Default 256. */
   maxHosts?: number;
 }
 
@@ -237,11 +254,16 @@ export class DiscoveryAsker {
   #out: Transmit[] = [];
 
   constructor(options: AskerOptions) {
-    this.#appId = options.appId >>> 0;
+    this.#appId = checkInteger("appId", options.appId, 0, 0xffffffff);
+    if (!Array.isArray(options.targets)) throw new GameUsageError(`targets must be an array of "ip:port" addresses, got ${typeof options.targets}`);
+    for (const target of options.targets) {
+      if (!isValidAddress(target)) throw new GameUsageError(`target ${JSON.stringify(target)} is not "ip:port" or "[ipv6]:port" with a port in 1..65535`);
+    }
     this.#targets = [...options.targets];
-    this.#ttl = options.hostTtlMs ?? 5000;
-    this.#maxHosts = options.maxHosts ?? 256;
-    this.#rng = (options.seed ^ 0x5bd1e995) >>> 0 || 1;
+    this.#ttl = checkNumber("hostTtlMs", options.hostTtlMs ?? 5000, 0, Number.MAX_SAFE_INTEGER, true);
+    this.#maxHosts = checkInteger("maxHosts", options.maxHosts ?? 256, 1, 65_536);
+    const seed = checkInteger("seed", options.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    this.#rng = (seed ^ 0x5bd1e995) >>> 0 || 1;
   }
 
   /** Queues one query to every target (with a fresh nonce). Call it every few hundred ms. */

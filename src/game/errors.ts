@@ -32,7 +32,7 @@ export class TickOutOfBufferError extends GameError {
     super(
       "ERR_TICK_OUT_OF_BUFFER",
       tick < oldest
-        ? `tick ${tick} is older than the buffer (oldest ${oldest}, newest ${newest}): the correction is too late to replay; call reset(tick, state) to snap to the server, or raise capacity`
+        ? `tick ${tick} is older than the buffer (oldest ${oldest}, newest ${newest}): if a newer server state was applied already, this one is stale (ignore it); else the correction is too late to replay: call reset(tick, state) to snap to the server, or raise capacity`
         : `tick ${tick} is newer than the newest predicted tick ${newest}: the server is ahead of the client; call reset(tick, state) to jump forward`,
     );
     this.tick = tick;

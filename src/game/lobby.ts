@@ -74,7 +74,9 @@ export class LobbyRegistry {
 
   constructor(options: { ttlMs?: number; maxEntries?: number } = {}) {
     this.ttlMs = options.ttlMs ?? 15_000;
-    this.maxEntries = options.maxEntries ?? 1024;
+    // NaN would keep every entry forever (no comparison with it is true).
+    if (!(typeof this.ttlMs === "number" && this.ttlMs > 0 && this.ttlMs <= 2 ** 31 - 1)) throw new GameUsageError(`ttlMs must be a number of ms in (0, ${2 ** 31 - 1}], got ${String(this.ttlMs)}`);
+    this.maxEntries = checkInt("maxEntries", options.maxEntries ?? 1024, 1, 1_048_576);
   }
 
   get size(): number {
@@ -290,7 +292,10 @@ export class LobbyHost {
   /** Heartbeats that failed (the host re-registers after LobbyNotRegisteredError). */
   failures = 0;
 
+  /** Throws GameUsageError for info the lobby would refuse (the same checks as the registry's). */
   constructor(call: (method: string, params?: unknown) => Promise<Value>, info: LobbyHostInfo, options: { heartbeatMs?: number } = {}) {
+    validateInfo(info);
+    if (options.heartbeatMs !== undefined) checkInt("heartbeatMs", options.heartbeatMs, 1, 2 ** 31 - 1);
     this.#call = call;
     this.#info = { ...info };
     this.#heartbeatMs = options.heartbeatMs;
@@ -303,8 +308,10 @@ export class LobbyHost {
     return result.id;
   }
 
+  /** The player count the next heartbeat reports: an integer in 0..maxPlayers, else
+   *  GameUsageError (the lobby would refuse every heartbeat, and the entry would expire). */
   setPlayers(players: number): void {
-    this.#info.players = players;
+    this.#info.players = checkInt("players", players, 0, this.#info.maxPlayers);
   }
 
   pollTimeout(): number | undefined {

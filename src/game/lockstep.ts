@@ -17,6 +17,13 @@
  *   "desync" event on the first mismatch.
  * - If the next turn is not ready `stallAfterMs` after the game first asked for it, the peer
  *   reports a "stall" event naming the players whose batches are missing (who holds the turn).
+ * - Batches are kept for turns up to `maxTurnsAhead` past the next turn to execute (the memory
+ *   bound); later ones are dropped, and never come again (the transport delivered them). So
+ *   maxTurnsAhead must cover the furthest a peer that follows the rules can be ahead of us, or a
+ *   lagging peer deadlocks for good: a peer submits at most turnDelay turns past its own next
+ *   turn E', and it can execute turn t only once our batch for t is there, which we send at most
+ *   turnDelay turns past our next turn E. So E' <= E + turnDelay + 1, and its batches reach
+ *   E + 2 * turnDelay + 1: the least maxTurnsAhead allowed (and the default when above 64).
  *
  * Wire format (little-endian), one message per batch:
  *   u8 type = 1 (NETTURN) | u8 player | u32 turn | u32 doneTurn + 1 (0 = none yet) |
@@ -31,6 +38,15 @@ const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 /** Own turn hashes kept for comparison with late DONETURN reports. */
 const HASH_HISTORY = 256;
+const MAX_TURNS_AHEAD = 65_536;
+const MAX_COMMAND_BYTES = 16 * 1024 * 1024;
+
+function checkCommandBytes(value: unknown): number {
+  if (!(typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_COMMAND_BYTES)) {
+    throw new LockstepUsageError(`maxCommandBytes must be an integer in 0..${MAX_COMMAND_BYTES}, got ${String(value)}`);
+  }
+  return value;
+}
 
 export interface LockstepOptions {
   /** Number of players (2..64); players are numbered 0..players-1. */
@@ -39,11 +55,12 @@ export interface LockstepOptions {
   self: number;
   /** Turns between submitting and executing. Default 2. */
   turnDelay?: number;
-  /** Report a stall after waiting this long for the next turn. Default 500 ms. */
+  /** Report a stall after waiting this long for the next turn (a finite number >= 0). Default 500 ms. */
   stallAfterMs?: number;
-  /** Batches accepted at most this many turns past the next turn to execute. Default 64. */
+  /** Batches accepted at most this many turns past the next turn to execute: an integer in
+   *  2 * turnDelay + 1..65536 (see the module notes). Default 64, or 2 * turnDelay + 1 if more. */
   maxTurnsAhead?: number;
-  /** Largest command batch. Default 4096 bytes. */
+  /** Largest command batch, in bytes (0..16 MiB). Default 4096. */
   maxCommandBytes?: number;
 }
 
@@ -151,9 +168,21 @@ export class LockstepPeer {
     this.self = self;
     this.turnDelay = options.turnDelay ?? 2;
     if (!(Number.isInteger(this.turnDelay) && this.turnDelay >= 1 && this.turnDelay <= 64)) throw new LockstepUsageError(`turnDelay must be an integer in 1..64, got ${this.turnDelay}`);
-    this.#stallAfterMs = options.stallAfterMs ?? 500;
-    this.#maxAhead = Math.max(options.maxTurnsAhead ?? 64, this.turnDelay + 1);
-    this.#maxCommandBytes = options.maxCommandBytes ?? 4096;
+    const stallAfterMs: unknown = options.stallAfterMs ?? 500;
+    if (!(typeof stallAfterMs === "number" && Number.isFinite(stallAfterMs) && stallAfterMs >= 0)) {
+      throw new LockstepUsageError(`stallAfterMs must be a finite number of ms >= 0, got ${String(stallAfterMs)}`);
+    }
+    this.#stallAfterMs = stallAfterMs;
+    // The least that cannot deadlock a lagging peer (module notes), and the memory bound.
+    const least = 2 * this.turnDelay + 1;
+    const maxAhead: unknown = options.maxTurnsAhead ?? Math.max(64, least);
+    if (!(typeof maxAhead === "number" && Number.isInteger(maxAhead) && maxAhead >= least && maxAhead <= MAX_TURNS_AHEAD)) {
+      throw new LockstepUsageError(
+        `maxTurnsAhead must be an integer in ${least}..${MAX_TURNS_AHEAD} with turnDelay ${this.turnDelay} (a peer that follows the rules sends batches up to 2 * turnDelay + 1 turns past a lagging peer's next turn, and a dropped batch never comes again), got ${String(maxAhead)}`,
+      );
+    }
+    this.#maxAhead = maxAhead;
+    this.#maxCommandBytes = checkCommandBytes(options.maxCommandBytes ?? 4096);
     this.#nextSubmit = this.turnDelay;
     this.#send = send;
   }
@@ -176,6 +205,11 @@ export class LockstepPeer {
    * Returns that turn. Throws LockstepUsageError when called more often than turns execute.
    */
   submit(commands: Uint8Array = new Uint8Array(0)): number {
+    // A string or an array would be copied as mostly zero bytes by slice()/blob(): the other
+    // peers would run commands nobody gave.
+    if (!(commands instanceof Uint8Array)) {
+      throw new LockstepUsageError(`commands must be a Uint8Array (encode them first, e.g. new TextEncoder().encode(text)), got ${commands === null ? "null" : Array.isArray(commands) ? "an array" : typeof commands}`);
+    }
     if (!this.canSubmit) {
       throw new LockstepUsageError(
         `already submitted through turn ${this.#nextSubmit - 1} while turn ${this.#nextExecute} has not executed: submit once per executed turn (check canSubmit)`,
@@ -328,7 +362,7 @@ export class LockstepRelay {
       throw new LockstepUsageError(`players must be an integer in 2..64, got ${options.players}`);
     }
     this.players = options.players;
-    this.#maxCommandBytes = options.maxCommandBytes ?? 4096;
+    this.#maxCommandBytes = checkCommandBytes(options.maxCommandBytes ?? 4096);
     this.#highest = new Array<number>(this.players).fill(-1);
     this.#send = send;
   }

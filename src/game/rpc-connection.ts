@@ -2,14 +2,21 @@
  * Binds an RpcPeer to a public-API Connection: messages on `channel` go to the peer, the peer's
  * sends go out on `channel`, call timeouts run on one timer, and the peer closes when the
  * connection ends. Other channels are untouched, so RPC shares a connection with game traffic.
+ *
+ * One peer per (connection, channel) at a time: every message on the channel goes to the peer
+ * attached to it, so two peers would each see the other's answers (and call ids). A second
+ * attachRpc() on an attached channel throws GameUsageError; after detach() the channel is free,
+ * and the next peer's call ids continue where the old peer's stopped, so the answers to the old
+ * peer's calls, which the remote still sends, match none of the new peer's calls.
  */
 import type { Connection, Message } from "../api/connection.js";
 import { monotonicNow } from "../api/host.js";
 import { RpcPeer, type CallOptions, type RpcOptions } from "./rpc.js";
 import type { Value } from "./codec.js";
+import { GameUsageError, RpcClosedError } from "./errors.js";
 import { ModuleTimer } from "./timer.js";
 
-export interface AttachRpcOptions extends Omit<RpcOptions, "send" | "now"> {
+export interface AttachRpcOptions extends Omit<RpcOptions, "send" | "now" | "firstCallId"> {
   /** The connection channel carrying RPC. Default 0 (reliable-ordered in DEFAULT_CHANNELS). */
   channel?: number;
 }
@@ -22,30 +29,55 @@ export interface AttachedRpc {
   detach(): void;
 }
 
+/** Per connection, per channel: the attached peer (if any) and the next call id to use there.
+ *  Weak: a connection the application drops takes its entry with it. */
+const channelsOf = new WeakMap<object, Map<number, { peer: RpcPeer | undefined; nextCallId: number }>>();
+
+/**
+ * The number of channels the connection has, from its stats (`messagesSent` has one count per
+ * channel), or undefined if it cannot tell (closed, or a stats snapshot without them).
+ */
+function channelCount(conn: Connection): number | undefined {
+  try {
+    const n = conn.stats().messagesSent?.length;
+    return typeof n === "number" && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Throws GameUsageError for a channel that is not a channel number, one the connection does not
+ * have (sends there would all fail), or one that already has a peer attached.
+ */
 export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): AttachedRpc {
   const channel = options.channel ?? 0;
-  const peer = new RpcPeer({ ...options, send: (data) => {
-      // A send racing the connection's end is dropped: the peer is closed by "disconnect".
-      if (conn.isOpen) conn.send(data, { channel });
-    }, now: monotonicNow });
+  if (!(Number.isInteger(channel) && channel >= 0 && channel <= 255)) throw new GameUsageError(`channel must be a channel number (an integer in 0..255), got ${String(channel)}`);
+  const count = channelCount(conn);
+  if (count !== undefined && channel >= count) {
+    throw new GameUsageError(`channel ${channel} is not configured on this connection (it has channels 0..${count - 1}): pick one of those, or add it to the channels option of listen() and connect()`);
+  }
+  let slots = channelsOf.get(conn);
+  if (slots === undefined) channelsOf.set(conn, (slots = new Map()));
+  let slot = slots.get(channel);
+  if (slot?.peer !== undefined) {
+    throw new GameUsageError(
+      `an RPC peer is already attached to channel ${channel} of connection ${String(conn.id)}: detach() it first (each message on a channel goes to one peer), or attach this one to another channel`,
+    );
+  }
+  const peer = new RpcPeer({
+    ...options,
+    firstCallId: slot?.nextCallId,
+    send: (data) => {
+      // A closing or ending connection cannot carry it: a call rejects at once with this
+      // instead of waiting for its timeout (the peer is closed by "disconnect" soon after).
+      if (!conn.isOpen) throw new RpcClosedError("the connection is closing");
+      conn.send(data, { channel });
+    },
+    now: monotonicNow,
+  });
   const timer = new ModuleTimer(peer);
-  const onMessage = (message: Message) => {
-    if (message.channel === channel) peer.receive(message.data);
-  };
-  const detach = () => {
-    conn.off("message", onMessage);
-    conn.off("disconnect", onDisconnect);
-    timer.stop();
-    peer.close("detached");
-  };
-  const onDisconnect = () => {
-    conn.off("message", onMessage);
-    timer.stop();
-    peer.close("connection ended");
-  };
-  conn.on("message", onMessage);
-  conn.on("disconnect", onDisconnect);
-  return {
+  const api: AttachedRpc = {
     peer,
     call(method, params, callOptions) {
       const result = peer.call(method, params, callOptions);
@@ -53,6 +85,42 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
       return result;
     },
     notify: (method, params) => peer.notify(method, params),
-    detach,
+    detach: () => undefined,
   };
+  if (!conn.isOpen) {
+    // Attached to a connection that already ended (or is closing): nothing will ever come in,
+    // and "disconnect" may be long past. Closed at once, so calls fail now rather than time out.
+    timer.stop();
+    peer.close("connection ended");
+    return api;
+  }
+  if (slot === undefined) slots.set(channel, (slot = { peer: undefined, nextCallId: peer.nextCallId }));
+  slot.peer = peer;
+  const held = slot;
+  const release = () => {
+    // Only our own hold: a detach() after the channel went to a newer peer changes nothing.
+    if (held.peer !== peer) return;
+    held.peer = undefined;
+    held.nextCallId = peer.nextCallId;
+  };
+  const onMessage = (message: Message) => {
+    if (message.channel === channel) peer.receive(message.data);
+  };
+  const onDisconnect = () => {
+    conn.off("message", onMessage);
+    conn.off("disconnect", onDisconnect);
+    timer.stop();
+    peer.close("connection ended");
+    release();
+  };
+  api.detach = () => {
+    conn.off("message", onMessage);
+    conn.off("disconnect", onDisconnect);
+    timer.stop();
+    peer.close("detached");
+    release();
+  };
+  conn.on("message", onMessage);
+  conn.on("disconnect", onDisconnect);
+  return api;
 }

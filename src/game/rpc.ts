@@ -18,6 +18,18 @@
  * - cancellation (the caller's AbortSignal, or a timeout) rejects the call locally and sends
  *   CANCEL, which aborts the handler's `ctx.signal`; an answer that arrives later is dropped.
  *
+ * The `send` callback may throw (the transport refuses a message over the channel's
+ * maxMessageBytes, an unknown channel, a closing connection). What the peer sends on its own
+ * behalf, from promise callbacks, timers and receive(), must never throw out of it: there is no
+ * caller to catch it, and an unhandled rejection ends a Node, Bun or Deno process. So an answer
+ * that cannot be sent goes back as an ERR_RPC_HANDLER error answer instead; an error answer or a
+ * CANCEL that cannot be sent is counted (`counters.sendFailures`) and dropped. A request that
+ * cannot be sent rejects its call at once with the send's error, and frees its maxInFlight slot.
+ *
+ * Call ids start at a random point per peer (and attachRpc continues the old peer's sequence on
+ * a channel it re-attaches), so the late answers to a closed peer's calls, which the remote still
+ * sends on the same channel, match none of a new peer's calls.
+ *
  * Wire format of one message (payload values: ./codec.ts):
  *   u8 kind | varuint id (not in NOTIFY) | ...
  *   1 REQUEST: id, method (varuint length + UTF-8, <= 255 bytes), value
@@ -26,7 +38,7 @@
  *   4 ERROR:   id, code (string), message (string)
  *   5 CANCEL:  id
  */
-import type { AbortSignalLike } from "../api/host.js";
+import { randomSeed, type AbortSignalLike } from "../api/host.js";
 import { ByteReader, ByteWriter, Malformed } from "./bytes.js";
 import { readValue, writeValue, type Value } from "./codec.js";
 import {
@@ -50,10 +62,20 @@ const enum Kind {
 
 const MAX_METHOD_BYTES = 255;
 const MAX_ERROR_TEXT = 1024;
+/** The longest timeout: host timers (setTimeout) take a signed 32-bit ms count, and a longer one
+ *  fires at once on Node, Bun and Deno. About 24.8 days. */
+export const MAX_RPC_TIMEOUT_MS = 2 ** 31 - 1;
+/** Call ids are in 1..ID_LIMIT-1: at most 4 bytes of varuint on the wire, wide enough that a
+ *  random start rarely lands near another peer's ids. */
+const ID_LIMIT = 2 ** 28;
 
 export interface RpcContext {
   method: string;
-  /** Aborted when the caller cancels or times out (and when this peer closes). */
+  /**
+   * Aborted when the caller cancels or times out (and when this peer closes). A real AbortSignal
+   * where the runtime has AbortController (Node, Bun, Deno), so fetch() and timers take it; typed
+   * loosely only because the package compiles without DOM types (cast it: `ctx.signal as AbortSignal`).
+   */
   signal: AbortSignalLike;
 }
 
@@ -72,8 +94,11 @@ export interface RpcOptions {
   maxConcurrentHandlers?: number;
   /** Default 5000 ms. */
   defaultTimeoutMs?: number;
-  /** Largest encoded message either way. Default 64 KiB. */
+  /** Largest encoded message either way. Default 64 KiB. Keep it at most the channel's own
+   *  maxMessageBytes: a larger answer fails the call with ERR_RPC_HANDLER. */
   maxMessageBytes?: number;
+  /** The first call id (1..2^28-1). Default: a random one (see the module notes). */
+  firstCallId?: number;
 }
 
 export interface CallOptions {
@@ -96,6 +121,12 @@ export interface RpcCounters {
   lateAnswers: number;
   /** Messages that did not parse, or over maxMessageBytes: dropped. */
   malformed: number;
+  /**
+   * Error answers and CANCELs this peer could not send (the send callback threw): dropped. An
+   * answer that could not be sent but went back as an ERR_RPC_HANDLER error answer instead is
+   * not counted; a request that could not be sent rejects its call instead.
+   */
+  sendFailures: number;
 }
 
 interface PendingCall {
@@ -107,23 +138,55 @@ interface PendingCall {
   detach: () => void;
 }
 
-/** The AbortSignal handed to handlers (AbortController is not in the compiled lib types). */
-class HandlerSignal implements AbortSignalLike {
+/** What aborts a handler's `ctx.signal`: an AbortController (typed locally: the project compiles
+ *  without DOM types). */
+interface Aborter {
+  readonly signal: AbortSignalLike;
+  abort(reason?: unknown): void;
+}
+
+const HostAbortController = (globalThis as { AbortController?: new () => Aborter }).AbortController;
+
+/**
+ * Handlers get a real AbortSignal where the runtime has AbortController (Node, Bun and Deno all
+ * do): they pass it on to fetch(), timers and other APIs that check `instanceof AbortSignal` or
+ * call throwIfAborted(). The fallback only keeps the peer usable on a host without one.
+ */
+function newAborter(): Aborter {
+  return HostAbortController !== undefined ? new HostAbortController() : new FallbackAborter();
+}
+
+class FallbackSignal implements AbortSignalLike {
   aborted = false;
   reason: unknown = undefined;
-  #listeners = new Set<() => void>();
+  readonly listeners = new Set<() => void>();
   addEventListener(_type: "abort", listener: () => void): void {
-    this.#listeners.add(listener);
+    if (!this.aborted) this.listeners.add(listener);
   }
   removeEventListener(_type: "abort", listener: () => void): void {
-    this.#listeners.delete(listener);
+    this.listeners.delete(listener);
   }
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason;
+  }
+}
+
+class FallbackAborter implements Aborter {
+  readonly signal = new FallbackSignal();
   abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    for (const listener of this.#listeners) listener();
-    this.#listeners.clear();
+    const signal = this.signal;
+    if (signal.aborted) return;
+    signal.aborted = true;
+    signal.reason = reason;
+    const listeners = [...signal.listeners];
+    signal.listeners.clear();
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener's error has nowhere to go (abort() runs inside receive() and close()).
+      }
+    }
   }
 }
 
@@ -140,6 +203,7 @@ export class RpcPeer {
     busyRefused: 0,
     lateAnswers: 0,
     malformed: 0,
+    sendFailures: 0,
   };
   readonly #send: (data: Uint8Array) => void;
   readonly #now: () => number;
@@ -148,9 +212,9 @@ export class RpcPeer {
   readonly #maxHandlers: number;
   readonly #defaultTimeoutMs: number;
   readonly #maxBytes: number;
-  #nextId = 1;
+  #nextId: number;
   #pending = new Map<number, PendingCall>();
-  #running = new Map<number, HandlerSignal>();
+  #running = new Map<number, Aborter>();
   #closed: string | undefined;
 
   constructor(options: RpcOptions) {
@@ -159,8 +223,18 @@ export class RpcPeer {
     this.#handlers = options.handlers ?? {};
     this.#maxInFlight = positive("maxInFlight", options.maxInFlight ?? 64);
     this.#maxHandlers = positive("maxConcurrentHandlers", options.maxConcurrentHandlers ?? 64);
-    this.#defaultTimeoutMs = positive("defaultTimeoutMs", options.defaultTimeoutMs ?? 5000);
+    const defaultTimeout = checkTimeout("defaultTimeoutMs", options.defaultTimeoutMs ?? 5000);
+    if (defaultTimeout !== undefined) throw defaultTimeout;
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 5000;
     this.#maxBytes = positive("maxMessageBytes", options.maxMessageBytes ?? 65_536);
+    const first = options.firstCallId;
+    if (first !== undefined && !(Number.isInteger(first) && first >= 1 && first < ID_LIMIT)) throw new GameUsageError(`firstCallId must be an integer in 1..${ID_LIMIT - 1}, got ${first}`);
+    this.#nextId = first ?? 1 + (randomSeed() % (ID_LIMIT - 1));
+  }
+
+  /** The id the next call will take (attachRpc hands it on to the peer that replaces this one). */
+  get nextCallId(): number {
+    return this.#nextId;
   }
 
   get inFlight(): number {
@@ -173,37 +247,74 @@ export class RpcPeer {
     return this.#closed !== undefined;
   }
 
-  /** Calls `method` on the peer. Rejects with RpcTimeoutError, RpcAbortedError, RpcRemoteError or RpcClosedError. */
+  /**
+   * Calls `method` on the peer. Never throws: every failure is a rejection, with RpcTimeoutError,
+   * RpcAbortedError, RpcRemoteError, RpcClosedError, RpcBusyError, GameUsageError (bad options),
+   * CodecError / GameMessageTooLargeError (params), or the send callback's own error when the
+   * request could not be sent (e.g. the channel's MessageTooLargeError).
+   */
   call(method: string, params: unknown = null, options: CallOptions = {}): Promise<Value> {
+    try {
+      return this.#call(method, params, options ?? {});
+    } catch (error) {
+      // The caller's own objects can still throw (a signal whose addEventListener throws, a
+      // clock that throws): a rejection too, like every other failure.
+      return Promise.reject(error);
+    }
+  }
+
+  #call(method: string, params: unknown, options: CallOptions): Promise<Value> {
     if (this.#closed !== undefined) return Promise.reject(new RpcClosedError(this.#closed));
     if (this.#pending.size >= this.#maxInFlight) return Promise.reject(new RpcBusyError(this.#maxInFlight));
     const signal = options.signal;
     if (signal?.aborted) return Promise.reject(new RpcAbortedError(method));
-    const timeoutMs = positive("timeoutMs", options.timeoutMs ?? this.#defaultTimeoutMs);
-    const id = this.#nextId++;
+    const timeoutMs = options.timeoutMs ?? this.#defaultTimeoutMs;
+    const badTimeout = checkTimeout("timeoutMs", timeoutMs);
+    if (badTimeout !== undefined) return Promise.reject(badTimeout);
+    const id = this.#takeId();
     let bytes: Uint8Array;
     try {
       bytes = this.#encode(Kind.Request, id, method, (w) => writeValue(w, params));
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise<Value>((resolve, reject) => {
-      const onAbort = () => this.#cancel(id, new RpcAbortedError(method));
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#pending.set(id, {
-        method,
-        timeoutMs,
-        deadline: this.#now() + timeoutMs,
-        resolve,
-        reject,
-        detach: () => signal?.removeEventListener("abort", onAbort),
-      });
-      this.counters.callsSent++;
-      this.#send(bytes);
+    let resolve!: (value: Value) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<Value>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
+    const deadline = this.#now() + timeoutMs;
+    const onAbort = () => this.#cancel(id, new RpcAbortedError(method));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    // Pending before the send: a send that delivers synchronously may bring the answer back
+    // within the call.
+    this.#pending.set(id, {
+      method,
+      timeoutMs,
+      deadline,
+      resolve,
+      reject,
+      detach: () => signal?.removeEventListener("abort", onAbort),
+    });
+    try {
+      this.#send(bytes);
+    } catch (error) {
+      // Not sent, so nothing will answer: fail now and free the slot, rather than hold it
+      // until the timeout.
+      const call = this.#pending.get(id);
+      if (call !== undefined) {
+        this.#pending.delete(id);
+        call.detach();
+        call.reject(error as Error);
+      }
+      return promise;
+    }
+    this.counters.callsSent++;
+    return promise;
   }
 
-  /** One-way message: no answer, no id, no timeout. */
+  /** One-way message: no answer, no id, no timeout. Throws what encoding or the send throws. */
   notify(method: string, params: unknown = null): void {
     if (this.#closed !== undefined) throw new RpcClosedError(this.#closed);
     const bytes = this.#encode(Kind.Notify, 0, method, (w) => writeValue(w, params));
@@ -255,9 +366,9 @@ export class RpcPeer {
           end(r);
           // The slot is freed now: a handler is expected to stop on ctx.signal, and whatever it
           // returns later is not sent (its signal is aborted).
-          const signal = this.#running.get(id);
+          const aborter = this.#running.get(id);
           this.#running.delete(id);
-          signal?.abort("cancelled by the caller");
+          aborter?.abort("cancelled by the caller");
           return;
         }
         default:
@@ -293,8 +404,9 @@ export class RpcPeer {
       const call = this.#settle(id)!;
       call.reject(new RpcClosedError(reason));
     }
-    for (const signal of this.#running.values()) signal.abort(reason);
+    const running = [...this.#running.values()];
     this.#running.clear();
+    for (const aborter of running) aborter.abort(reason);
   }
 
   #settle(id: number): PendingCall | undefined {
@@ -316,7 +428,28 @@ export class RpcPeer {
     call.detach();
     if (error instanceof RpcAbortedError) this.counters.cancelled++;
     call.reject(error);
-    if (this.#closed === undefined) this.#send(new ByteWriter(8).u8(Kind.Cancel).varuint(id).finish());
+    // From a timer or an abort listener: nobody to throw to. A lost CANCEL only lets the remote
+    // handler run on; its answer is dropped here as late.
+    if (this.#closed === undefined) this.#sendOwn(new ByteWriter(8).u8(Kind.Cancel).varuint(id).finish());
+  }
+
+  /** The next free call id; wraps within 1..ID_LIMIT-1, skipping ids still waiting. */
+  #takeId(): number {
+    let id = this.#nextId;
+    while (this.#pending.has(id)) id = id + 1 >= ID_LIMIT ? 1 : id + 1;
+    this.#nextId = id + 1 >= ID_LIMIT ? 1 : id + 1;
+    return id;
+  }
+
+  /** Sends on this peer's own behalf; false (counted) when the send threw. */
+  #sendOwn(bytes: Uint8Array): boolean {
+    try {
+      this.#send(bytes);
+      return true;
+    } catch {
+      this.counters.sendFailures++;
+      return false;
+    }
   }
 
   #onNotify(method: string, params: Value): void {
@@ -325,7 +458,7 @@ export class RpcPeer {
     if (handler === undefined || !Object.hasOwn(this.#handlers, method)) return;
     // A notification's handler errors have nobody to go to: swallowed by design.
     try {
-      const result = handler(params, { method, signal: new HandlerSignal() });
+      const result = handler(params, { method, signal: newAborter().signal });
       if (result instanceof Promise) result.catch(() => undefined);
     } catch {
       /* see above */
@@ -348,45 +481,55 @@ export class RpcPeer {
       this.#answerError(id, "ERR_RPC_BUSY", `${this.#maxHandlers} calls already running here: retry later`);
       return;
     }
-    const signal = new HandlerSignal();
-    this.#running.set(id, signal);
+    const aborter = newAborter();
+    this.#running.set(id, aborter);
     let result: Promise<unknown>;
     try {
-      result = Promise.resolve(handler(params, { method, signal }));
+      result = Promise.resolve(handler(params, { method, signal: aborter.signal }));
     } catch (error) {
       result = Promise.reject(error);
     }
-    result.then(
-      (value) => {
-        if (!this.#finish(id, signal)) return;
-        let bytes: Uint8Array;
-        try {
-          bytes = this.#encode(Kind.Result, id, undefined, (w) => writeValue(w, value));
-        } catch (error) {
-          this.#answerError(id, "ERR_RPC_HANDLER", `the result could not be sent: ${(error as Error).message}`);
-          return;
-        }
-        this.#send(bytes);
-      },
-      (error: unknown) => {
-        if (!this.#finish(id, signal)) return;
-        const code = typeof (error as { code?: unknown })?.code === "string" ? (error as { code: string }).code : "ERR_RPC_HANDLER";
-        const message = error instanceof Error ? error.message : String(error);
-        this.#answerError(id, code, message);
-      },
-    );
+    result
+      .then(
+        (value) => {
+          if (!this.#finish(id, aborter)) return;
+          let bytes: Uint8Array;
+          try {
+            bytes = this.#encode(Kind.Result, id, undefined, (w) => writeValue(w, value));
+            this.#send(bytes);
+          } catch (error) {
+            // Too large for this peer or the channel, or not encodable: the caller still gets
+            // an answer, an error saying why, rather than waiting for its timeout.
+            this.#answerError(id, "ERR_RPC_HANDLER", `the result could not be sent: ${errorText(error)}`);
+          }
+        },
+        (error: unknown) => {
+          if (!this.#finish(id, aborter)) return;
+          let code = "ERR_RPC_HANDLER";
+          try {
+            const own = (error as { code?: unknown } | null | undefined)?.code;
+            if (typeof own === "string") code = own;
+          } catch {
+            // a throwing `code` getter: keep ERR_RPC_HANDLER
+          }
+          this.#answerError(id, code, errorText(error));
+        },
+      )
+      // Last resort: nothing above should throw, and an unhandled rejection would end the process.
+      .catch(() => void this.counters.sendFailures++);
   }
 
   /** True if the answer should still be sent (not cancelled, peer open). */
-  #finish(id: number, signal: HandlerSignal): boolean {
-    if (this.#running.get(id) === signal) this.#running.delete(id);
-    return !signal.aborted && this.#closed === undefined;
+  #finish(id: number, aborter: Aborter): boolean {
+    if (this.#running.get(id) === aborter) this.#running.delete(id);
+    return !aborter.signal.aborted && this.#closed === undefined;
   }
 
+  /** Never throws: an error answer that cannot be sent is counted and dropped. */
   #answerError(id: number, code: string, message: string): void {
     const w = new ByteWriter(64).u8(Kind.Error).varuint(id);
     w.string(truncate(code, 64)).string(truncate(message, 256)); // <= 1024 bytes each
-    this.#send(w.finish());
+    this.#sendOwn(w.finish());
   }
 
   #encode(kind: Kind, id: number, method: string | undefined, body: (w: ByteWriter) => void): Uint8Array {
@@ -415,6 +558,21 @@ function end(r: ByteReader): void {
 /** Cuts a string to at most `max` characters (UTF-16 units; the wire limit is in bytes, 4x). */
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : text.slice(0, max);
+}
+
+/** An error's message, or its text; never throws (a thrown value may be anything). */
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return "(an error without a printable message)";
+  }
+}
+
+/** The error for a bad timeout, or undefined: call() rejects with it, the constructor throws it. */
+function checkTimeout(name: string, value: unknown): GameUsageError | undefined {
+  if (typeof value === "number" && value > 0 && value <= MAX_RPC_TIMEOUT_MS) return undefined;
+  return new GameUsageError(`${name} must be a number of ms in (0, ${MAX_RPC_TIMEOUT_MS}] (about 24.8 days: the longest host timer), got ${String(value)}`);
 }
 
 function positive(name: string, value: number): number {

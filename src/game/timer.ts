@@ -6,6 +6,11 @@
  */
 import { host, monotonicNow } from "../api/host.js";
 
+/** Host timers take a signed 32-bit ms count; a longer delay fires at once (Node warns and uses
+ *  1 ms), so a far deadline would spin. Arm at most this far ahead: waking early is a no-op
+ *  that re-arms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface Timed {
   pollTimeout(): number | undefined;
   handleTimeout(now: number): void;
@@ -29,7 +34,7 @@ export class ModuleTimer {
     if (this.#armedFor !== undefined && this.#armedFor <= deadline) return;
     if (this.#handle !== undefined) host.clearTimeout(this.#handle);
     this.#armedFor = deadline;
-    this.#handle = host.setTimeout(() => this.#fire(), Math.max(0, deadline - monotonicNow()));
+    this.#handle = host.setTimeout(() => this.#fire(), Math.min(MAX_TIMER_MS, Math.max(0, deadline - monotonicNow())));
   }
 
   stop(): void {

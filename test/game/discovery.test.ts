@@ -99,6 +99,37 @@ describe("discovery on the simulator", () => {
   });
 });
 
+describe("discovery options", () => {
+  it("refuses numeric options out of range, and host info with more players than maxPlayers", () => {
+    const asker = (o: Record<string, unknown>) => () => new DiscoveryAsker({ appId: APP, targets: ["127.0.0.1:47777"], seed: 1, ...o } as never);
+    for (const o of [{ appId: -1 }, { appId: 2 ** 32 }, { appId: 1.5 }, { seed: NaN }, { hostTtlMs: 0 }, { hostTtlMs: NaN }, { maxHosts: 0 }, { maxHosts: Infinity }, { targets: ["not-an-address"] }, { targets: "127.0.0.1:1" }]) {
+      expect(asker(o), JSON.stringify(o)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    }
+    expect(asker({})).not.toThrow();
+    const responder = (o: Record<string, unknown>) => () => new DiscoveryResponder({ appId: APP, info: info("a", 1), ...o } as never);
+    for (const o of [{ appId: "x" }, { perAddressRate: 0 }, { perAddressRate: NaN }, { totalRate: -1 }, { totalRate: Infinity }, { maxTrackedAddresses: 0 }, { maxTrackedAddresses: 2.5 }]) {
+      expect(responder(o), JSON.stringify(o)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    }
+    expect(responder({})).not.toThrow();
+    expect(responder({ info: { ...info("a", 1), players: 9, maxPlayers: 8 } })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    const r = new DiscoveryResponder({ appId: APP, info: info("a", 1) });
+    expect(() => r.setInfo({ ...info("a", 1), players: 9 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    r.setInfo({ ...info("a", 1), players: 8 });
+  });
+
+  it("discoverHosts rejects bad durations and intervals at once (no flood, no empty answer)", async () => {
+    const target = "127.0.0.1:9";
+    for (const o of [{ intervalMs: 0 }, { intervalMs: NaN }, { intervalMs: -1 }, { intervalMs: 5 }, { durationMs: -5 }, { durationMs: NaN }, { durationMs: Infinity }, { appId: -1 }, { targets: ["nope"] }, { seed: 1.5 }]) {
+      const result = discoverHosts({ appId: APP, host: "127.0.0.1", targets: [target], durationMs: 300, ...o } as never).then(
+        () => "resolved",
+        (e: unknown) => e,
+      );
+      const outcome = await Promise.race([result, new Promise((r) => setTimeout(() => r("pending"), 1000))]);
+      expect(outcome, JSON.stringify(o)).toMatchObject({ code: "ERR_GAME_USAGE" });
+    }
+  });
+});
+
 describe("discovery on real sockets (127.0.0.1)", () => {
   it("discoverHosts finds two responders by unicast on loopback", async () => {
     const a = await startDiscoveryResponder({ appId: APP, info: info("alpha", 3), port: 0, host: "127.0.0.1" });

@@ -90,4 +90,21 @@ describe("lobby over RPC", () => {
     await expect(badList).rejects.toMatchObject({ remoteCode: "ERR_GAME_USAGE" });
     await expect(notRegistered).rejects.toMatchObject({ remoteCode: "ERR_LOBBY_NOT_REGISTERED" });
   });
+
+  it("LobbyHost refuses a player count over maxPlayers (every heartbeat would fail), and bad host info", () => {
+    const calls: unknown[] = [];
+    const host = new LobbyHost(async (m, p) => (calls.push([m, p]), { id: 1, ttlMs: 3000 }), { name: "a", gamePort: 7777, players: 1, maxPlayers: 8 });
+    for (const players of [9, 50, -1, 1.5, NaN]) expect(() => host.setPlayers(players), `players ${players}`).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    host.setPlayers(8);
+    host.setPlayers(0);
+    for (const bad of [
+      { name: "a", gamePort: 7777, players: 9, maxPlayers: 8 },
+      { name: "", gamePort: 7777, players: 1, maxPlayers: 8 },
+      { name: "a", gamePort: 70000, players: 1, maxPlayers: 8 },
+    ]) {
+      expect(() => new LobbyHost(async () => null, bad), JSON.stringify(bad)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+    }
+    expect(calls).toEqual([]);
+    for (const o of [{ ttlMs: NaN }, { ttlMs: 0 }, { maxEntries: 0 }, { maxEntries: 1.5 }]) expect(() => new LobbyRegistry(o), JSON.stringify(o)).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+  });
 });

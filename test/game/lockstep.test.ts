@@ -237,6 +237,82 @@ describe("lockstep rules without a network", () => {
     expect(decodeNetTurn(sent[0]!, 2, 4096)).toMatchObject({ player: 0, turn: 2, doneTurn: 1 });
   });
 
+  /**
+   * Two peers wired back to back. B submits its one allowed batch and then does not execute for a
+   * while (a hitch); A runs as far as the rules let it, then both run. Returns the executed
+   * turns, B's tooFarAhead, and how far past B's next turn A's batches reached.
+   */
+  function lagRun(turnDelay: number, maxTurnsAhead?: number) {
+    const peers: LockstepPeer[] = [];
+    let furthest = 0;
+    for (let self = 0; self < 2; self++) {
+      peers.push(
+        new LockstepPeer({ players: 2, self, turnDelay, maxTurnsAhead }, (bytes) => {
+          const other = peers[1 - self]!;
+          if (self === 0) furthest = Math.max(furthest, decodeNetTurn(bytes, 2, 4096)!.turn - other.nextTurn);
+          other.receive(bytes);
+        }),
+      );
+    }
+    const [a, b] = peers as [LockstepPeer, LockstepPeer];
+    const executed = [0, 0];
+    const step = (p: LockstepPeer, poll: boolean) => {
+      if (poll) for (let t = p.pollTurn(0); t !== undefined; t = p.pollTurn(0)) executed[p.self]!++;
+      for (let i = 0; i < 1000 && p.canSubmit; i++) p.submit();
+    };
+    step(b, false);
+    for (let i = 0; i < 10; i++) step(a, true);
+    for (let i = 0; i < 400; i++) {
+      step(b, true);
+      step(a, true);
+    }
+    return { executed, tooFarAhead: b.counters.tooFarAhead, furthest };
+  }
+
+  it("a peer lagging within the rules never deadlocks: batches reach 2*turnDelay+1 turns ahead, and are kept", () => {
+    for (const turnDelay of [1, 2, 3, 8, 32, 40, 64]) {
+      for (const maxTurnsAhead of [undefined, 2 * turnDelay + 1]) {
+        const why = `turnDelay ${turnDelay}, maxTurnsAhead ${maxTurnsAhead}`;
+        const run = lagRun(turnDelay, maxTurnsAhead);
+        // The bound is reached (so it is the least that works) and never passed.
+        expect(run.furthest, why).toBe(2 * turnDelay + 1);
+        expect(run.tooFarAhead, why).toBe(0);
+        expect(run.executed[0], why).toBeGreaterThan(300);
+        expect(run.executed[1], why).toBeGreaterThan(300);
+      }
+    }
+  });
+
+  it("validates its options and commands with typed errors", () => {
+    const make = (o: Record<string, unknown>) => () => new LockstepPeer({ players: 2, self: 0, ...o } as never, () => undefined);
+    for (const o of [
+      { stallAfterMs: -1 },
+      { stallAfterMs: "x" },
+      { stallAfterMs: NaN },
+      { maxCommandBytes: -5 },
+      { maxCommandBytes: 1.5 },
+      { maxCommandBytes: NaN },
+      { maxTurnsAhead: NaN },
+      { maxTurnsAhead: 0 },
+      { maxTurnsAhead: Infinity },
+      { maxTurnsAhead: 4 }, // below 2 * turnDelay (2) + 1
+      { turnDelay: 3, maxTurnsAhead: 6 },
+    ]) {
+      expect(make(o), JSON.stringify(o)).toThrow(expect.objectContaining({ code: "ERR_LOCKSTEP_USAGE" }));
+    }
+    expect(make({ maxTurnsAhead: 5 })).not.toThrow();
+    expect(make({ stallAfterMs: 0, maxCommandBytes: 0 })).not.toThrow();
+    expect(() => new LockstepRelay({ players: 2, maxCommandBytes: -1 }, () => undefined)).toThrow(expect.objectContaining({ code: "ERR_LOCKSTEP_USAGE" }));
+    const sent: Uint8Array[] = [];
+    const peer = new LockstepPeer({ players: 2, self: 0 }, (b) => sent.push(b));
+    for (const bad of ["move 3 4", [1, 2, 3], { x: 1 }, null, new Uint16Array(2)]) {
+      expect(() => peer.submit(bad as never), JSON.stringify(bad)).toThrow(expect.objectContaining({ code: "ERR_LOCKSTEP_USAGE" }));
+    }
+    expect(sent).toEqual([]);
+    expect(peer.nextSubmitTurn).toBe(2);
+    expect(peer.submit(new Uint8Array([1]))).toBe(2);
+  });
+
   it("the relay drops spoofed batches", () => {
     const out: [number, Uint8Array][] = [];
     const relay = new LockstepRelay({ players: 3 }, (to, b) => out.push([to, b]));

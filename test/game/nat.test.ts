@@ -4,7 +4,7 @@
  * test/interop/nat-traversal.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { LobbyRegistry, lobbyHandlers } from "../../src/game/lobby.js";
+import { LobbyHost, LobbyRegistry, lobbyHandlers } from "../../src/game/lobby.js";
 import { candidates, MAX_PUNCH_RUNS, NatIntroducer, natHandlers, parseIntroduction, PunchRuns } from "../../src/game/nat.js";
 import { RpcPeer } from "../../src/game/rpc.js";
 import { RelayForwarder } from "../../src/relay/forwarder.js";
@@ -279,5 +279,55 @@ describe("PunchRuns", () => {
     const sent: number[] = [];
     runs.handleTimeout(0, (_a, token) => sent.push(token[0]!));
     expect(sent).toEqual([...Array(MAX_PUNCH_RUNS).keys()]); // every run that started, none dropped
+  });
+});
+
+describe("GAME.md's NAT example on loopback (Node)", () => {
+  it("keeps the host listed past the lobby's ttl, and the joiner connects to it", async () => {
+    const { listen } = await import("../../runtimes/node/index.js");
+    const { attachRpc } = await import("../../src/game/rpc-connection.js");
+    const { answerIntroductions, natConnect } = await import("../../src/game/nat-socket.js");
+    const protocolId = 0x4e415431;
+    const now = () => performance.now();
+    const ttlMs = 1000; // the docs use 15 s; short here, the rule is the same
+    const registry = new LobbyRegistry({ ttlMs });
+    const introducer = new NatIntroducer(registry);
+    const server = await listen({ protocolId, port: 0, host: "127.0.0.1" });
+    server.on("connection", (conn) => {
+      const colon = conn.address.lastIndexOf(":");
+      const ip = conn.address.slice(0, colon).replace(/^\[|\]$/g, "");
+      const port = Number(conn.address.slice(colon + 1));
+      const rpc = attachRpc(conn, { handlers: { ...lobbyHandlers(registry, conn.id, ip, now, port), ...natHandlers(introducer, conn.id, now) } });
+      introducer.attach(conn.id, conn.address, (method, params) => rpc.notify(method, params));
+      conn.on("disconnect", () => {
+        registry.remove(conn.id);
+        introducer.detach(conn.id);
+      });
+    });
+    const lobbyAddress = `127.0.0.1:${server.address.port}`;
+    const game = await listen({ protocolId, port: 0, host: "127.0.0.1" });
+    const me = await listen({ protocolId, port: 0, host: "127.0.0.1" });
+    const answering = answerIntroductions(game);
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    try {
+      // The host, as GAME.md has it: register from the game socket, and heartbeat.
+      const lobby = attachRpc(await game.connect(lobbyAddress), { handlers: answering.handlers });
+      const host = new LobbyHost((m, p) => lobby.call(m, p), { name: "Ann's game", gamePort: 0, players: 1, maxPlayers: 8 });
+      await host.register(now());
+      heartbeat = setInterval(() => host.handleTimeout(now()), 100);
+      // The joiner.
+      const rpc = attachRpc(await me.connect(lobbyAddress));
+      await new Promise((r) => setTimeout(r, ttlMs * 1.5));
+      const [entry] = (await rpc.call("lobby.list", {})) as { id: number; address: string }[];
+      expect(entry, "the host is still listed 1.5 ttl later").toMatchObject({ address: `127.0.0.1:${game.address.port}` });
+      const conn = await natConnect(me, rpc, entry!.id, { punchWaitMs: 1000 });
+      expect(conn.address).toBe(`127.0.0.1:${game.address.port}`);
+      expect(host.failures).toBe(0);
+    } finally {
+      clearInterval(heartbeat);
+      answering.close();
+      await Promise.all([me.close(), game.close()]);
+      await server.close();
+    }
   });
 });

@@ -92,4 +92,36 @@ describe("PredictionBuffer", () => {
     expect(p.state).toEqual({ x: 7, v: 0 });
     expect(() => new PredictionBuffer({ step, capacity: 1, tick: 0, state: 0 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
   });
+
+  it("GAME.md's server-state handler: a stale update is ignored, one the buffer cannot replay snaps to the server", () => {
+    const p = new PredictionBuffer<Input, Body>({ step, equals: same, capacity: 8, tick: 100, state: { x: 0, v: 0 } });
+    // As in GAME.md.
+    let lastServerTick = -1;
+    const onServerState = (tick: number, state: Body) => {
+      if (tick <= lastServerTick) return;
+      lastServerTick = tick;
+      try {
+        p.correct(tick, state);
+      } catch (e) {
+        if ((e as { code?: string }).code === "ERR_TICK_OUT_OF_BUFFER") p.reset(tick, state);
+        else throw e;
+      }
+    };
+    for (let i = 0; i < 20; i++) p.predict(1);
+    onServerState(115, p.stateAt(115)!);
+    const shown = p.state;
+    // An older update overtaken on an unreliable channel: out of the buffer (115 was applied),
+    // and resetting to it would rewind the client 7 ticks.
+    expect(() => p.correct(113, { x: -50, v: 0 })).toThrow(expect.objectContaining({ code: "ERR_TICK_OUT_OF_BUFFER", tick: 113, oldest: 115 }));
+    onServerState(113, { x: -50, v: 0 });
+    expect(p.tick).toBe(120);
+    expect(p.state).toEqual(shown);
+    // The server is ahead of everything predicted: snap forward.
+    onServerState(200, { x: 9, v: 0 });
+    expect([p.tick, p.state]).toEqual([200, { x: 9, v: 0 }]);
+    // The client ran further ahead than the buffer holds: snap back to the server.
+    for (let i = 0; i < 20; i++) p.predict(1);
+    onServerState(205, { x: 11, v: 0 });
+    expect([p.tick, p.state]).toEqual([205, { x: 11, v: 0 }]);
+  });
 });

@@ -2,10 +2,12 @@
  * RPC: the codec, two peers wired back to back on a virtual clock, the peer over the sans-IO
  * Endpoint on the simulator (with loss), and once over real loopback sockets on Node.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { ByteReader } from "../../src/game/bytes.js";
 import { decodeValue, encodeValue } from "../../src/game/codec.js";
 import { RpcPeer, type RpcHandler, type RpcOptions } from "../../src/game/rpc.js";
 import { attachRpc } from "../../src/game/rpc-connection.js";
+import { ModuleTimer } from "../../src/game/timer.js";
 import { Rng } from "../../src/sim/rng.js";
 import { connectPair, endpointPair, settle } from "./helpers.js";
 
@@ -53,6 +55,37 @@ describe("codec", () => {
     const cyclic: unknown[] = [];
     cyclic.push(cyclic);
     expect(() => encodeValue(cyclic)).toThrow(expect.objectContaining({ code: "ERR_GAME_CODEC" }));
+  });
+
+  it("refuses objects that are not plain (Map, Set, Date, buffers, typed arrays, class instances)", () => {
+    class Vec {
+      constructor(
+        public x = 1,
+        public y = 2,
+      ) {}
+    }
+    const refused: [string, unknown][] = [
+      ["Map", new Map([["a", 1]])],
+      ["Set", new Set([1])],
+      ["Date", new Date(0)],
+      ["ArrayBuffer", new ArrayBuffer(4)],
+      ["DataView", new DataView(new ArrayBuffer(4))],
+      ["Float32Array", new Float32Array([1.5])],
+      ["Int16Array", new Int16Array([1])],
+      ["Uint8ClampedArray", new Uint8ClampedArray([1])],
+      ["RegExp", /x/],
+      ["Promise", Promise.resolve(1)],
+      ["Error", new Error("x")],
+      ["a class instance", new Vec()],
+      ["a Map inside an object", { inventory: new Map() }],
+      ["a Date inside an array", [1, new Date(0)]],
+    ];
+    for (const [what, value] of refused) expect(() => encodeValue(value), what).toThrow(expect.objectContaining({ code: "ERR_GAME_CODEC" }));
+    // Plain objects, including null-prototype ones, and Uint8Array subclasses (Node's Buffer) pass.
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1 });
+    expect(decodeValue(encodeValue(bare))).toEqual({ a: 1 });
+    class Bytes extends Uint8Array {}
+    expect(decodeValue(encodeValue(new Bytes([1, 2])))).toEqual(new Uint8Array([1, 2]));
   });
 
   it("never throws on random or truncated input (seed 11)", () => {
@@ -266,6 +299,246 @@ describe("attachRpc over real loopback sockets (Node)", () => {
       await conn.close();
       expect(await hanging).toMatchObject({ code: expect.stringMatching(/ERR_RPC_(CLOSED|REMOTE)/) });
       await expect(rpc.call("hello")).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("RpcPeer: its own sends never throw out of it", () => {
+  /** A send that throws like the transport does for a message over the channel's limit. */
+  const refusing = (limit: number, deliver: (d: Uint8Array) => void) => (d: Uint8Array) => {
+    if (d.length > limit) throw Object.assign(new Error(`message of ${d.length} bytes exceeds the channel's maxMessageBytes (${limit})`), { code: "ERR_MESSAGE_TOO_LARGE" });
+    deliver(d);
+  };
+
+  it("an answer the send refuses goes back as an ERR_RPC_HANDLER error answer", async () => {
+    const toA: Uint8Array[] = [];
+    const peerB = new RpcPeer({ send: refusing(300, (d) => toA.push(d)), now: () => 0, handlers: { big: () => new Uint8Array(500), small: () => 7 } });
+    const peerA = new RpcPeer({ send: (d) => peerB.receive(d), now: () => 0 });
+    const outcome = peerA.call("big").then(
+      (v) => ({ ok: v }),
+      (e: unknown) => ({ error: e }),
+    );
+    const small = peerA.call("small");
+    for (let i = 0; i < 10; i++) {
+      await settle();
+      for (const d of toA.splice(0)) peerA.receive(d);
+    }
+    expect(peerA.inFlight, "both calls got an answer").toBe(0);
+    const { error } = (await outcome) as { error: { code: string; remoteCode: string; message: string } };
+    expect(error).toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "ERR_RPC_HANDLER" });
+    expect(error.message).toContain("the result could not be sent: message of");
+    await expect(small).resolves.toBe(7);
+    expect(peerB.counters.sendFailures).toBe(0); // the error answer went out instead
+  });
+
+  it("answers, error answers and cancels that cannot be sent at all are counted and dropped", async () => {
+    const broken = () => {
+      throw Object.assign(new Error("channel 9 is not configured"), { code: "ERR_UNKNOWN_CHANNEL" });
+    };
+    const server = new RpcPeer({ send: broken, now: () => 0, maxConcurrentHandlers: 2, handlers: { echo: async (p) => p, hang: () => new Promise(() => undefined) } });
+    const requests: Uint8Array[] = [];
+    const client = new RpcPeer({ send: (d) => requests.push(d), now: () => 0, maxInFlight: 8 });
+    for (const m of ["echo", "nope", "hang", "echo"]) client.call(m).catch(() => undefined);
+    // echo (its answer, then its error answer, fail), nope (unknown method: error answer fails),
+    // hang (runs), echo (refused busy: error answer fails). receive() must not throw.
+    expect(() => {
+      for (const r of requests) server.receive(r);
+    }).not.toThrow();
+    await settle();
+    expect(server.counters.sendFailures).toBe(3);
+    expect(server.counters.busyRefused).toBe(1);
+
+    // A timeout's CANCEL that cannot be sent: the call still rejects, handleTimeout() does not throw.
+    let failCancel = false;
+    const clock = { now: 0 };
+    const caller = new RpcPeer({ send: (d) => (failCancel && d[0] === 5 ? broken() : undefined), now: () => clock.now, defaultTimeoutMs: 50 });
+    const call = caller.call("anything");
+    failCancel = true;
+    clock.now = 50;
+    expect(() => caller.handleTimeout(clock.now)).not.toThrow();
+    await expect(call).rejects.toMatchObject({ code: "ERR_RPC_TIMEOUT" });
+    expect(caller.counters.sendFailures).toBe(1);
+    // And a CANCEL from an AbortSignal.
+    const controller = new AbortController();
+    const aborted = caller.call("anything", null, { signal: controller.signal });
+    expect(() => controller.abort()).not.toThrow();
+    await expect(aborted).rejects.toMatchObject({ code: "ERR_RPC_ABORTED" });
+    expect(caller.counters.sendFailures).toBe(2);
+  });
+
+  it("a call whose request cannot be sent rejects at once with that error and frees its slot", async () => {
+    const peer = new RpcPeer({ send: refusing(50, () => undefined), now: () => 0, maxInFlight: 1 });
+    await expect(peer.call("upload", new Uint8Array(100))).rejects.toMatchObject({ code: "ERR_MESSAGE_TOO_LARGE" });
+    expect(peer.inFlight).toBe(0);
+    expect(peer.pollTimeout()).toBeUndefined();
+    // The slot is free: the next call is sent, not refused as busy.
+    const next = peer.call("small", 1);
+    expect(peer.inFlight).toBe(1);
+    peer.close();
+    await expect(next).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
+  });
+});
+
+describe("RpcPeer: timeouts, call ids, handler signals", () => {
+  it("a bad timeoutMs rejects the call (never throws); at most 2^31-1 ms", async () => {
+    const peer = new RpcPeer({ send: () => undefined, now: () => 0 });
+    for (const timeoutMs of [0, -1, NaN, Infinity, 2 ** 31, 3e9]) {
+      let result: Promise<unknown> | undefined;
+      expect(() => (result = peer.call("m", null, { timeoutMs })), `timeoutMs ${timeoutMs}`).not.toThrow();
+      await expect(result, `timeoutMs ${timeoutMs}`).rejects.toMatchObject({ code: "ERR_GAME_USAGE" });
+    }
+    expect(peer.inFlight).toBe(0);
+    const longest = peer.call("m", null, { timeoutMs: 2 ** 31 - 1 });
+    expect(peer.pollTimeout()).toBe(2 ** 31 - 1);
+    peer.close();
+    await expect(longest).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
+    expect(() => new RpcPeer({ send: () => undefined, now: () => 0, defaultTimeoutMs: 2 ** 31 })).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+  });
+
+  it("ModuleTimer never arms a host timer past 2^31-1 ms (it would fire at once, in a loop)", () => {
+    const delays: number[] = [];
+    const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((_fn: () => void, ms?: number) => {
+      delays.push(ms ?? 0);
+      return 0 as unknown as ReturnType<typeof setTimeout>;
+    }) as typeof setTimeout);
+    try {
+      const timer = new ModuleTimer({ pollTimeout: () => performance.now() + 3e9, handleTimeout: () => undefined });
+      timer.poke();
+      timer.stop();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(delays.length).toBe(1);
+    expect(delays[0]).toBeLessThanOrEqual(2 ** 31 - 1);
+    expect(delays[0]).toBeGreaterThan(2 ** 30);
+  });
+
+  it("each peer starts its call ids at its own point, so a closed peer's late answer matches nothing", async () => {
+    const firstIds = new Set<number>();
+    for (let i = 0; i < 8; i++) {
+      let sent: Uint8Array | undefined;
+      const peer = new RpcPeer({ send: (d) => (sent = d), now: () => 0 });
+      peer.call("m").catch(() => undefined);
+      peer.close();
+      const r = new ByteReader(sent!);
+      r.u8();
+      firstIds.add(r.varuint());
+    }
+    expect(firstIds.size).toBeGreaterThan(1);
+
+    // The scenario: peer 1 calls and closes, peer 2 (same channel) calls; peer 1's answer comes in.
+    const toServer: Uint8Array[] = [];
+    const old = new RpcPeer({ send: (d) => toServer.push(d), now: () => 0 });
+    old.call("who", "old").catch(() => undefined);
+    old.close("detached");
+    const fresh = new RpcPeer({ send: (d) => toServer.push(d), now: () => 0 });
+    const mine = fresh.call("who", "fresh");
+    const answers: Uint8Array[] = [];
+    const srv = new RpcPeer({ send: (d) => answers.push(d), now: () => 0, handlers: { who: (p) => p } });
+    for (const d of toServer) srv.receive(d);
+    await settle();
+    expect(answers.length).toBe(2);
+    fresh.receive(answers[0]!); // the old peer's answer
+    expect(fresh.counters.lateAnswers).toBe(1);
+    fresh.receive(answers[1]!);
+    await expect(mine).resolves.toBe("fresh");
+  });
+
+  it("a handler's ctx.signal is a real AbortSignal, aborted by the caller's cancel", async () => {
+    let signal: AbortSignal | undefined;
+    let noteSignal: AbortSignal | undefined;
+    const { peerA, peerB, pump } = backToBack(
+      {},
+      {
+        handlers: {
+          hang: (_p, ctx) => {
+            signal = ctx.signal as AbortSignal;
+            return new Promise(() => undefined);
+          },
+          note: (_p, ctx) => void (noteSignal = ctx.signal as AbortSignal),
+        },
+      },
+    );
+    const controller = new AbortController();
+    const call = peerA.call("hang", null, { signal: controller.signal });
+    peerA.notify("note");
+    await pump();
+    expect(signal).toBeInstanceOf(AbortSignal);
+    expect(noteSignal).toBeInstanceOf(AbortSignal);
+    expect(() => signal!.throwIfAborted()).not.toThrow();
+    let fired = 0;
+    signal!.addEventListener("abort", () => fired++);
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: "ERR_RPC_ABORTED" });
+    await pump();
+    expect(signal!.aborted).toBe(true);
+    expect(fired).toBe(1);
+    expect(signal!.reason).toBe("cancelled by the caller");
+    expect(() => signal!.throwIfAborted()).toThrow();
+    expect(peerB.runningHandlers).toBe(0);
+  });
+});
+
+describe("attachRpc: channel checks and re-attaching (Node, loopback)", () => {
+  it("fails a call whose answer is over the channel's maxMessageBytes (the server lives on), and frees a refused request's slot", async () => {
+    const { listen, connect } = await import("../../runtimes/node/index.js");
+    const protocolId = 0x52504332;
+    const channels = [{ mode: "reliable-ordered" as const, maxMessageBytes: 1000 }];
+    const server = await listen({ port: 0, host: "127.0.0.1", protocolId, channels });
+    let serverPeer: ReturnType<typeof attachRpc> | undefined;
+    server.on("connection", (conn) => {
+      serverPeer = attachRpc(conn, { handlers: { big: (n) => new Uint8Array(n as number), hang: () => new Promise(() => undefined) } });
+    });
+    try {
+      const conn = await connect(`127.0.0.1:${server.address.port}`, { protocolId, channels });
+      const rpc = attachRpc(conn, { defaultTimeoutMs: 3000, maxInFlight: 1 });
+      expect((await rpc.call("big", 10)) as Uint8Array).toHaveLength(10);
+      const error = await rpc.call("big", 2000).catch((e: unknown) => e as { code: string; remoteCode: string; message: string });
+      expect(error).toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "ERR_RPC_HANDLER" });
+      expect((error as Error).message).toContain("could not be sent");
+      await expect(rpc.call("big", new Uint8Array(2000))).rejects.toMatchObject({ code: "ERR_MESSAGE_TOO_LARGE" });
+      expect(rpc.peer.inFlight).toBe(0);
+      expect((await rpc.call("big", 20)) as Uint8Array).toHaveLength(20); // the slot was freed at once
+      expect(serverPeer!.peer.counters.sendFailures).toBe(0);
+      await conn.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("refuses a channel the connection does not have, and a second peer on an attached channel; a re-attached peer ignores the old one's late answers", async () => {
+    const { listen, connect } = await import("../../runtimes/node/index.js");
+    const protocolId = 0x52504333;
+    const server = await listen({ port: 0, host: "127.0.0.1", protocolId });
+    server.on("connection", (conn) => {
+      attachRpc(conn, {
+        handlers: {
+          slow: () => new Promise((resolve) => setTimeout(() => resolve({ match: "found" }), 100)),
+          balance: () => ({ gold: 42 }),
+        },
+      });
+    });
+    try {
+      const conn = await connect(`127.0.0.1:${server.address.port}`, { protocolId });
+      for (const channel of [8, 99, -1, 1.5]) expect(() => attachRpc(conn, { channel }), `channel ${channel}`).toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+      const lobby = attachRpc(conn);
+      expect(() => attachRpc(conn), "a second peer on channel 0").toThrow(expect.objectContaining({ code: "ERR_GAME_USAGE" }));
+      const other = attachRpc(conn, { channel: 3 }); // another channel is fine
+      other.detach();
+      const waiting = lobby.call("slow").catch((e: unknown) => e);
+      lobby.detach();
+      expect(await waiting).toMatchObject({ code: "ERR_RPC_CLOSED" });
+      const game = attachRpc(conn);
+      expect(await game.call("balance")).toEqual({ gold: 42 });
+      await new Promise((r) => setTimeout(r, 200)); // the old call's answer arrives meanwhile
+      expect(await game.call("balance")).toEqual({ gold: 42 });
+      expect(game.peer.counters.lateAnswers).toBe(1);
+      await conn.close();
+      // An ended connection: the peer is closed at once, calls reject rather than time out.
+      const ended = attachRpc(conn);
+      await expect(ended.call("balance", null, { timeoutMs: 2000 })).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
     } finally {
       await server.close();
     }
