@@ -97,12 +97,14 @@ export class InvalidDelayError extends ChannelError {
 
 /** send() got data that is not a Uint8Array (a string, an ArrayBuffer, a DataView, null...). */
 export class InvalidDataError extends ChannelError {
-  constructor(data: unknown) {
+  /** `detail` replaces the message's generic advice (a detached buffer, say). */
+  constructor(data: unknown, detail?: string) {
     const what = data === null ? "null" : typeof data !== "object" ? typeof data : ((data as object).constructor?.name ?? "an object");
     super(
       "ERR_INVALID_DATA",
-      `send() takes the message as a Uint8Array (a Node Buffer is one), got ${what}; ` +
-        `wrap an ArrayBuffer as new Uint8Array(buffer), encode a string with new TextEncoder().encode(text)`,
+      detail ??
+        `send() takes the message as a Uint8Array (a Node Buffer is one), got ${what}; ` +
+          `wrap an ArrayBuffer as new Uint8Array(buffer), encode a string with new TextEncoder().encode(text)`,
     );
   }
 }

@@ -378,10 +378,13 @@ export class LockstepRelay {
       return;
     }
     if (m.turn > this.#highest[fromPlayer]!) this.#highest[fromPlayer] = m.turn;
+    // Each recipient but the last gets its own copy: a send that takes the buffer (ackwire/worker
+    // with transferOnSend detaches it) must not empty it for the next one.
+    const last = fromPlayer === this.players - 1 ? this.players - 2 : this.players - 1;
     for (let p = 0; p < this.players; p++) {
       if (p === fromPlayer) continue;
       this.counters.forwarded++;
-      this.#send(p, bytes);
+      this.#send(p, p === last ? bytes : bytes.slice());
     }
   }
 

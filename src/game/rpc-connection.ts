@@ -31,7 +31,7 @@ export interface AttachedRpc {
 
 /** Per connection, per channel: the attached peer (if any) and the next call id to use there.
  *  Weak: a connection the application drops takes its entry with it. */
-const channelsOf = new WeakMap<object, Map<number, { peer: RpcPeer | undefined; nextCallId: number }>>();
+const channelsOf = new WeakMap<object, Map<number, { peer: RpcPeer | undefined; nextCallId: number; release: (() => void) | undefined }>>();
 
 /**
  * The number of channels the connection has, from its stats (`messagesSent` has one count per
@@ -60,7 +60,9 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
   let slots = channelsOf.get(conn);
   if (slots === undefined) channelsOf.set(conn, (slots = new Map()));
   let slot = slots.get(channel);
-  if (slot?.peer !== undefined) {
+  // A peer closed by its own close() (not detach()) holds nothing any more: its hold goes.
+  if (slot?.peer !== undefined && slot.peer.isClosed) slot.release?.();
+  if (slot?.peer !== undefined && conn.isOpen) {
     throw new GameUsageError(
       `an RPC peer is already attached to channel ${channel} of connection ${String(conn.id)}: detach() it first (each message on a channel goes to one peer), or attach this one to another channel`,
     );
@@ -94,15 +96,20 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
     peer.close("connection ended");
     return api;
   }
-  if (slot === undefined) slots.set(channel, (slot = { peer: undefined, nextCallId: peer.nextCallId }));
+  if (slot === undefined) slots.set(channel, (slot = { peer: undefined, nextCallId: peer.nextCallId, release: undefined }));
   slot.peer = peer;
   const held = slot;
   const release = () => {
     // Only our own hold: a detach() after the channel went to a newer peer changes nothing.
     if (held.peer !== peer) return;
+    conn.off("message", onMessage);
+    conn.off("disconnect", onDisconnect);
+    timer.stop();
     held.peer = undefined;
+    held.release = undefined;
     held.nextCallId = peer.nextCallId;
   };
+  held.release = release;
   const onMessage = (message: Message) => {
     if (message.channel === channel) peer.receive(message.data);
   };

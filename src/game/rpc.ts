@@ -140,6 +140,13 @@ interface PendingCall {
 
 /** What aborts a handler's `ctx.signal`: an AbortController (typed locally: the project compiles
  *  without DOM types). */
+/** An ERROR answer to call `id`. */
+function errorAnswer(id: number, code: string, message: string): Uint8Array {
+  const w = new ByteWriter(64).u8(Kind.Error).varuint(id);
+  w.string(truncate(code, 64)).string(truncate(message, 256)); // <= 1024 bytes each
+  return w.finish();
+}
+
 interface Aborter {
   readonly signal: AbortSignalLike;
   abort(reason?: unknown): void;
@@ -215,6 +222,8 @@ export class RpcPeer {
   #nextId: number;
   #pending = new Map<number, PendingCall>();
   #running = new Map<number, Aborter>();
+  /** Notification handlers still running (their signals abort at close()). */
+  #notifying = new Set<Aborter>();
   #closed: string | undefined;
 
   constructor(options: RpcOptions) {
@@ -396,17 +405,39 @@ export class RpcPeer {
     }
   }
 
-  /** Rejects pending calls with RpcClosedError and aborts running handlers. Idempotent. */
+  /**
+   * Rejects pending calls with RpcClosedError and aborts running handlers (notifications' too).
+   * Idempotent. The remote is told, best effort (it may be gone, and then nothing is counted):
+   * a CANCEL for each of our pending calls, so its handlers stop and give back their slots, and
+   * an ERR_RPC_CLOSED answer for each call it is waiting on here, so its caller need not wait
+   * for a timeout. Without them a peer detached from a connection that stays open left the
+   * remote's handlers running for ever (a re-attached peer then found it busy).
+   */
   close(reason = "closed by the application"): void {
     if (this.#closed !== undefined) return;
+    const pending = [...this.#pending.keys()];
+    const running = [...this.#running.entries()];
+    this.#running.clear();
+    for (const id of pending) this.#sendQuietly(new ByteWriter(8).u8(Kind.Cancel).varuint(id).finish());
+    for (const [id] of running) this.#sendQuietly(errorAnswer(id, "ERR_RPC_CLOSED", `the peer closed: ${reason}`));
     this.#closed = reason;
-    for (const [id] of this.#pending) {
+    for (const id of pending) {
       const call = this.#settle(id)!;
       call.reject(new RpcClosedError(reason));
     }
-    const running = [...this.#running.values()];
-    this.#running.clear();
-    for (const aborter of running) aborter.abort(reason);
+    for (const [, aborter] of running) aborter.abort(reason);
+    const notified = [...this.#notifying];
+    this.#notifying.clear();
+    for (const aborter of notified) aborter.abort(reason);
+  }
+
+  /** A send on the way out (close()): a failure is expected (the connection may be gone). */
+  #sendQuietly(bytes: Uint8Array): void {
+    try {
+      this.#send(bytes);
+    } catch {
+      /* best effort: see close() */
+    }
   }
 
   #settle(id: number): PendingCall | undefined {
@@ -456,12 +487,16 @@ export class RpcPeer {
     this.counters.notificationsReceived++;
     const handler = this.#handlers[method];
     if (handler === undefined || !Object.hasOwn(this.#handlers, method)) return;
-    // A notification's handler errors have nobody to go to: swallowed by design.
+    // A notification's handler errors have nobody to go to: swallowed by design. Its signal
+    // aborts when this peer closes (as RpcContext says), so it is held until the handler ends.
+    const aborter = newAborter();
+    this.#notifying.add(aborter);
     try {
-      const result = handler(params, { method, signal: newAborter().signal });
-      if (result instanceof Promise) result.catch(() => undefined);
+      const result = handler(params, { method, signal: aborter.signal });
+      if (result instanceof Promise) void result.then(() => this.#notifying.delete(aborter), () => this.#notifying.delete(aborter));
+      else this.#notifying.delete(aborter);
     } catch {
-      /* see above */
+      this.#notifying.delete(aborter);
     }
   }
 
@@ -527,9 +562,7 @@ export class RpcPeer {
 
   /** Never throws: an error answer that cannot be sent is counted and dropped. */
   #answerError(id: number, code: string, message: string): void {
-    const w = new ByteWriter(64).u8(Kind.Error).varuint(id);
-    w.string(truncate(code, 64)).string(truncate(message, 256)); // <= 1024 bytes each
-    this.#sendOwn(w.finish());
+    this.#sendOwn(errorAnswer(id, code, message));
   }
 
   #encode(kind: Kind, id: number, method: string | undefined, body: (w: ByteWriter) => void): Uint8Array {

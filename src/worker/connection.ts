@@ -141,7 +141,13 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     if (this.#transferOnSend && data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && data.byteLength > 0) {
       return new Uint8Array(host.structuredClone(data.buffer, { transfer: [data.buffer] }));
     }
-    return data.slice();
+    try {
+      return data.slice();
+    } catch {
+      // A view of a buffer a previous send() took (transferOnSend), e.g. one message sent to two
+      // connections: a typed error, not the runtime's TypeError.
+      throw new InvalidDataError(data, `send(): this Uint8Array's buffer was detached (transferOnSend hands the buffer of each send to the network worker): send a copy (data.slice()) to each further connection`);
+    }
   }
 
   /** The newest snapshot from the worker (at most statsIntervalMs old while the thread is free). */

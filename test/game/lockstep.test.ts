@@ -303,6 +303,7 @@ describe("lockstep rules without a network", () => {
     expect(make({ maxTurnsAhead: 5 })).not.toThrow();
     expect(make({ stallAfterMs: 0, maxCommandBytes: 0 })).not.toThrow();
     expect(() => new LockstepRelay({ players: 2, maxCommandBytes: -1 }, () => undefined)).toThrow(expect.objectContaining({ code: "ERR_LOCKSTEP_USAGE" }));
+
     const sent: Uint8Array[] = [];
     const peer = new LockstepPeer({ players: 2, self: 0 }, (b) => sent.push(b));
     for (const bad of ["move 3 4", [1, 2, 3], { x: 1 }, null, new Uint16Array(2)]) {
@@ -311,6 +312,18 @@ describe("lockstep rules without a network", () => {
     expect(sent).toEqual([]);
     expect(peer.nextSubmitTurn).toBe(2);
     expect(peer.submit(new Uint8Array([1]))).toBe(2);
+  });
+
+  it("the relay gives each recipient bytes of its own: a send that takes the buffer (ackwire/worker's transferOnSend) leaves the others theirs", () => {
+    const got: number[][] = [];
+    const relay = new LockstepRelay({ players: 4 }, (to, bytes) => {
+      got[to] = [...bytes];
+      structuredClone(bytes.buffer, { transfer: [bytes.buffer as ArrayBuffer] }); // detaches it, as a transfer does
+    });
+    const batch = encodeNetTurn({ player: 1, turn: 3, doneTurn: 2, doneHash: 7, commands: [Uint8Array.of(5, 6)] });
+    relay.receive(1, batch.slice());
+    expect(relay.counters.forwarded).toBe(3);
+    expect([got[0], got[2], got[3]]).toEqual([[...batch], [...batch], [...batch]]);
   });
 
   it("the relay drops spoofed batches", () => {

@@ -129,6 +129,29 @@ describe("RpcPeer back to back", () => {
     never: () => new Promise(() => undefined),
   };
 
+  it("close() tells the remote: its calls to us get ERR_RPC_CLOSED at once, ours are cancelled there, and notification handlers' signals abort", async () => {
+    let notifySignal: AbortSignal | undefined;
+    const running: AbortSignal[] = [];
+    const { peerA, peerB, pump } = backToBack(
+      { handlers: { wait: (_p, ctx) => (running.push(ctx.signal), new Promise(() => undefined)) } },
+      { handlers: { never: (_p, ctx) => (running.push(ctx.signal), new Promise(() => undefined)), hello: (_p, ctx) => ((notifySignal = ctx.signal), new Promise(() => undefined)) } },
+    );
+    const mine = peerA.call("never", null, { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    const theirs = peerB.call("wait", null, { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    peerA.notify("hello");
+    await pump();
+    expect(running).toHaveLength(2);
+    peerB.close("leaving");
+    await pump();
+    // A's call into B: answered ERR_RPC_CLOSED by B as it closed, not left to its minute.
+    expect(await mine).toMatchObject({ code: "ERR_RPC_REMOTE", remoteCode: "ERR_RPC_CLOSED" });
+    // B's call into A: rejected locally, and cancelled at A (A's handler saw its signal abort).
+    expect(await theirs).toMatchObject({ code: "ERR_RPC_CLOSED" });
+    expect(running.map((s) => s.aborted)).toEqual([true, true]);
+    expect(peerA.runningHandlers).toBe(0);
+    expect(notifySignal?.aborted).toBe(true);
+  });
+
   it("answers calls, concurrently and out of order, and carries remote errors typed", async () => {
     const slow: RpcHandler = (p) => new Promise((r) => setTimeout(() => r(p), 5));
     const { peerA, pump } = backToBack({}, { handlers: { ...handlers, slow } });
@@ -437,8 +460,14 @@ describe("RpcPeer: timeouts, call ids, handler signals", () => {
     const mine = fresh.call("who", "fresh");
     const answers: Uint8Array[] = [];
     const srv = new RpcPeer({ send: (d) => answers.push(d), now: () => 0, handlers: { who: (p) => p } });
-    for (const d of toServer) srv.receive(d);
+    // toServer: the old request, the old peer's CANCEL (close() sends one), the fresh request.
+    // The CANCEL crossed the old answer on the way: the server answered before it arrived.
+    expect(toServer).toHaveLength(3);
+    srv.receive(toServer[0]!);
     await settle();
+    srv.receive(toServer[2]!);
+    await settle();
+    srv.receive(toServer[1]!); // late: its call is finished, nothing to stop
     expect(answers.length).toBe(2);
     fresh.receive(answers[0]!); // the old peer's answer
     expect(fresh.counters.lateAnswers).toBe(1);
@@ -508,14 +537,21 @@ describe("attachRpc: channel checks and re-attaching (Node, loopback)", () => {
     }
   });
 
-  it("refuses a channel the connection does not have, and a second peer on an attached channel; a re-attached peer ignores the old one's late answers", async () => {
+  it("refuses a channel the connection does not have, and a second peer on an attached channel; detach() cancels its calls at the remote; a re-attached peer gets its own answers", async () => {
     const { listen, connect } = await import("../../runtimes/node/index.js");
     const protocolId = 0x52504333;
     const server = await listen({ port: 0, host: "127.0.0.1", protocolId });
+    const slowAborted: boolean[] = [];
     server.on("connection", (conn) => {
       attachRpc(conn, {
         handlers: {
-          slow: () => new Promise((resolve) => setTimeout(() => resolve({ match: "found" }), 100)),
+          slow: (_params, ctx) =>
+            new Promise((resolve) =>
+              setTimeout(() => {
+                slowAborted.push(ctx.signal.aborted);
+                resolve({ match: "found" });
+              }, 100),
+            ),
           balance: () => ({ gold: 42 }),
         },
       });
@@ -532,10 +568,22 @@ describe("attachRpc: channel checks and re-attaching (Node, loopback)", () => {
       expect(await waiting).toMatchObject({ code: "ERR_RPC_CLOSED" });
       const game = attachRpc(conn);
       expect(await game.call("balance")).toEqual({ gold: 42 });
-      await new Promise((r) => setTimeout(r, 200)); // the old call's answer arrives meanwhile
+      await new Promise((r) => setTimeout(r, 200)); // the old call's handler ends meanwhile
       expect(await game.call("balance")).toEqual({ gold: 42 });
-      expect(game.peer.counters.lateAnswers).toBe(1);
-      await conn.close();
+      // detach() sent a CANCEL: the server's handler saw its signal aborted, and its result
+      // went nowhere (no late answer reached the new peer either).
+      expect(slowAborted).toEqual([true]);
+      expect(game.peer.counters.lateAnswers).toBe(0);
+      // A peer closed by its own close() (not detach()) frees the channel too.
+      game.peer.close();
+      const again = attachRpc(conn);
+      expect(await again.call("balance")).toEqual({ gold: 42 });
+      const closing = conn.close();
+      // While the connection closes (lingering), a new attach is closed at once, not refused.
+      const late = attachRpc(conn, { channel: 3 });
+      await expect(late.call("balance")).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });
+      expect(() => attachRpc(conn)).not.toThrow();
+      await closing;
       // An ended connection: the peer is closed at once, calls reject rather than time out.
       const ended = attachRpc(conn);
       await expect(ended.call("balance", null, { timeoutMs: 2000 })).rejects.toMatchObject({ code: "ERR_RPC_CLOSED" });

@@ -330,6 +330,8 @@ describe("ackwire/worker transferOnSend", () => {
     const bytes = Uint8Array.of(1, 1, 1, 1);
     const delivered = conn.send(bytes, { channel: 0, receipt: true });
     expect(bytes.byteLength).toBe(0); // detached at once, not at the end of the turn
+    // The same view again (one message to two connections): a typed error that says so.
+    expect(() => conn.send(bytes, { channel: 0 })).toThrow(workerApi.InvalidDataError);
     expect(await delivered).toBe(true);
     for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(got).toEqual([[1, 1, 1, 1]]);
