@@ -200,6 +200,16 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     return new Promise<boolean>((resolve) => this.#receipts.set(receipt, resolve));
   }
 
+  /**
+   * The largest message `send()` takes on `channel` (its `maxMessageBytes`, the default resolved
+   * for the mtu: 1 MiB on reliable modes, 64 KiB on unreliable ones, at most 1024 fragments);
+   * undefined for a channel the connection does not have (or a custom endpoint that does not
+   * say).
+   */
+  maxMessageBytes(channel = 0): number | undefined {
+    return this.#driver.endpoint.maxMessageBytes?.[channel];
+  }
+
   stats(): ConnectionStats {
     if (!this.#open || this.#ended) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     try {

@@ -19,6 +19,8 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
    *  what was sent before saying goodbye (the session Endpoint's close). */
   close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array, now?: number, linger?: boolean): void;
   stats(connection: ConnectionId): ConnectionStats;
+  /** Each channel's largest message in bytes (the session Endpoint's); optional for other implementations. */
+  readonly maxMessageBytes?: readonly number[];
   /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */
   punch?(now: number, address: Address, token: Uint8Array, acceptToken?: Uint8Array): void;
 }

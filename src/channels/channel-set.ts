@@ -327,6 +327,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     return this.senders.length;
   }
 
+  /** Each channel's largest message (its maxMessageBytes, the default resolved for the mtu). */
+  maxMessageBytes(): number[] {
+    return this.senders.map((s) => s.maxMessageBytes);
+  }
+
   /** Delivery kind per channel, for the engine config. */
   kinds(): DeliveryKind[] {
     return this.senders.map((s) => s.kind);

@@ -1492,11 +1492,13 @@ function newNumTable(): number[] {
 /**
  * Throws what opening a connection with `config` would throw (ChannelConfigError,
  * CongestionConfigError): a server checks at construction, not at its first client's handshake,
- * where the error would come out of the receive path.
+ * where the error would come out of the receive path. Returns each channel's largest message
+ * (the same for every connection of the endpoint).
  */
-export function checkConnectionConfig(config: ResolvedConfig): void {
-  new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
+export function checkConnectionConfig(config: ResolvedConfig): number[] {
+  const channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
   createController(controllerConfig(config, 0));
+  return channels.maxMessageBytes();
 }
 
 function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfig {

@@ -146,6 +146,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   readonly config: ResolvedConfig;
   readonly engine: Engine;
   readonly counters: EndpointCounters;
+  /** Each channel's largest message in bytes (its maxMessageBytes, the default resolved for the
+   *  mtu); send() throws MessageTooLargeError above it. */
+  readonly maxMessageBytes: readonly number[];
 
   private rngState: number;
   /** Key and counter of secureRandom(). */
@@ -230,7 +233,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   constructor(config: EndpointConfig) {
     this.config = resolveConfig(config);
     const c = this.config;
-    checkConnectionConfig(c);
+    this.maxMessageBytes = checkConnectionConfig(c);
     const maxSlots = Math.max(1, (c.server ? c.maxConnections : 0) + c.maxPendingHandshakes);
     this.engine = createEngine(
       { protocolId: c.protocolId, maxSlots, channels: c.kinds, ...(config.engineLimits ?? {}) },

@@ -19,7 +19,7 @@ import { checkCloseArguments, type ConnectionEvents, type DisconnectInfo, type M
 import { TypedEmitter } from "../api/emitter.js";
 import { ClosedError, InvalidOptionError } from "../api/errors.js";
 import { host, monotonicNow } from "../api/host.js";
-import { InvalidDataError, UnknownChannelError } from "../channels/errors.js";
+import { InvalidDataError, MessageTooLargeError, UnknownChannelError } from "../channels/errors.js";
 import { checkSendDelay, checkSendKey } from "../channels/send-checks.js";
 import { UserDataTooLargeError } from "../session/errors.js";
 import { MAX_DISCONNECT_USER_DATA } from "../session/handshake.js";
@@ -42,6 +42,8 @@ export interface WorkerConnectionInit {
   address: Address;
   userData: Uint8Array;
   stats: ConnectionStats;
+  /** Each channel's largest message (the worker's endpoint's maxMessageBytes). */
+  limits: readonly number[];
   maxQueued: number;
   channels: readonly ChannelConfig[];
   transferOnSend: boolean;
@@ -73,6 +75,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   #stats: ConnectionStats;
   #statsAt: number;
   #channels: readonly ChannelConfig[];
+  #limits: readonly number[];
   #transferOnSend: boolean;
   #maxQueued: number;
   #onClosed: (conn: WorkerConnection) => void;
@@ -95,6 +98,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     this.#statsAt = monotonicNow();
     this.#maxQueued = init.maxQueued;
     this.#channels = init.channels;
+    this.#limits = init.limits;
     this.#transferOnSend = init.transferOnSend;
     this.#onClosed = init.onClosed;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
@@ -105,6 +109,12 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   /** False from close() on, and after the disconnect. */
   get isOpen(): boolean {
     return this.#open && !this.#closing;
+  }
+
+  /** The largest message send() takes on `channel` (as the root Connection's); undefined for a
+   *  channel the connection does not have. */
+  maxMessageBytes(channel = 0): number | undefined {
+    return this.#limits[channel];
   }
 
   /** When the snapshot returned by stats() arrived (monotonic ms, performance.now()). */
@@ -124,6 +134,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     // As the root's send() does, at once (else the worker's refusal came as a later "error").
     checkSendKey(channel, config.mode === "latest-state", key);
     checkSendDelay(options.delayMs);
+    const limit = this.#limits[channel];
+    if (limit !== undefined && data.byteLength > limit) throw new MessageTooLargeError(channel, data.byteLength, limit);
     const bytes = this.#outgoing(data);
     const tag = options.receipt === true ? ++this.#lastTag : 0;
     this.#link.command({ op: "send", c: this.id, data: bytes, channel, key, tag, delayMs: options.delayMs }, bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : undefined);

@@ -342,7 +342,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   }
 
   /** A connection of this server's (a client's, or one it opened): held in `connections`, its end reported as the server's "disconnect". */
-  #adopt(id: number, init: { address: string; userData: Uint8Array; stats: ConnectionStats; identity?: ClientIdentity }, maxQueued: number): WorkerConnection {
+  #adopt(id: number, init: { address: string; userData: Uint8Array; stats: ConnectionStats; limits: number[]; identity?: ClientIdentity }, maxQueued: number): WorkerConnection {
     const conn = new WorkerConnection({
       link: this.#link,
       id,
@@ -350,6 +350,7 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
       userData: init.userData,
       ...(init.identity !== undefined ? { identity: init.identity } : {}),
       stats: init.stats,
+      limits: init.limits,
       maxQueued,
       channels: this.#options.channels,
       transferOnSend: this.#options.transferOnSend,
@@ -435,7 +436,7 @@ export async function connect(target: Target, options: WorkerConnectOptions): Pr
           }
           if (event.t === "connected") {
             settle();
-            connection = new WorkerConnection({ link, id: event.c, address: event.address, userData: event.userData, stats: event.stats, maxQueued, channels, transferOnSend: front.transferOnSend, onClosed, workerStopped: link.stopped, runtime: link.runtime });
+            connection = new WorkerConnection({ link, id: event.c, address: event.address, userData: event.userData, stats: event.stats, limits: event.limits, maxQueued, channels, transferOnSend: front.transferOnSend, onClosed, workerStopped: link.stopped, runtime: link.runtime });
             connection._hold();
             resolve(connection);
             // After the application's `await connect()` continuation has run (a later turn).

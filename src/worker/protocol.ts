@@ -66,10 +66,10 @@ export type WorkerEvent =
   /** The worker's module loaded and listens for commands (sent once, before anything else). */
   | { t: "ready"; runtime: RuntimeName }
   | { t: "listening"; address: HostPort }
-  | { t: "connected"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats }
+  | { t: "connected"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats; limits: number[] }
   /** listen() or connect() failed in the worker: the typed error, rebuilt on the other side. */
   | { t: "failed"; error: WireError }
-  | { t: "connection"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats; identity?: ClientIdentity }
+  | { t: "connection"; c: number; address: string; userData: Uint8Array; stats: ConnectionStats; limits: number[]; identity?: ClientIdentity }
   | { t: "message"; c: number; channel: number; data: Uint8Array; key: number | undefined }
   | { t: "unresponsive"; c: number; silentMs: number }
   | { t: "responsive"; c: number }
@@ -85,7 +85,7 @@ export type WorkerEvent =
   /** Everything is closed; the worker may be terminated. */
   | { t: "shut" }
   /** A server-connect succeeded: connection `id` (its events then carry `c: id`). */
-  | { t: "opened"; req: number; id: number; address: string; userData: Uint8Array; stats: ConnectionStats }
+  | { t: "opened"; req: number; id: number; address: string; userData: Uint8Array; stats: ConnectionStats; limits: number[] }
   | { t: "open-failed"; req: number; error: WireError }
   /** The server's "punch" event. */
   | { t: "punch"; address: string; token: Uint8Array }

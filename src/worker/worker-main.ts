@@ -87,6 +87,18 @@ function attach(conn: Connection): void {
   });
 }
 
+/** Each channel's largest message, for the front end's send() to check at once (as the root's
+ *  does) rather than have the worker refuse it later as an "error" event. */
+function limitsOf(conn: Connection): number[] {
+  const limits: number[] = [];
+  for (let channel = 0; channel < 256; channel++) {
+    const limit = conn.maxMessageBytes(channel);
+    if (limit === undefined) break;
+    limits.push(limit);
+  }
+  return limits;
+}
+
 function statsOf(conn: Connection): ReturnType<Connection["stats"]> | undefined {
   try {
     return conn.stats();
@@ -157,7 +169,7 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
       server.on("connection", (conn) => {
         attach(conn);
         const identity = conn.identity;
-        emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)!, ...(identity !== undefined ? { identity } : {}) });
+        emit({ t: "connection", c: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)!, limits: limitsOf(conn), ...(identity !== undefined ? { identity } : {}) });
       });
       server.on("punch", ({ address, token }) => emit({ t: "punch", address, token }));
       server._onRelayEvicted((virtual) => {
@@ -172,7 +184,7 @@ async function start(command: Extract<Command, { op: "listen" | "connect" }>): P
       client = await connect(command.target, options);
       abort = undefined;
       attach(client);
-      emit({ t: "connected", c: client.id, address: client.address, userData: client.userData, stats: statsOf(client)! });
+      emit({ t: "connected", c: client.id, address: client.address, userData: client.userData, stats: statsOf(client)!, limits: limitsOf(client) });
     }
     armStats();
   } catch (error) {
@@ -192,7 +204,7 @@ async function serverConnect(command: Extract<Command, { op: "server-connect" }>
     if (server === undefined) throw new Error("server-connect on a worker that does not listen");
     const conn = await server.connect(command.target, { ...command.options, signal: controller.signal as never });
     attach(conn);
-    emit({ t: "opened", req: command.req, id: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)! });
+    emit({ t: "opened", req: command.req, id: conn.id, address: conn.address, userData: conn.userData, stats: statsOf(conn)!, limits: limitsOf(conn) });
   } catch (error) {
     emit({ t: "open-failed", req: command.req, error: toWireError(error) });
   } finally {

@@ -272,8 +272,16 @@ describe("ackwire/worker errors", () => {
     const conn = await workerApi.connect(`127.0.0.1:${server.address.port}`, { protocolId: PROTOCOL_ID });
     // Checked on this thread, synchronously: the channel index.
     expect(() => conn.send(new Uint8Array(1), { channel: 99 })).toThrow(/channel 99/);
-    // Checked by the worker's endpoint: the receipt promise rejects with its typed error.
-    const tooLarge = await conn.send(new Uint8Array(2 * 1024 * 1024), { channel: 0, receipt: true }).catch((e: unknown) => e);
+    // The channel's limit is known here too (the worker reports it): thrown at once, as the
+    // root's send() does (before, the worker refused it later, as an "error" event).
+    expect(conn.maxMessageBytes(0)).toBe(1024 * 1024);
+    expect(conn.maxMessageBytes(99)).toBeUndefined();
+    let tooLarge: unknown;
+    try {
+      conn.send(new Uint8Array(2 * 1024 * 1024), { channel: 0, receipt: true });
+    } catch (error) {
+      tooLarge = error;
+    }
     expect((tooLarge as { code: string }).code).toBe("ERR_MESSAGE_TOO_LARGE");
     expect((tooLarge as Error).message).toMatch(/maxMessageBytes/);
     expect(await conn.send(new Uint8Array(10), { channel: 0, receipt: true })).toBe(true);
