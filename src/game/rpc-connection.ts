@@ -34,16 +34,14 @@ export interface AttachedRpc {
 const channelsOf = new WeakMap<object, Map<number, { peer: RpcPeer | undefined; nextCallId: number; release: (() => void) | undefined }>>();
 
 /**
- * The number of channels the connection has, from its stats (`messagesSent` has one count per
- * channel), or undefined if it cannot tell (closed, or a stats snapshot without them).
+ * The number of channels the connection has (the channels maxMessageBytes() knows), or
+ * undefined if it cannot tell (a custom endpoint that does not say).
  */
 function channelCount(conn: Connection): number | undefined {
-  try {
-    const n = conn.stats().messagesSent?.length;
-    return typeof n === "number" && n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
+  if (conn.maxMessageBytes(0) === undefined) return undefined;
+  let n = 1;
+  while (n < 256 && conn.maxMessageBytes(n) !== undefined) n++;
+  return n;
 }
 
 /**
