@@ -55,8 +55,9 @@ export interface ThroughputResult {
   latenciesMs?: number[];
 }
 
-const ACK_SIZE = 8;
-const ACK_TAG = 0x4b434140; // "@ACK": distinguishes an ack from a data payload's header
+/** B's cumulative ack: u32 ACK_TAG, u32 messages received (also the stall harness's, test/congestion-sim). */
+export const ACK_SIZE = 8;
+export const ACK_TAG = 0x4b434140; // "@ACK": distinguishes an ack from a data payload's header
 
 /**
  * A streams self-checking messages to B, never more than `window` beyond the last ack.

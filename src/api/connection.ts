@@ -96,6 +96,20 @@ export function checkCloseArguments(reason: unknown, userData: unknown): asserts
   }
 }
 
+/** close()'s options. */
+export interface CloseOptions {
+  /** Deliver what was sent before the close, then say goodbye (default true); false drops it. */
+  linger?: boolean;
+}
+
+/** close()'s `linger` (default true), or InvalidOptionError. Shared by the root's and the
+ *  worker's Connection.close(). */
+export function lingerOf(options: CloseOptions | undefined): boolean {
+  const linger = options?.linger ?? true;
+  if (typeof linger !== "boolean") throw new InvalidOptionError(`close(): options.linger is true (deliver what was sent, then say goodbye) or false (drop it), got ${String(linger)}`);
+  return linger;
+}
+
 export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
   readonly id: ConnectionId;
   /** The peer's address, e.g. "127.0.0.1:7777". On a server it changes if the client migrates
@@ -233,10 +247,9 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    * leaves the connection open. Sends after close() throw ClosedError. Closing a closed
    * connection resolves with the original reason; closing again while lingering closes at once.
    */
-  close(reason: DisconnectReason = "normal", userData?: Uint8Array, options?: { linger?: boolean }): Promise<DisconnectInfo> {
+  close(reason: DisconnectReason = "normal", userData?: Uint8Array, options?: CloseOptions): Promise<DisconnectInfo> {
     checkCloseArguments(reason, userData);
-    const linger = options?.linger ?? true;
-    if (typeof linger !== "boolean") throw new InvalidOptionError(`close(): options.linger is true (deliver what was sent, then say goodbye) or false (drop it), got ${String(linger)}`);
+    const linger = lingerOf(options);
     if (this.#open && this.#closing && this.#lingering && !linger) {
       // A second close, without linger, while the first still delivers: goodbye now. (The flag
       // after the call: a throw, user data too large, leaves the first close as it was.)

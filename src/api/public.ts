@@ -1,6 +1,6 @@
 /** Everything an application imports besides listen/connect: classes, types and errors. */
 export { Connection, DEFAULT_MAX_QUEUED_MESSAGES } from "./connection.js";
-export type { ConnectionEvents, DisconnectInfo, Message, SendCallOptions } from "./connection.js";
+export type { CloseOptions, ConnectionEvents, DisconnectInfo, Message, SendCallOptions } from "./connection.js";
 export { Server } from "./runtime.js";
 export type { Runtime, ServerConnectOptions, ServerEvents } from "./runtime.js";
 export type { CommonOptions, ConnectOptions, ListenOptions, SecureConnectRequestInfo, SecureListenOptions } from "./options.js";

@@ -97,8 +97,9 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
   if (slot === undefined) slots.set(channel, (slot = { peer: undefined, nextCallId: peer.nextCallId, release: undefined }));
   slot.peer = peer;
   const held = slot;
+  // Listeners off, timer stopped, channel free. Once only: after it the channel may belong to a
+  // newer peer, which a late detach() of this one must not touch.
   const release = () => {
-    // Only our own hold: a detach() after the channel went to a newer peer changes nothing.
     if (held.peer !== peer) return;
     conn.off("message", onMessage);
     conn.off("disconnect", onDisconnect);
@@ -112,16 +113,10 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
     if (message.channel === channel) peer.receive(message.data);
   };
   const onDisconnect = () => {
-    conn.off("message", onMessage);
-    conn.off("disconnect", onDisconnect);
-    timer.stop();
     peer.close("connection ended");
     release();
   };
   api.detach = () => {
-    conn.off("message", onMessage);
-    conn.off("disconnect", onDisconnect);
-    timer.stop();
     peer.close("detached");
     release();
   };

@@ -140,6 +140,11 @@ interface PendingCall {
 
 /** What aborts a handler's `ctx.signal`: an AbortController (typed locally: the project compiles
  *  without DOM types). */
+/** A CANCEL of our call `id`. */
+function cancelMessage(id: number): Uint8Array {
+  return new ByteWriter(8).u8(Kind.Cancel).varuint(id).finish();
+}
+
 /** An ERROR answer to call `id`. */
 function errorAnswer(id: number, code: string, message: string): Uint8Array {
   const w = new ByteWriter(64).u8(Kind.Error).varuint(id);
@@ -418,8 +423,8 @@ export class RpcPeer {
     const pending = [...this.#pending.keys()];
     const running = [...this.#running.entries()];
     this.#running.clear();
-    for (const id of pending) this.#sendQuietly(new ByteWriter(8).u8(Kind.Cancel).varuint(id).finish());
-    for (const [id] of running) this.#sendQuietly(errorAnswer(id, "ERR_RPC_CLOSED", `the peer closed: ${reason}`));
+    for (const id of pending) this.#sendOwn(cancelMessage(id), false);
+    for (const [id] of running) this.#sendOwn(errorAnswer(id, "ERR_RPC_CLOSED", `the peer closed: ${reason}`), false);
     this.#closed = reason;
     for (const id of pending) {
       const call = this.#settle(id)!;
@@ -429,15 +434,6 @@ export class RpcPeer {
     const notified = [...this.#notifying];
     this.#notifying.clear();
     for (const aborter of notified) aborter.abort(reason);
-  }
-
-  /** A send on the way out (close()): a failure is expected (the connection may be gone). */
-  #sendQuietly(bytes: Uint8Array): void {
-    try {
-      this.#send(bytes);
-    } catch {
-      /* best effort: see close() */
-    }
   }
 
   #settle(id: number): PendingCall | undefined {
@@ -461,7 +457,7 @@ export class RpcPeer {
     call.reject(error);
     // From a timer or an abort listener: nobody to throw to. A lost CANCEL only lets the remote
     // handler run on; its answer is dropped here as late.
-    if (this.#closed === undefined) this.#sendOwn(new ByteWriter(8).u8(Kind.Cancel).varuint(id).finish());
+    if (this.#closed === undefined) this.#sendOwn(cancelMessage(id));
   }
 
   /** The next free call id; wraps within 1..ID_LIMIT-1, skipping ids still waiting. */
@@ -472,13 +468,14 @@ export class RpcPeer {
     return id;
   }
 
-  /** Sends on this peer's own behalf; false (counted) when the send threw. */
-  #sendOwn(bytes: Uint8Array): boolean {
+  /** Sends on this peer's own behalf; false when the send threw, counted in sendFailures unless
+   *  `counted` is false (close(): the connection may be gone, and a failure is expected). */
+  #sendOwn(bytes: Uint8Array, counted = true): boolean {
     try {
       this.#send(bytes);
       return true;
     } catch {
-      this.counters.sendFailures++;
+      if (counted) this.counters.sendFailures++;
       return false;
     }
   }

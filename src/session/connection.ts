@@ -314,10 +314,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   closeReason: DisconnectReason | undefined;
   closeDeny: DenyReason | undefined;
   closeUserData: Uint8Array | undefined;
-  /** Closed with linger (closeAfterDelivery), not yet saying goodbye (sends are refused); and
-   *  when close was asked. */
+  /** Closed with linger (closeAfterDelivery), not yet saying goodbye (sends are refused). The
+   *  close was asked at the Linger timer less half the close timeout. */
   lingering = false;
-  private closeRequestedAt = 0;
   /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
    *  storage is off the JS heap). */
   private readonly rare: number[] = doubleArray(RARE_TIMER_COUNT, Infinity);
@@ -935,8 +934,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         break;
       }
       case ConnectionState.Connected:
-        if (this.lingerDone(now)) {
-          this.close(now, this.closeReason ?? "normal", this.closeUserData ?? NO_BYTES);
+        if (this.lingering && this.lingerDone(now)) {
+          // closeAfterDelivery() set both.
+          this.close(now, this.closeReason!, this.closeUserData!);
           return this.writeDatagram(now, offset);
         }
         if (this.rebind !== undefined) {
@@ -1198,7 +1198,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
-          this.lingerDone(now) ||
+          (this.lingering && this.lingerDone(now)) ||
           (this.rebind !== undefined && (this.rebind.responseDue || this.rebind.nextSendAt <= now)) ||
           this.clockRequestDue ||
           this.clockEchoDue ||
@@ -1334,7 +1334,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.lingering = true;
     this.closeReason = reason;
     this.closeUserData = userData;
-    this.closeRequestedAt = now;
     this.setRare(RareTimer.Linger, now + this.host.config.closeTimeoutMs / 2);
   }
 
@@ -1359,7 +1358,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       return;
     }
     // A close after a close with linger: at once, but the timeout still counts from the first.
-    const since = this.lingering ? this.closeRequestedAt : now;
+    const since = this.lingering ? this.rare[RareTimer.Linger] - this.host.config.closeTimeoutMs / 2 : now;
     this.lingering = false;
     this.setRare(RareTimer.Linger, Infinity);
     this.state = ConnectionState.Disconnecting;
@@ -1465,7 +1464,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
  * written, so such a packet takes no record from the pool nor hands one back when it settles.
  */
 const NO_FRAMES = new PacketContents();
-const NO_BYTES = new Uint8Array(0);
 /** Whether a packet's contents hold any channel frame (for Connection.delivered). */
 const carriesMessages = (contents: PacketContents): boolean => contents.count > 0;
 /** The contents of every path MTU probe (padding only): shared, like NO_FRAMES. */

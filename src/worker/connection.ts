@@ -15,9 +15,9 @@
 import type { ClientIdentity } from "../secure/server-security.js";
 import type { Address } from "../session/sans-io.js";
 import type { ChannelConfig, ConnectionId, ConnectionStats, DisconnectReason } from "../session/types.js";
-import { checkCloseArguments, type ConnectionEvents, type DisconnectInfo, type Message, type SendCallOptions } from "../api/connection.js";
+import { checkCloseArguments, lingerOf, type CloseOptions, type ConnectionEvents, type DisconnectInfo, type Message, type SendCallOptions } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
-import { ClosedError, InvalidOptionError } from "../api/errors.js";
+import { ClosedError } from "../api/errors.js";
 import { host, monotonicNow } from "../api/host.js";
 import { InvalidDataError, MessageTooLargeError, UnknownChannelError } from "../channels/errors.js";
 import { checkSendDelay, checkSendKey } from "../channels/send-checks.js";
@@ -183,13 +183,12 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
 
   /** Graceful close, as in-thread (linger by default): resolves when the peer acknowledged or
    *  the close timeout passed. A second close without linger while the first lingers goes on. */
-  close(reason: DisconnectReason = "normal", userData?: Uint8Array, options?: { linger?: boolean }): Promise<DisconnectInfo> {
+  close(reason: DisconnectReason = "normal", userData?: Uint8Array, options?: CloseOptions): Promise<DisconnectInfo> {
     // Checked here, on the application's thread, as the root's close() checks them: refused in
     // the worker, the close would never resolve.
     checkCloseArguments(reason, userData);
     if (userData !== undefined && userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
-    const linger = options?.linger ?? true;
-    if (typeof linger !== "boolean") throw new InvalidOptionError(`close(): options.linger is true or false, got ${String(linger)}`);
+    const linger = lingerOf(options);
     if (this.#open && (!this.#closing || (this.#lingering && !linger))) {
       this.#closing = true;
       this.#lingering = linger;

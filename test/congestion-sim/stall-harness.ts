@@ -15,6 +15,7 @@ import { Endpoint } from "../../src/session/endpoint.js";
 import type { Address, SansIoNode, Transmit } from "../../src/session/sans-io.js";
 import type { EndpointEvent } from "../../src/session/types.js";
 import type { LinkConfig } from "../../src/sim/link.js";
+import { ACK_SIZE, ACK_TAG } from "../../bench/e2e/driver.js";
 
 /** What the runtime driver hands to the endpoint between two services (src/api/driver.ts). */
 const DATAGRAMS_PER_SERVICE = 32;
@@ -158,7 +159,6 @@ export interface StallBulkResult {
 const PROTOCOL_ID = 0x5e551011;
 const MESSAGE_BYTES = 1000;
 const ACK_EVERY = 64;
-const ACK_TAG = 0x4b434140;
 
 interface ControllerInternals {
   state: string;
@@ -236,7 +236,7 @@ export function runStallBulk(o: StallBulkOptions): StallBulkResult {
 
   const appWindow = o.appWindow ?? 1024;
   const payload = new Uint8Array(MESSAGE_BYTES);
-  const ack = new Uint8Array(8);
+  const ack = new Uint8Array(ACK_SIZE);
   let sent = 0;
   let acked = 0;
   let received = 0;
@@ -264,7 +264,7 @@ export function runStallBulk(o: StallBulkOptions): StallBulkResult {
         v.setUint32(4, received, true);
         server.send(serverConn, ack, { channel: 0 });
       }
-    } else if (a === pair.clientAddress && e.connection === clientConn && e.data.length === 8) {
+    } else if (a === pair.clientAddress && e.connection === clientConn && e.data.length === ACK_SIZE) {
       acked = Math.max(acked, new DataView(e.data.buffer, e.data.byteOffset, 8).getUint32(4, true));
       pump();
     }
