@@ -12,6 +12,7 @@
  */
 import { refuseOnSecureServer } from "../secure/errors.js";
 import type { ClientIdentity } from "../secure/server-security.js";
+import type { Address } from "../session/sans-io.js";
 import { checkRelayFamily, formatAddress, parseTarget, type HostPort, type Target } from "../api/address.js";
 import { DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "../api/connection.js";
 import { TypedEmitter } from "../api/emitter.js";
@@ -248,6 +249,16 @@ export class WorkerServer extends TypedEmitter<WorkerServerEvents> {
   /** Whether the server was started with listen's `secure` option (PROTOCOL §9). */
   get secure(): boolean {
     return this.#options.secure;
+  }
+
+  /**
+   * On a secure server, who the connect token says the client at `address` is: undefined on a
+   * plain server, or with no connection at that address (the root Server's identityOf(); the
+   * worker's associations stay in the worker, so this one knows only connected clients).
+   */
+  identityOf(address: Address): ClientIdentity | undefined {
+    for (const conn of this.#connections.values()) if (conn.address === address) return conn.identity;
+    return undefined;
   }
 
   /** Sends one more bind for a route (the root Server's bindRelayRoute()); never throws. */

@@ -26,10 +26,16 @@ describe("ackwire/worker, secure", () => {
       const client = await workerApi.connect(target, { protocolId, connectToken });
       const conn = await accepted;
       expect(conn.identity).toEqual({ clientId: 31337n, userData: Uint8Array.of(4, 2), tokenExpiresAt: expect.any(Number) });
+      // As the root Server's: who the token says the client at an address is, none for others.
+      expect(server.identityOf(conn.address)).toEqual(conn.identity);
+      expect(server.identityOf("127.0.0.1:9")).toBeUndefined();
       const echoed = new Promise<number[]>((resolve) => client.once("message", (m) => resolve([...m.data])));
       client.send(Uint8Array.of(1, 2, 3, 4, 5), { channel: 0 });
       expect(await echoed).toEqual([1, 2, 3, 4, 5]);
+      const gone = new Promise<void>((resolve) => conn.once("disconnect", () => resolve()));
       await client.close();
+      await gone;
+      expect(server.identityOf(conn.address)).toBeUndefined();
 
       await expect(workerApi.connect(target, { protocolId, connectTimeoutMs: 800 })).rejects.toMatchObject({ code: "ERR_CONNECT_TIMEOUT" });
       // A token that cannot be used is refused in the worker, and crosses back as its own class.
