@@ -404,8 +404,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onAccept(now: number, fields: AcceptFields): boolean {
     if (this.state !== ConnectionState.Connecting || this.attempt === undefined || fields.salt !== this.salt) return false;
     if (this.attempt.phase !== AttemptPhase.Response) return false;
+    const handshakeRtt = this.attempt.rttSampleOnAccept(now);
     this.startSession(fields.sessionId);
     this.attempt = undefined;
+    // The first RTT sample (and link ping), so that the first data's loss timers run on the
+    // path's round trip rather than the 1 s initial RTO, and stats() has it at "connect".
+    if (handshakeRtt >= 0) {
+      this.rtt.onSample(now, handshakeRtt);
+      this.rttChanged();
+      pingTrackerOnAck(this.num, now, now - handshakeRtt, 1);
+    }
     this.setRare(RareTimer.Handshake, Infinity);
     this.setRare(RareTimer.ConnectTimeout, Infinity);
     this.startConnected(now);

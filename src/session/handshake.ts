@@ -350,6 +350,13 @@ export class ClientAttempt {
   sends = 0;
   /** When the next (re)send is due. */
   nextSendAt: number;
+  /** When the current phase's first packet left (NaN before it). */
+  firstSentAt = NaN;
+  /**
+   * The round trip of a request sent once and answered by a CHALLENGE, or NaN. A resent
+   * request's answer cannot say which copy it answers (Karn), so that one is not timed.
+   */
+  challengeRttMs = NaN;
 
   constructor(
     readonly salt: number,
@@ -367,6 +374,7 @@ export class ClientAttempt {
     if (this.phase === AttemptPhase.Response && this.cookie !== undefined && cookiesEqual(this.cookie, 0, fields.cookie, 0)) {
       return false; // a duplicate: the response already went out
     }
+    if (this.phase === AttemptPhase.Request && this.sends === 1) this.challengeRttMs = now - this.firstSentAt;
     this.phase = AttemptPhase.Response;
     this.cookie = fields.cookie;
     this.sends = 0;
@@ -377,8 +385,20 @@ export class ClientAttempt {
   /** Call after each send: schedules the next one with backoff. */
   onSent(now: number): void {
     const delay = Math.min(this.maxResendMs, this.initialResendMs * 2 ** Math.min(this.sends, 16));
+    if (this.sends === 0) this.firstSentAt = now;
     this.sends++;
     this.nextSendAt = now + delay;
+  }
+
+  /**
+   * The handshake's RTT sample when the ACCEPT arrives at `now` (RFC 9002 §5.2: the first
+   * sample may come from the handshake): the request's round trip, or else the response's if it
+   * was sent once; NaN if every packet was resent. The request's is preferred: the server
+   * answers it statelessly at once, while a response waits for the application's accept hook.
+   */
+  rttSampleOnAccept(now: number): number {
+    if (!Number.isNaN(this.challengeRttMs)) return this.challengeRttMs;
+    return this.phase === AttemptPhase.Response && this.sends === 1 ? now - this.firstSentAt : NaN;
   }
 
   /** Write the packet due now; returns the length before the CRC. */
