@@ -11,7 +11,7 @@ import {
 import { crc32c as crc32cPlain, crcFrom, crcInit, crcWithPrefix, prefixStateWith, protocolPrefixState } from "./crc32c";
 import {
   lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader, ACKS_VALID,
-  CRC_BYTES, DATA_HEADER_BYTES, MAX_DATAGRAM_BYTES, MIN_DATAGRAM_BYTES, TYPE_DATA, TYPE_KEEPALIVE,
+  ACK_DELAY_TRAILER_BYTES, CRC_BYTES, DATA_HEADER_BYTES, MAX_DATAGRAM_BYTES, MIN_DATAGRAM_BYTES, TYPE_DATA, TYPE_KEEPALIVE,
 } from "./header";
 import {
   frameHeaderBytes, validateFrames, FLAG_FRAGMENT, FLAG_KIND_MASK, KIND_LATEST_STATE, SYSTEM_CHANNEL,
@@ -156,12 +156,16 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
   const window = receiveCheck(base, sequence);
   if (window != ACCEPT) return drop(index, slot, window);
   const framesStart = ptr + DATA_HEADER_BYTES;
+  // A pure ack's ack delay (§2) is no frame: nothing to validate, apply or deliver (the host
+  // reads it from the datagram).
+  const trailer = bodyEnd - framesStart == ACK_DELAY_TRAILER_BYTES;
   // Validate every frame before any state changes (PROTOCOL §3: all or nothing).
-  if (validateFrames(framesStart, bodyEnd) < 0) return drop(index, slot, MALFORMED_FRAME);
+  if (!trailer && validateFrames(framesStart, bodyEnd) < 0) return drop(index, slot, MALFORMED_FRAME);
 
   receiveRecord(base, sequence);
   writeRecord(RECORD_PACKET_RECEIVED, slot, <i32>sequence, index, type, 0, 0, 0);
   if (typeByte & ACKS_VALID) scanAcks(base, slot, readAck(ptr), readAckBits(ptr));
+  if (trailer) return;
   // Frames were validated: read them without re-checking.
   let p = framesStart;
   while (p < bodyEnd) {

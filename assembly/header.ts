@@ -4,6 +4,8 @@
 export const TYPE_DATA: u32 = 0;
 export const TYPE_KEEPALIVE: u32 = 9;
 export const DATA_HEADER_BYTES: usize = 9;
+/** A DATA frames area of exactly this length is a pure ack's ack delay, not frames (§2). */
+export const ACK_DELAY_TRAILER_BYTES: usize = 2;
 export const CRC_BYTES: usize = 4;
 export const MIN_DATAGRAM_BYTES: usize = 5;
 export const MAX_DATAGRAM_BYTES: usize = 1500;

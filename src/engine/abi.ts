@@ -55,11 +55,21 @@ export const CRC_BYTES = 4;
 /** DATA header + CRC: the fixed per-datagram overhead. */
 export const DATA_OVERHEAD_BYTES = DATA_HEADER_BYTES + CRC_BYTES;
 export const FRAME_HEADER_BYTES = 6;
+/**
+ * A DATA packet whose frames area is exactly this long carries no frame but its ack delay
+ * (PROTOCOL §2, version 6): a pure ack that says how long its `ack` waited. Not ack-eliciting.
+ * No frames area of 1..5 bytes is otherwise valid, so this one is unambiguous.
+ */
+export const ACK_DELAY_TRAILER_BYTES = 2;
+/** Ack delays on the wire (ACK_DELAY frames and pure acks' delays) count 0.1 ms: a u16 covers 6.5 s. */
+export const ACK_DELAY_UNITS_PER_MS = 10;
+/** Type byte bit 4 of DATA and KEEPALIVE: the ack fields mean something (PROTOCOL §2). */
+export const ACKS_VALID = 0x10;
 export const FRAGMENT_EXTRA_BYTES = 4;
 export const LATEST_STATE_EXTRA_BYTES = 4;
 export const CONNECT_REQUEST_BYTES = 256;
 export const PROTOCOL_MAGIC = 0x776b6361; // "ackw" little-endian
-export const WIRE_VERSION = 5;
+export const WIRE_VERSION = 6;
 /** Bytes of a connection key (PROTOCOL §1): clientSalt (u32), sessionId (u32). */
 export const CONNECTION_KEY_BYTES = 8;
 /** Longest key keySlot takes. */

@@ -7,6 +7,8 @@
  * Wire format: docs/PROTOCOL.md. Record meanings: ./abi.ts.
  */
 import {
+  ACK_DELAY_TRAILER_BYTES,
+  ACKS_VALID,
   CRC_BYTES,
   DATA_HEADER_BYTES,
   DeliveryKind,
@@ -49,7 +51,6 @@ import { CRC32C_TABLES } from "./crc32c-table.js";
 import { sequenceGreaterThan } from "./sequence.js";
 
 /** Packet-type bit 4: the ack fields are meaningful (PROTOCOL §2). */
-export const ACKS_VALID = 0x10;
 const MAX_FRAGMENT_COUNT = MESSAGE_WINDOW;
 const WINDOW_MASK = PACKET_WINDOW - 1;
 const MESSAGE_MASK = MESSAGE_WINDOW - 1;
@@ -266,9 +267,10 @@ export class TsEngine implements Engine {
         return this.drop(index, slot, DropReason.DuplicatePacket);
     }
     const framesStart = off + DATA_HEADER_BYTES;
+    // A pure ack's ack delay (§2) is no frame: nothing to validate, apply or deliver.
+    const trailer = bodyEnd - framesStart === ACK_DELAY_TRAILER_BYTES;
     // Pass 1: validate every frame before any state changes (PROTOCOL §3: all or nothing).
-    const counts = this.validateFrames(framesStart, bodyEnd);
-    if (counts < 0) return this.drop(index, slot, DropReason.MalformedFrame);
+    if (!trailer && this.validateFrames(framesStart, bodyEnd) < 0) return this.drop(index, slot, DropReason.MalformedFrame);
 
     // Commit the packet to the receive window.
     if (!hasReceived) {
@@ -287,7 +289,7 @@ export class TsEngine implements Engine {
     this.emit(RecordType.PacketReceived, slot, seq, index, type, 0, 0, 0);
 
     if (acksValid) this.scanAcks(slot, base, v.getUint16(off + 3, true), v.getUint32(off + 5, true));
-    if (framesStart < bodyEnd) this.applyFrames(slot, base, framesStart, bodyEnd);
+    if (!trailer && framesStart < bodyEnd) this.applyFrames(slot, base, framesStart, bodyEnd);
   }
 
   /** Each newly acknowledged sequence exactly once: clearing the sent entry makes it so. */

@@ -9,6 +9,8 @@
  */
 import {
   DATA_HEADER_BYTES,
+  ACK_DELAY_TRAILER_BYTES,
+  ACK_DELAY_UNITS_PER_MS,
   DATA_OVERHEAD_BYTES,
   DeliveryKind,
   PACKET_WINDOW,
@@ -141,6 +143,8 @@ const enum Num {
   PeerAckDelayMs,
   /** The estimate last passed to `bandwidth` (-1: none yet). */
   BandwidthSeenBps,
+  /** The ack delay a pure ack reported for its `ack` (trailerAckSeq), ms. */
+  TrailerAckDelayMs,
   Count,
 }
 
@@ -187,8 +191,6 @@ const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 const CLOCK_REPLY_FRAME = 6 + 1 + 4 + 8;
 /** Frame header (6) + type (1) + u16 sequence + u16 delay: an ACK_DELAY frame. */
 const ACK_DELAY_FRAME = 6 + 1 + 2 + 2;
-/** ACK_DELAY's unit: 0.1 ms (a u16 then covers 6.5 s). */
-const ACK_DELAY_UNITS_PER_MS = 10;
 /** Shorter waits are not reported: below the timer granularity they do not move an RTO. */
 const ACK_DELAY_MIN_MS = 1;
 const RING = PACKET_WINDOW;
@@ -256,6 +258,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    */
   private newestReceivedSeq = -1;
   private newestReceivedUnreported = false;
+  /** Sender side of a pure ack's ack delay (PROTOCOL §2): the `ack` of the datagram being read
+   *  if it was such a pure ack, else -1; its delay is Num.TrailerAckDelayMs. */
+  private trailerAckSeq = -1;
   /** Receiver: a packet newer than the last RECEIVE_TIME reported has arrived. */
   private receiveTimeUnreported = false;
   /** Sender: the newest of our packets the datagram being read newly acknowledged (-1: none),
@@ -293,6 +298,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** When to ask pathMtu for a probe (Infinity: no discovery, or a probe in flight): one compare
    *  per datagram instead of a call. */
   private probeCheckAt = Infinity;
+  /** An ack of ours gave an RTT sample (the handshake's does not count): path MTU probes wait
+   *  for it, so that a connection's first datagrams are not probes. */
+  private ackSampled = false;
   /** Packets above this size feed the black-hole detector (Infinity without discovery). */
   private largeFrom = Infinity;
   /** After a black hole: the next acknowledgement tells pathMtu the path works again. */
@@ -476,10 +484,17 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
   }
 
-  /** Engine PacketReceived. `elicits`: a DATA packet with frames (needs an ack). */
-  onPacketReceived(now: number, elicits: boolean, sequence: number): void {
+  /**
+   * Engine PacketReceived. `elicits`: a DATA packet with frames (needs an ack). `trailerAck`:
+   * for a pure ack that reports its ack delay (PROTOCOL §2), the `ack` it names, with the delay
+   * in ms; -1 otherwise.
+   */
+  onPacketReceived(now: number, elicits: boolean, sequence: number, trailerAck = -1, trailerDelayMs = 0): void {
     // The previous datagram's acks and frames are all read: its RTT sample is final.
     if (this.rttPendingSeq >= 0) this.commitRttSample();
+    // Applied once this datagram's acks have named its RTT sample (commitRttSample).
+    this.trailerAckSeq = trailerAck;
+    if (trailerAck >= 0) this.num[Num.TrailerAckDelayMs] = trailerDelayMs;
     this.received++;
     if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
     this.newestAckedInDatagram = -1;
@@ -561,13 +576,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // Applies only to the packet this datagram newly acknowledged as its newest (a report for
       // an older or already-sampled packet is ignored), capped at the longest wait the peer's
       // ack policy allows (the peer runs the same defaults as we do).
-      if (this.rttPendingSeq === readU16(arena, offset + 1)) {
-        const c = this.host.config;
-        const delay = readU16(arena, offset + 3) / ACK_DELAY_UNITS_PER_MS;
-        const capped = Math.min(delay, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
-        this.num[Num.RttPendingAckDelayMs] = capped;
-        this.num[Num.PeerAckDelayMs] = capped >= this.num[Num.PeerAckDelayMs] ? capped : this.num[Num.PeerAckDelayMs] + (capped - this.num[Num.PeerAckDelayMs]) / 8;
-      }
+      if (this.rttPendingSeq === readU16(arena, offset + 1)) this.takePeerAckDelay(readU16(arena, offset + 3) / ACK_DELAY_UNITS_PER_MS);
     } else if (type === SYSTEM_ACK_FREQUENCY && length === ACK_FREQUENCY_LENGTH) {
       if (!this.ackFrequency.onRequest(arena[offset + 1], arena[offset + 2])) return this.onDropCounted("invalid");
       // Packets already received may now be enough for an ack at once (only a connected side acks).
@@ -726,6 +735,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * nearly all wait for data, so raw samples would almost never show the path's RTT.
    */
   private commitRttSample(): void {
+    // A pure ack's reported delay, if it names this sample's packet (as an ACK_DELAY must).
+    if (this.trailerAckSeq >= 0) {
+      if (this.trailerAckSeq === this.rttPendingSeq) this.takePeerAckDelay(this.num[Num.TrailerAckDelayMs]);
+      this.trailerAckSeq = -1;
+    }
     const at = this.num[Num.RttPendingAckedAt];
     const sentAt = this.num[Num.RttPendingSentAt];
     const latest = at - sentAt;
@@ -734,9 +748,23 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const adjusted = latest - delay;
     const sample = rtt.sampleCount === 0 || adjusted >= rtt.minMs ? adjusted : Math.min(latest, rtt.minMs);
     this.rttPendingSeq = -1;
+    this.ackSampled = true;
     rtt.onSample(at, sample);
     this.rttChanged();
     pingTrackerOnAck(this.num, at, at - sample, 1);
+  }
+
+  /**
+   * The peer's reported wait before acknowledging the held sample's packet (an ACK_DELAY frame
+   * or a pure ack's delay), capped at the longest wait the peer's ack policy allows (the peer
+   * runs the same defaults as we do): taken out of the sample, and tracked for the RTO.
+   */
+  private takePeerAckDelay(delayMs: number): void {
+    const c = this.host.config;
+    const capped = Math.min(delayMs, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
+    this.num[Num.RttPendingAckDelayMs] = capped;
+    const peer = this.num[Num.PeerAckDelayMs];
+    this.num[Num.PeerAckDelayMs] = capped >= peer ? capped : peer + (capped - peer) / 8;
   }
 
   /** DeliveryHandler: called by the notification manager only. */
@@ -1045,14 +1073,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
       // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
       // we have been quiet, else nothing.
-      if (this.ackOwed && this.num[Num.AckDelayAt] <= now) type = PacketType.Data;
-      else if (now - this.num[Num.LastSentAt] >= c.keepaliveMs) type = PacketType.Keepalive;
+      if (this.ackOwed && this.num[Num.AckDelayAt] <= now) {
+        type = PacketType.Data;
+        framesLength = this.writeAckDelayTrailer(now, bytes, framesAt);
+      } else if (now - this.num[Num.LastSentAt] >= c.keepaliveMs) type = PacketType.Keepalive;
       else return 0;
     }
     // Path MTU probes (rare: a few per search) never go ahead of what is due: one due now
     // follows this datagram. Not in its place either: a probe may be too big to arrive, and
     // an ack or keepalive riding on it would be lost with it.
-    if (now >= this.probeCheckAt && windowRoom && this.rtt.sampleCount > 0) {
+    if (now >= this.probeCheckAt && windowRoom && this.ackSampled) {
       const pathMtu = this.pathMtu as PathMtu;
       this.probeQueued = pathMtu.probeDue(now);
       if (this.probeQueued === 0) this.probeCheckAt = pathMtu.nextCheckAt();
@@ -1114,7 +1144,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
-    const eliciting = framesLength > 0 && contents !== PROBE;
+    // A pure ack's ack delay is no frame: such a packet stays non-eliciting.
+    const eliciting = framesLength > ACK_DELAY_TRAILER_BYTES && contents !== PROBE;
     // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
     const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
@@ -1194,6 +1225,20 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     writeU16(bytes, at + 7, this.newestReceivedSeq);
     writeU16(bytes, at + 9, Math.min(0xffff, Math.floor(waitedMs * ACK_DELAY_UNITS_PER_MS)));
     return ACK_DELAY_FRAME;
+  }
+
+  /**
+   * A pure ack's ack delay (PROTOCOL §2, version 6): two bytes where frames would be, the wait
+   * of the packet its header's `ack` names, under the same conditions as an ACK_DELAY frame.
+   * Without it a one-way stream's sender, acked only by pure acks, had the ack delay in every RTT
+   * sample. Returns the bytes written (0 or ACK_DELAY_TRAILER_BYTES).
+   */
+  private writeAckDelayTrailer(now: number, bytes: Uint8Array, at: number): number {
+    if (!this.newestReceivedUnreported) return 0;
+    const waitedMs = now - this.num[Num.NewestReceivedAt];
+    if (waitedMs < ACK_DELAY_MIN_MS) return 0;
+    writeU16(bytes, at, Math.min(0xffff, Math.floor(waitedMs * ACK_DELAY_UNITS_PER_MS)));
+    return ACK_DELAY_TRAILER_BYTES;
   }
 
   /** True if a datagram could be due right now (used to keep the ready queue short). */

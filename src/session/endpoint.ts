@@ -11,6 +11,10 @@
  * the next call into the endpoint.
  */
 import {
+  ACK_DELAY_TRAILER_BYTES,
+  ACK_DELAY_UNITS_PER_MS,
+  ACKS_VALID,
+  DATA_HEADER_BYTES,
   DATA_OVERHEAD_BYTES,
   DESCRIPTOR_INTS,
   DropReason,
@@ -761,6 +765,16 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
   }
 
+  /** A pure ack that reports its ack delay (PROTOCOL §2): read from the datagram in the arena. */
+  private onAckDelayTrailer(now: number, conn: Connection, index: number, sequence: number): void {
+    const bytes = this.engine.bytes;
+    const at = this.engine.layout.rxArenaOffset + index * MAX_DATAGRAM_BYTES;
+    // Without ACKS_VALID the header's `ack` names nothing, so neither does the delay.
+    const ack = (bytes[at] & ACKS_VALID) !== 0 ? bytes[at + 3] | (bytes[at + 4] << 8) : -1;
+    const delayMs = (bytes[at + DATA_HEADER_BYTES] | (bytes[at + DATA_HEADER_BYTES + 1] << 8)) / ACK_DELAY_UNITS_PER_MS;
+    conn.onPacketReceived(now, false, sequence, ack, delayMs);
+  }
+
   private dispatchRecords(now: number, n: number, base: number): void {
     const r = this.engine.records;
     const arena = this.engine.bytes;
@@ -786,7 +800,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         case RecordType.PacketReceived:
           if (conn !== undefined) {
             const index = base + r[p + 3];
-            conn.onPacketReceived(now, r[p + 4] === PacketType.Data && this.batchLength[index] > DATA_OVERHEAD_BYTES, r[p + 2] & 0xffff);
+            const length = this.batchLength[index];
+            const data = r[p + 4] === PacketType.Data;
+            if (data && length === DATA_OVERHEAD_BYTES + ACK_DELAY_TRAILER_BYTES) this.onAckDelayTrailer(now, conn, index, r[p + 2] & 0xffff);
+            else conn.onPacketReceived(now, data && length > DATA_OVERHEAD_BYTES, r[p + 2] & 0xffff);
             this.touch(conn);
           }
           break;

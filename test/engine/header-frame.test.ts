@@ -2,7 +2,7 @@
 // strict frame parsing, and parity recovery, on the WASM engine (debug build).
 import { describe, expect, it } from "vitest";
 import { DeliveryKind, DropReason, PacketType, RecordType } from "../../src/engine/abi.js";
-import { config, deliver, sealControlPacket, sealPacket, wasmEngine, ALL_KINDS } from "./helpers.js";
+import { config, deliver, sealControlPacket, sealPacket, tsEngine, wasmEngine, ALL_KINDS } from "./helpers.js";
 
 describe("DATA header and frames", () => {
   it("round-trips every frame shape: channel, kind, messageSeq, fragment, key, payload", async () => {
@@ -81,6 +81,40 @@ describe("DATA header and frames", () => {
       expect(recs[0].slice(0, 3), JSON.stringify(frame)).toEqual([RecordType.DatagramDropped, 0, DropReason.MalformedFrame]);
     }
   });
+});
+
+describe("a pure ack's ack delay (PROTOCOL §2, version 6)", () => {
+  for (const engineKind of ["wasm", "ts"] as const) {
+    it(`a 2-byte frames area is no frame: received, acks scanned, nothing delivered (${engineKind})`, async () => {
+      const make = () => (engineKind === "wasm" ? wasmEngine() : Promise.resolve(tsEngine()));
+      const a = await make();
+      const b = await make();
+      a.resetSlot(0, 100);
+      b.resetSlot(0, 7);
+      const first = sealPacket(a, 0, [{ channel: 0, kind: DeliveryKind.Unreliable, seq: 0, payload: new Uint8Array([1]) }]);
+      deliver(b, [{ bytes: first.bytes, slot: 0 }]);
+      // b's pure ack of 100, reporting 12.3 ms of wait in the two bytes after its header.
+      const at = b.layout.txArenaOffset;
+      b.bytes[at + 9] = 123;
+      b.bytes[at + 10] = 0;
+      const seq = b.sealData(0, at, 2, PacketType.Data);
+      const ack = b.bytes.slice(at, at + 15);
+      expect(ack[0]).toBe(PacketType.Data | 0x10);
+      expect([...ack.subarray(9, 11)]).toEqual([123, 0]);
+      const recs = deliver(a, [{ bytes: ack, slot: 0 }]);
+      expect(recs.map((r) => r.slice(0, 3))).toEqual([
+        [RecordType.PacketReceived, 0, seq],
+        [RecordType.PacketAcked, 0, 100],
+      ]);
+      // 1, 3, 4 and 5 bytes are still a frame cut short.
+      for (const n of [1, 3, 4, 5]) {
+        b.bytes.fill(0, at + 9, at + 9 + n);
+        b.sealData(0, at, n, PacketType.Data);
+        const bad = deliver(a, [{ bytes: b.bytes.slice(at, at + 13 + n), slot: 0 }]);
+        expect(bad.map((r) => r.slice(0, 3)), `${n} bytes`).toEqual([[RecordType.DatagramDropped, 0, DropReason.MalformedFrame]]);
+      }
+    });
+  }
 });
 
 describe("packet type and length rules (PROTOCOL §1)", () => {

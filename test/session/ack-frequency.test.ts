@@ -133,7 +133,7 @@ describe("receive-time reports (RECEIVE_TIMES_FLAG, RECEIVE_TIME)", () => {
     expect(sent.at(-1)!.length).toBe(13 + 13 + 6 + 100); // header+CRC, RECEIVE_TIME, the message
   });
 
-  it("a receiver asked for reports still sends a pure ack of 13 bytes when it has no data", () => {
+  it("a receiver asked for reports still sends a pure ack (no RECEIVE_TIME frame) when it has no data", () => {
     const pair = makePair(612);
     const [c, s] = connectPair(pair);
     (connectionOf(pair.server, s).ackFrequency as unknown as { reportTimes: boolean }).reportTimes = true;
@@ -146,7 +146,11 @@ describe("receive-time reports (RECEIVE_TIMES_FLAG, RECEIVE_TIME)", () => {
     pair.server.handleTimeout(later);
     const pure: Uint8Array[] = [];
     for (let tx = pair.server.pollTransmit(later); tx !== undefined; tx = pair.server.pollTransmit(later)) pure.push(tx.bytes.slice());
-    expect(pure.map((b) => b.length)).toEqual([13]);
+    // 13 bytes and the 2-byte ack delay (PROTOCOL §2): the ack waited ~50 ms, 500 units of 0.1 ms.
+    expect(pure.map((b) => b.length)).toEqual([15]);
+    const waited = pure[0]![9]! | (pure[0]![10]! << 8);
+    expect(waited).toBeGreaterThanOrEqual(490);
+    expect(waited).toBeLessThanOrEqual(500);
   });
 });
 
