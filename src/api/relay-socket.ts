@@ -51,13 +51,13 @@ export class RelayingSocket implements DatagramSocket {
   }
 
   /**
-   * A bind: the bare token, so the relay learns this socket's public address (PROTOCOL §8).
-   * False (nothing sent) if the route is gone.
+   * A BIND, so the relay challenges this socket's public address and, once it confirms, sends
+   * the route's traffic there (PROTOCOL §8). False (nothing sent) if the route is gone.
    */
   sendBind(virtual: Address): boolean {
-    const route = this.routes.get(virtual);
-    if (route === undefined) return false;
-    this.#inner.send(route.token, route.relay);
+    const bind = this.routes.bindOf(virtual);
+    if (bind === undefined) return false;
+    this.#inner.send(bind.bytes, bind.relay);
     this.#inner.flush();
     return true;
   }
@@ -80,6 +80,13 @@ export class RelayingSocket implements DatagramSocket {
         if (route === null) out.push(from, bytes);
         else if (route !== undefined) out.push(route.virtual, bytes.subarray(RELAY_TOKEN_BYTES));
       }
+      // Relays' CHALLENGEs in this batch, answered (PROTOCOL §8).
+      let confirms = 0;
+      for (let c = routes.takeControl(); c !== undefined; c = routes.takeControl()) {
+        this.#inner.send(c.bytes, c.relay);
+        confirms++;
+      }
+      if (confirms > 0) this.#inner.flush();
       out.deliver(callback);
     });
   }

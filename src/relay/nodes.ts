@@ -71,7 +71,7 @@ export class RelayedNode<E> extends WrappingNode<E> {
     return virtual;
   }
 
-  /** Queues one bind (the bare token) to the route's relay. */
+  /** Queues one BIND to the route's relay. */
   bind(virtual: Address): void {
     if (this.routes.get(virtual) !== undefined && this.#binds.length < 64) this.#binds.push(virtual);
   }
@@ -93,9 +93,12 @@ export class RelayedNode<E> extends WrappingNode<E> {
 
   pollTransmit(now: number): Transmit | undefined {
     while (this.#binds.length > 0) {
-      const route = this.routes.get(this.#binds.shift()!);
-      if (route !== undefined) return { to: route.relay, bytes: route.token.slice() };
+      const bind = this.routes.bindOf(this.#binds.shift()!);
+      if (bind !== undefined) return { to: bind.relay, bytes: bind.bytes };
     }
+    // CONFIRMs owed to the relays' CHALLENGEs (PROTOCOL §8).
+    const confirm = this.routes.takeControl();
+    if (confirm !== undefined) return { to: confirm.relay, bytes: confirm.bytes };
     for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
       const route = this.routes.outbound(tx.to);
       if (route === null) return tx;

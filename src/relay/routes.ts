@@ -6,7 +6,8 @@
  *
  * A route is (relay address, this side's token). Sending to its virtual address sends
  * `[token | datagram]` to the relay; a datagram from the relay address carrying the token is the
- * peer's, delivered from the virtual address. Datagrams from a relay address with a token of no
+ * peer's, delivered from the virtual address, except a CHALLENGE (PROTOCOL §8), which is
+ * answered: its CONFIRM waits in takeControl() for the socket to send. Datagrams from a relay address with a token of no
  * route are counted and dropped. At most MAX_RELAY_ROUTES routes: adding one more drops the one
  * used longest ago (a live connection uses its route at every keepalive). Virtual addresses are
  * numbered per RelayRoutes and never reused, so a route added again after it was dropped is a
@@ -14,7 +15,19 @@
  */
 import type { Address } from "../session/sans-io.js";
 import { RelayConfigError } from "./errors.js";
-import { canonicalAddress, isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, tokenKey, virtualAddress } from "./wire.js";
+import {
+  canonicalAddress, isVirtualAddress, MAX_RELAY_DATAGRAM, RELAY_BIND, RELAY_CHALLENGE, RELAY_CONFIRM, RELAY_CONTROL_BYTES, RELAY_TOKEN_BYTES,
+  relayControlKind, tokenKey, virtualAddress, writeRelayControl,
+} from "./wire.js";
+
+/** CONFIRMs waiting to be sent at most (a relay answers at most 10 challenges a second per route). */
+const MAX_PENDING_CONFIRMS = 64;
+
+/** A relay control datagram to send (a BIND or a CONFIRM). */
+export interface RelayControlTransmit {
+  relay: Address;
+  bytes: Uint8Array;
+}
 
 export const MAX_RELAY_ROUTES = 64;
 
@@ -45,7 +58,9 @@ export class RelayRoutes {
    * sends to a virtual address with no route; fromVirtual: datagrams that really came from
    * 100::/64.
    */
-  readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0, unrouted: 0, fromVirtual: 0 };
+  readonly counters = { wrapped: 0, unwrapped: 0, dropped: 0, evicted: 0, unrouted: 0, fromVirtual: 0, challenges: 0 };
+  /** CONFIRMs owed to relays' CHALLENGEs, sent by the socket after the batch (takeControl()). */
+  readonly #control: RelayControlTransmit[] = [];
   readonly #byVirtual = new Map<Address, RelayRoute>();
   readonly #byToken = new Map<string, RelayRoute>();
   /** Relay address -> routes through it (a datagram from elsewhere is never unwrapped). */
@@ -150,16 +165,43 @@ export class RelayRoutes {
     return this.#relays.has(from);
   }
 
-  /** A datagram from a relay: its route (the sender is route.virtual, the datagram is the rest), or undefined (counted). */
+  /**
+   * A datagram from a relay: its route (the sender is route.virtual, the datagram is the rest), or
+   * undefined (counted as dropped; or a CHALLENGE, whose CONFIRM is queued for takeControl()).
+   */
   unwrap(from: Address, bytes: Uint8Array): RelayRoute | undefined {
     const route = bytes.length > RELAY_TOKEN_BYTES ? this.#byToken.get(tokenKey(bytes)) : undefined;
     if (route === undefined || route.relay !== from) {
       this.counters.dropped++;
       return undefined;
     }
+    if (relayControlKind(bytes) === RELAY_CHALLENGE) {
+      // The relay asks this socket to show it receives here: echo the cookie (PROTOCOL §8).
+      this.counters.challenges++;
+      if (this.#control.length < MAX_PENDING_CONFIRMS) {
+        const confirm = new Uint8Array(RELAY_CONTROL_BYTES);
+        writeRelayControl(confirm, route.token, RELAY_CONFIRM, bytes, RELAY_TOKEN_BYTES + 1);
+        this.#control.push({ relay: route.relay, bytes: confirm });
+      }
+      return undefined;
+    }
     route.usedAt = ++this.#uses;
     this.counters.unwrapped++;
     return route;
+  }
+
+  /** A BIND for the route of `virtual` (PROTOCOL §8), or undefined if the route is gone. */
+  bindOf(virtual: Address): RelayControlTransmit | undefined {
+    const route = this.#byVirtual.get(virtual);
+    if (route === undefined) return undefined;
+    const bytes = new Uint8Array(RELAY_CONTROL_BYTES);
+    writeRelayControl(bytes, route.token, RELAY_BIND);
+    return { relay: route.relay, bytes };
+  }
+
+  /** The next CONFIRM owed to a relay's CHALLENGE, or undefined. */
+  takeControl(): RelayControlTransmit | undefined {
+    return this.#control.shift();
   }
 
   #evictLeastUsed(): void {

@@ -7,15 +7,43 @@
  *   relay -> peer    [ receiver's token (8) | datagram ]   swapping in the receiver's token: same
  *                                                         length in and out, so never an amplifier.
  *
- * A datagram of exactly the token (no payload) binds: it tells the relay where that side is
- * (the source address its NAT gave it) and is not forwarded. Each side's relayed peer appears to
- * its Endpoint as a virtual address (`virtualAddress`), so relayed connections are ordinary
+ * Three 17-byte control datagrams (version 6), `[token | kind | 8 bytes]`, whose kind byte no
+ * ackwire datagram starts with (its bits 5-7 are reserved): BIND asks the relay to send this
+ * side's traffic to the sender's address; the relay answers a BIND, or any datagram of the side
+ * from an address it has not validated, with a CHALLENGE carrying a cookie for that address; the
+ * peer echoes it in a CONFIRM, and only then does the relay send there. So a side's traffic goes
+ * only to an address that proved it receives there (a spoofed source cannot), and every
+ * CHALLENGE is no larger than the datagram it answers. Each side's relayed peer appears to its
+ * Endpoint as a virtual address (`virtualAddress`), so relayed connections are ordinary
  * connections keyed by an address nothing real can have.
  */
 import type { Address } from "../session/sans-io.js";
 
 /** Bytes of an allocation token (random, handed out by the lobby; the only credential). */
 export const RELAY_TOKEN_BYTES = 8;
+
+/** A relay control datagram: token, kind, 8 bytes (zeros in a BIND, the cookie otherwise). */
+export const RELAY_CONTROL_BYTES = 17;
+/** Control kinds (byte 8), first bytes no ackwire datagram has. */
+export const RELAY_BIND = 0xe0;
+export const RELAY_CHALLENGE = 0xe1;
+export const RELAY_CONFIRM = 0xe2;
+
+/** The control kind of a relay datagram (RELAY_BIND, _CHALLENGE, _CONFIRM), or 0 for any other. */
+export function relayControlKind(bytes: Uint8Array): number {
+  if (bytes.length !== RELAY_CONTROL_BYTES) return 0;
+  const kind = bytes[RELAY_TOKEN_BYTES]!;
+  return kind === RELAY_BIND || kind === RELAY_CHALLENGE || kind === RELAY_CONFIRM ? kind : 0;
+}
+
+/** `[token | kind | body (8 bytes, zeros if absent)]` written into `out` (>= 17 bytes); returns 17. */
+export function writeRelayControl(out: Uint8Array, token: Uint8Array, kind: number, body?: Uint8Array, bodyAt = 0): number {
+  out.set(token.subarray(0, RELAY_TOKEN_BYTES), 0);
+  out[RELAY_TOKEN_BYTES] = kind;
+  if (body === undefined) out.fill(0, RELAY_TOKEN_BYTES + 1, RELAY_CONTROL_BYTES);
+  else out.set(body.subarray(bodyAt, bodyAt + 8), RELAY_TOKEN_BYTES + 1);
+  return RELAY_CONTROL_BYTES;
+}
 
 /** Largest relay datagram: a 1500-byte Ethernet MTU less IPv4 and UDP headers. */
 export const MAX_RELAY_DATAGRAM = 1472;

@@ -8,6 +8,7 @@ import { LobbyHost, LobbyRegistry, lobbyHandlers } from "../../src/game/lobby.js
 import { candidates, MAX_PUNCH_RUNS, NatIntroducer, natHandlers, parseIntroduction, PunchRuns } from "../../src/game/nat.js";
 import { RpcPeer } from "../../src/game/rpc.js";
 import { RelayForwarder } from "../../src/relay/forwarder.js";
+import { RELAY_BIND, RELAY_CONFIRM, RELAY_CONTROL_BYTES, RELAY_TOKEN_BYTES, writeRelayControl } from "../../src/relay/wire.js";
 import type { Value } from "../../src/game/codec.js";
 import { settle } from "./helpers.js";
 
@@ -167,9 +168,17 @@ describe("NatIntroducer", () => {
     const toHost = parseIntroduction(notified[0]);
     expect(intro.relay?.address).toBe("192.0.2.1:9001");
     expect(toHost.relay?.address).toBe("192.0.2.1:9001");
-    // The two tokens are the two sides of one allocation: a bind with one, then a datagram
-    // with the other, is forwarded to the first's address.
-    forwarder.handleDatagram(1, "198.51.100.2:7777", toHost.relay!.token.slice());
+    // The two tokens are the two sides of one allocation: with both bound (BIND, CHALLENGE,
+    // CONFIRM: PROTOCOL §8), a datagram with one is forwarded to the other's address.
+    const bind = (now: number, from: string, token: Uint8Array): void => {
+      const control = new Uint8Array(RELAY_CONTROL_BYTES);
+      writeRelayControl(control, token, RELAY_BIND);
+      const challenge = forwarder.handleDatagram(now, from, control)!.bytes;
+      writeRelayControl(control, token, RELAY_CONFIRM, challenge, RELAY_TOKEN_BYTES + 1);
+      forwarder.handleDatagram(now, from, control);
+    };
+    bind(1, "198.51.100.2:7777", toHost.relay!.token);
+    bind(1, "203.0.113.2:5555", intro.relay!.token);
     const datagram = new Uint8Array(12);
     datagram.set(intro.relay!.token, 0);
     expect(forwarder.handleDatagram(2, "203.0.113.2:5555", datagram)?.to).toBe("198.51.100.2:7777");

@@ -78,10 +78,13 @@ describe("listenRelay() and Server.addRelayRoute()", () => {
       const { tokens } = relay.allocate()!;
       const other = relay.allocate()!;
       a.addRelayRoute(relay.publicAddress, tokens[0]);
-      // a binds one side of a second allocation, then forgets its route: the relay still knows
-      // a's address for that side, so b's handshake through the other side reaches a's socket,
-      // from the relay's address, with a token a no longer routes.
-      a.removeRelayRoute(a.addRelayRoute(relay.publicAddress, other.tokens[0]));
+      // a binds one side of a second allocation (BIND, CHALLENGE, CONFIRM), then forgets its
+      // route: the relay still knows a's address for that side, so b's handshake through the
+      // other side reaches a's socket, from the relay's address, with a token a no longer routes.
+      const gone = a.addRelayRoute(relay.publicAddress, other.tokens[0]);
+      for (let i = 0; i < 200 && relay.counters().confirmed < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(relay.counters().confirmed).toBe(2);
+      a.removeRelayRoute(gone);
       const toA = b.addRelayRoute(relay.publicAddress, other.tokens[1]);
       await expect(b.connect(toA, { connectTimeoutMs: 400 })).rejects.toBeInstanceOf(ConnectTimeoutError);
       expect(relay.counters().forwarded).toBeGreaterThan(0);

@@ -8,7 +8,10 @@ import { describe, expect, it } from "vitest";
 import { RelayConfigError } from "../../src/relay/errors.js";
 import { RelayForwarder } from "../../src/relay/forwarder.js";
 import { MAX_RELAY_ROUTES, RelayRoutes } from "../../src/relay/routes.js";
-import { canonicalAddress, MAX_RELAY_DATAGRAM, RELAY_TOKEN_BYTES, virtualAddress } from "../../src/relay/wire.js";
+import {
+  canonicalAddress, MAX_RELAY_DATAGRAM, RELAY_BIND, RELAY_CHALLENGE, RELAY_CONFIRM, RELAY_CONTROL_BYTES, RELAY_TOKEN_BYTES, relayControlKind,
+  virtualAddress, writeRelayControl,
+} from "../../src/relay/wire.js";
 
 const A = "198.51.100.1:4000";
 const B = "203.0.113.7:5000";
@@ -33,16 +36,39 @@ function datagram(token: Uint8Array, payload: number[]): Uint8Array {
   return out;
 }
 
+/**
+ * BIND, CHALLENGE, CONFIRM (PROTOCOL §8): binds `token`'s side to `from`; returns the CHALLENGE it
+ * drew (empty if the side was bound there already: a BIND from its own address draws none).
+ */
+function bind(relay: RelayForwarder, now: number, from: string, token: Uint8Array): Uint8Array {
+  const bindBytes = new Uint8Array(RELAY_CONTROL_BYTES);
+  writeRelayControl(bindBytes, token, RELAY_BIND);
+  const challenge = relay.handleDatagram(now, from, bindBytes);
+  if (challenge === undefined) return new Uint8Array(0);
+  expect(challenge.to).toBe(from);
+  expect(relayControlKind(challenge!.bytes)).toBe(RELAY_CHALLENGE);
+  const copy = challenge!.bytes.slice();
+  expect(relay.handleDatagram(now, from, confirmOf(copy))).toBeUndefined();
+  return copy;
+}
+
+/** The CONFIRM answering a CHALLENGE (the cookie echoed). */
+function confirmOf(challenge: Uint8Array): Uint8Array {
+  const out = new Uint8Array(RELAY_CONTROL_BYTES);
+  writeRelayControl(out, challenge.subarray(0, RELAY_TOKEN_BYTES), RELAY_CONFIRM, challenge, RELAY_TOKEN_BYTES + 1);
+  return out;
+}
+
 describe("RelayForwarder", () => {
   it("forwards between two bound sides, swapping in the receiver's token, same length", () => {
     const relay = forwarder();
     const { tokens } = relay.allocate(0)!;
-    // A's payload before B is bound: dropped (the relay has nowhere to send it), but A is bound.
+    bind(relay, 1, A, tokens[0]);
+    // A's payload before B is bound: dropped (the relay has nowhere to send it).
     expect(relay.handleDatagram(1, A, datagram(tokens[0], [1, 2, 3]))).toBeUndefined();
     expect(relay.counters.unbound).toBe(1);
-    // B binds with its bare token: not forwarded.
-    expect(relay.handleDatagram(2, B, tokens[1].slice())).toBeUndefined();
-    expect(relay.counters.binds).toBe(1);
+    bind(relay, 2, B, tokens[1]);
+    expect(relay.counters).toMatchObject({ binds: 2, challenges: 2, confirmed: 2 });
     const tx = relay.handleDatagram(3, A, datagram(tokens[0], [1, 2, 3]));
     expect(tx?.to).toBe(B);
     expect([...tx!.bytes]).toEqual([...datagram(tokens[1], [1, 2, 3])]);
@@ -52,37 +78,88 @@ describe("RelayForwarder", () => {
     expect(relay.counters).toMatchObject({ forwarded: 2, forwardedBytes: 11 + 9 });
   });
 
-  it("a side that moves (NAT rebinding) is reached at its newest address", () => {
+  it("a side that moves (NAT rebinding) is reached at its newest address once that address confirms", () => {
     const relay = forwarder();
     const { tokens } = relay.allocate(0)!;
-    relay.handleDatagram(0, A, tokens[0].slice());
-    relay.handleDatagram(0, B, tokens[1].slice());
-    relay.handleDatagram(1, "198.51.100.1:4999", tokens[0].slice());
-    expect(relay.handleDatagram(2, B, datagram(tokens[1], [7]))?.to).toBe("198.51.100.1:4999");
+    bind(relay, 0, A, tokens[0]);
+    bind(relay, 0, B, tokens[1]);
+    const moved = "198.51.100.1:4999";
+    // Data from the new address is not forwarded yet: it draws a CHALLENGE there instead.
+    const challenge = relay.handleDatagram(200, moved, datagram(tokens[0], new Array(20).fill(3)));
+    expect(challenge?.to).toBe(moved);
+    expect(relay.counters.unvalidated).toBe(1);
+    expect(relay.handleDatagram(201, B, datagram(tokens[1], [7]))?.to).toBe(A);
+    expect(relay.handleDatagram(210, moved, confirmOf(challenge!.bytes.slice()))).toBeUndefined();
+    expect(relay.handleDatagram(211, B, datagram(tokens[1], [7]))?.to).toBe(moved);
+    expect(relay.handleDatagram(212, moved, datagram(tokens[0], [8]))?.to).toBe(B);
   });
 
-  it("drops and counts unknown tokens, short and oversized datagrams", () => {
+  it("a token holder spoofing a victim's address cannot aim the other side's traffic at it (found by a review)", () => {
     const relay = forwarder();
     const { tokens } = relay.allocate(0)!;
-    relay.handleDatagram(0, A, tokens[0].slice());
-    relay.handleDatagram(0, B, tokens[1].slice());
+    bind(relay, 0, A, tokens[0]);
+    bind(relay, 0, B, tokens[1]);
+    const victim = "192.0.2.99:53";
+    let toVictim = 0;
+    let fromVictim = 0;
+    const forwardedToA = () => relay.counters.forwarded;
+    for (let t = 1; t <= 60_000; t += 33) {
+      // Every 5 s the attacker (side A) sends a BIND and a keepalive-sized datagram "from" the victim.
+      if (t % 5000 < 33) {
+        for (const bytes of [(() => { const b = new Uint8Array(RELAY_CONTROL_BYTES); writeRelayControl(b, tokens[0], RELAY_BIND); return b; })(), datagram(tokens[0], new Array(13).fill(0))]) {
+          fromVictim += bytes.length;
+          const tx = relay.handleDatagram(t, victim, bytes);
+          if (tx !== undefined) {
+            expect(tx.to).toBe(victim);
+            toVictim += tx.bytes.length;
+          }
+        }
+        // A CONFIRM with a guessed cookie does not bind.
+        const guess = new Uint8Array(RELAY_CONTROL_BYTES);
+        writeRelayControl(guess, tokens[0], RELAY_CONFIRM);
+        fromVictim += guess.length;
+        expect(relay.handleDatagram(t, victim, guess)).toBeUndefined();
+      }
+      // B streams 1200-byte datagrams at 30 Hz: they keep going to A's confirmed address.
+      const tx = relay.handleDatagram(t, B, datagram(tokens[1], new Array(1192).fill(1)));
+      if (tx?.to === victim) toVictim += tx.bytes.length;
+      expect(tx === undefined || tx.to === A).toBe(true);
+    }
+    expect(forwardedToA()).toBeGreaterThan(100);
+    expect(toVictim).toBeLessThanOrEqual(fromVictim);
+    expect(relay.counters.badCookie).toBeGreaterThan(0);
+  });
+
+  it("drops and counts unknown tokens, short and oversized datagrams, and CONFIRMs for another address", () => {
+    const relay = forwarder();
+    const { tokens } = relay.allocate(0)!;
+    bind(relay, 0, A, tokens[0]);
+    const challengeB = bind(relay, 0, B, tokens[1]);
     const wrong = tokens[0].slice();
     wrong[7]! ^= 1;
     expect(relay.handleDatagram(1, A, datagram(wrong, [1]))).toBeUndefined();
-    expect(relay.handleDatagram(1, A, new Uint8Array(RELAY_TOKEN_BYTES - 1))).toBeUndefined();
+    expect(relay.handleDatagram(1, A, new Uint8Array(RELAY_TOKEN_BYTES))).toBeUndefined(); // a bare token (the version-5 bind)
     expect(relay.handleDatagram(1, A, datagram(tokens[0], new Array(MAX_RELAY_DATAGRAM - RELAY_TOKEN_BYTES + 1).fill(0)))).toBeUndefined();
     expect(relay.counters).toMatchObject({ unknownToken: 1, malformed: 2, forwarded: 0 });
+    // B's cookie is for B's address: echoed from elsewhere it binds nothing.
+    expect(relay.handleDatagram(1, "192.0.2.50:1", confirmOf(challengeB))).toBeUndefined();
+    expect(relay.counters.badCookie).toBe(1);
+    expect(relay.handleDatagram(2, A, datagram(tokens[0], [1]))?.to).toBe(B);
+    // A cookie is good for 10-20 s, then not.
+    expect(relay.handleDatagram(25_000, B, confirmOf(challengeB))).toBeUndefined();
+    expect(relay.counters.badCookie).toBe(2);
     // The largest allowed datagram still goes through.
-    expect(relay.handleDatagram(1, A, datagram(tokens[0], new Array(MAX_RELAY_DATAGRAM - RELAY_TOKEN_BYTES).fill(0)))?.bytes.length).toBe(MAX_RELAY_DATAGRAM);
+    expect(relay.handleDatagram(25_000, A, datagram(tokens[0], new Array(MAX_RELAY_DATAGRAM - RELAY_TOKEN_BYTES).fill(0)))?.bytes.length).toBe(MAX_RELAY_DATAGRAM);
   });
 
-  it("never forwards to an address that did not send the matching token, nor more bytes than it received", () => {
+  it("sends an address that has not confirmed nothing but CHALLENGEs no larger than what it sent, and forwards only to confirmed addresses", () => {
     fc.assert(
       fc.property(
         fc.array(
           fc.record({
             from: fc.constantFrom(A, B, "192.0.2.66:1", "192.0.2.66:2"),
             side: fc.constantFrom(0, 1, 2),
+            kind: fc.constantFrom("data", "data", "bind", "confirm"),
             payload: fc.uint8Array({ maxLength: 40 }),
             dt: fc.integer({ min: 0, max: 50 }),
           }),
@@ -92,27 +169,42 @@ describe("RelayForwarder", () => {
           const relay = forwarder({ bytesPerSecond: 1000, burstBytes: MAX_RELAY_DATAGRAM });
           const { tokens } = relay.allocate(0)!;
           const junk = new Uint8Array(RELAY_TOKEN_BYTES).fill(0xee);
-          /** Addresses that have sent each side's token, so far. */
-          const sentFrom: [Set<string>, Set<string>] = [new Set(), new Set()];
+          /** Per address: bytes it sent, bytes it got, the last CHALLENGE it got per side. */
+          const sent = new Map<string, number>();
+          const got = new Map<string, number>();
+          const lastChallenge = new Map<string, Uint8Array>();
+          /** Addresses that confirmed each side, so far. */
+          const confirmed: [Set<string>, Set<string>] = [new Set(), new Set()];
           let now = 0;
-          let bytesIn = 0;
-          let bytesOut = 0;
           for (const step of steps) {
             now += step.dt;
             const token = step.side === 2 ? junk : tokens[step.side]!;
-            const bytes = datagram(token, [...step.payload]);
-            bytesIn += bytes.length;
-            if (step.side !== 2) sentFrom[step.side as 0 | 1].add(step.from);
+            let bytes: Uint8Array;
+            const echo = lastChallenge.get(`${step.from}/${step.side}`);
+            if (step.kind === "confirm" && echo !== undefined) bytes = confirmOf(echo);
+            else if (step.kind === "bind") writeRelayControl((bytes = new Uint8Array(RELAY_CONTROL_BYTES)), token, RELAY_BIND);
+            else bytes = datagram(token, [...step.payload]);
+            const isConfirm = relayControlKind(bytes) === RELAY_CONFIRM;
+            sent.set(step.from, (sent.get(step.from) ?? 0) + bytes.length);
+            const confirmsBefore = relay.counters.confirmed;
             const tx = relay.handleDatagram(now, step.from, bytes);
+            if (isConfirm && relay.counters.confirmed > confirmsBefore) confirmed[step.side as 0 | 1].add(step.from);
             if (tx === undefined) continue;
             expect(step.side).not.toBe(2);
+            got.set(tx.to, (got.get(tx.to) ?? 0) + tx.bytes.length);
+            if (relayControlKind(tx.bytes) === RELAY_CHALLENGE) {
+              expect(tx.to).toBe(step.from);
+              lastChallenge.set(`${step.from}/${step.side}`, tx.bytes.slice());
+              continue;
+            }
             const receiver = 1 - step.side;
-            expect(sentFrom[receiver]!.has(tx.to)).toBe(true);
+            expect(confirmed[receiver]!.has(tx.to)).toBe(true);
+            expect(confirmed[step.side as 0 | 1].has(step.from)).toBe(true);
             expect([...tx.bytes.subarray(0, RELAY_TOKEN_BYTES)]).toEqual([...tokens[receiver]!]);
-            bytesOut += tx.bytes.length;
           }
-          expect(bytesOut).toBeLessThanOrEqual(bytesIn);
-          expect(relay.counters.forwardedBytes).toBe(bytesOut);
+          for (const [address, n] of got) {
+            if (!confirmed[0].has(address) && !confirmed[1].has(address)) expect(n).toBeLessThanOrEqual(sent.get(address) ?? 0);
+          }
         },
       ),
       { seed: 20261122, numRuns: 200 },
@@ -122,8 +214,8 @@ describe("RelayForwarder", () => {
   it("holds each side to its byte rate (token bucket), counting what it drops", () => {
     const relay = forwarder({ bytesPerSecond: 10_000, burstBytes: 2000 });
     const { tokens } = relay.allocate(0)!;
-    relay.handleDatagram(0, A, tokens[0].slice());
-    relay.handleDatagram(0, B, tokens[1].slice());
+    bind(relay, 0, A, tokens[0]);
+    bind(relay, 0, B, tokens[1]);
     const payload = new Array(992).fill(1);
     // 2000 bytes of burst: two 992-byte payloads, then nothing until the bucket refills.
     expect(relay.handleDatagram(0, A, datagram(tokens[0], payload))).toBeDefined();
@@ -143,16 +235,16 @@ describe("RelayForwarder", () => {
     const second = relay.allocate(0)!;
     expect(relay.allocate(0)).toBeUndefined();
     expect(relay.counters.full).toBe(1);
-    // The first stays busy; the second is never used.
-    for (let t = 200; t <= 1400; t += 200) relay.handleDatagram(t, A, first.tokens[0].slice());
+    // The first stays busy (one side binding again and again); the second is never used.
+    for (let t = 200; t <= 1400; t += 200) bind(relay, t, A, first.tokens[0]);
     expect(relay.pollTimeout()).toBeLessThanOrEqual(1000);
     relay.handleTimeout(1400);
     expect(relay.size).toBe(1);
     expect(relay.counters.expired).toBe(1);
     // Its tokens are gone; the first's still work.
-    expect(relay.handleDatagram(1500, B, second.tokens[1].slice())).toBeUndefined();
+    expect(relay.handleDatagram(1500, B, datagram(second.tokens[1], [1]))).toBeUndefined();
     expect(relay.counters.unknownToken).toBe(1);
-    relay.handleDatagram(1500, B, first.tokens[1].slice());
+    bind(relay, 1500, B, first.tokens[1]);
     expect(relay.handleDatagram(1500, A, datagram(first.tokens[0], [1]))?.to).toBe(B);
     // Room again.
     expect(relay.allocate(1500)).toBeDefined();
@@ -166,13 +258,13 @@ describe("RelayForwarder", () => {
     const relay = forwarder({ idleTimeoutMs: 30_000, bindTimeoutMs: 2000 });
     const lonely = relay.allocate(0)!;
     const used = relay.allocate(0)!;
-    relay.handleDatagram(100, B, used.tokens[1].slice());
-    relay.handleDatagram(1500, A, used.tokens[0].slice());
-    for (let t = 0; t <= 3000; t += 250) relay.handleDatagram(t, A, lonely.tokens[0].slice());
+    bind(relay, 100, B, used.tokens[1]);
+    bind(relay, 1500, A, used.tokens[0]);
+    for (let t = 0; t <= 3000; t += 250) bind(relay, t, A, lonely.tokens[0]);
     relay.handleTimeout(3000);
     expect(relay.size).toBe(1);
     expect(relay.handleDatagram(3000, A, datagram(used.tokens[0], [1]))?.to).toBe(B);
-    expect(relay.handleDatagram(3000, A, lonely.tokens[0].slice())).toBeUndefined();
+    expect(relay.handleDatagram(3000, A, datagram(lonely.tokens[0], [1]))).toBeUndefined();
     expect(relay.counters.unknownToken).toBe(1);
   });
 
@@ -181,11 +273,13 @@ describe("RelayForwarder", () => {
     const held = relay.allocate(0)!;
     const used = relay.allocate(0)!;
     for (const { tokens } of [held, used]) {
-      relay.handleDatagram(0, A, tokens[0].slice());
-      relay.handleDatagram(0, B, tokens[1].slice());
+      bind(relay, 0, A, tokens[0]);
+      bind(relay, 0, B, tokens[1]);
     }
     for (let t = 200; t <= 2000; t += 200) {
-      relay.handleDatagram(t, A, held.tokens[0].slice()); // a bind: forwarded nowhere
+      const again = new Uint8Array(RELAY_CONTROL_BYTES);
+      writeRelayControl(again, held.tokens[0], RELAY_BIND);
+      relay.handleDatagram(t, A, again); // a bind from the bound address: forwarded nowhere
       relay.handleDatagram(t, A, datagram(used.tokens[0], [1]));
     }
     relay.handleTimeout(2000);

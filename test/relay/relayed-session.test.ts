@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RelayedNode, RelayNode } from "../../src/relay/nodes.js";
-import { RELAY_TOKEN_BYTES } from "../../src/relay/wire.js";
+import { RELAY_CONTROL_BYTES, RELAY_TOKEN_BYTES } from "../../src/relay/wire.js";
 import type { Endpoint } from "../../src/session/endpoint.js";
 import type { SansIoNode } from "../../src/session/sans-io.js";
 import type { EndpointEvent } from "../../src/session/types.js";
@@ -98,11 +98,15 @@ for (const [seed, lossRate] of [
         expect(c.unknownToken).toBe(50);
         expect(attacker.received).toBe(0);
         expect(c.forwarded).toBeGreaterThan(forwardedBefore);
-        // Same bytes out as in, for every forwarded datagram: the relay is no amplifier.
+        // Same bytes out as in, for every forwarded datagram: the relay is no amplifier. Besides
+        // those it sent only its CHALLENGEs (17 bytes, one per BIND or move; PROTOCOL §8).
         const stats = (from: string, to: string) => net.linkStats(from, to);
         const fromRelay = [stats(RELAY, HOST), stats(RELAY, JOINER)];
-        expect(fromRelay[0]!.sent + fromRelay[1]!.sent).toBe(c.forwarded);
-        expect(fromRelay[0]!.sentBytes + fromRelay[1]!.sentBytes).toBe(c.forwardedBytes);
+        expect(c.challenges).toBeGreaterThanOrEqual(2);
+        expect(c.confirmed).toBeGreaterThanOrEqual(2);
+        expect(c.confirmed).toBeLessThanOrEqual(c.challenges);
+        expect(fromRelay[0]!.sent + fromRelay[1]!.sent).toBe(c.forwarded + c.challenges);
+        expect(fromRelay[0]!.sentBytes + fromRelay[1]!.sentBytes).toBe(c.forwardedBytes + RELAY_CONTROL_BYTES * c.challenges);
         const peersToRelay = stats(HOST, RELAY).deliveredBytes + stats(JOINER, RELAY).deliveredBytes;
         expect(c.forwardedBytes).toBeLessThanOrEqual(peersToRelay);
         // Nothing went straight between the peers (those links drop all), and both used only the relay.
