@@ -27,6 +27,7 @@ import { PacketType } from "../engine/abi.js";
 import { tokenKey as hexKey } from "../relay/wire.js";
 import { AddressRateLimiter } from "../session/rate-limit.js";
 import type { Address } from "../session/sans-io.js";
+import { rateKeyOf } from "../session/address.js";
 import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
@@ -199,7 +200,7 @@ export class ServerSecurity {
   /**
    * Opening a token's private part is the one costly step a sender without a token can make
    * the server take (an XChaCha20-Poly1305 of up to ~730 bytes), so new tokens are opened at a
-   * bounded rate per source address.
+   * bounded rate per source host (rateKeyOf: the IP, or an IPv6 /64, whatever the port).
    */
   readonly #helloRate = new AddressRateLimiter(10, 20, 4096);
   /** The same for all addresses together: senders that spoof many addresses are bounded too. */
@@ -456,7 +457,8 @@ export class ServerSecurity {
     }
     // Opening it is the costliest step a sender without a token can cause: bounded per address
     // and in all.
-    if (!this.#helloRate.allow(nowMs, from) || !this.#helloRateAll.allow(nowMs, "")) {
+    // Per host, not per port: one host sending from many ports must not spend the shared budget.
+    if (!this.#helloRate.allow(nowMs, rateKeyOf(from)) || !this.#helloRateAll.allow(nowMs, "")) {
       counters.rateLimited++;
       return undefined;
     }

@@ -15,6 +15,26 @@ export function isValidAddress(address: Address): boolean {
   return !/[\s:\[\]]/.test(host);
 }
 
+/**
+ * The host a rate limit counts `address` under: its IPv4 address, or the /64 of its IPv6 one
+ * (one subscriber's network: a host gets a whole /64 and can send from any of its addresses),
+ * without the port, which a sender picks freely. An address that does not parse counts alone.
+ */
+export function rateKeyOf(address: Address): string {
+  const colon = address.lastIndexOf(":");
+  if (colon <= 0) return address;
+  const host = address.slice(0, colon);
+  if (!host.startsWith("[")) return host;
+  const text = host.slice(1, -1).toLowerCase();
+  const halves = text.split("::");
+  if (halves.length > 2) return host;
+  const head = halves[0] === "" ? [] : halves[0]!.split(":");
+  const tail = halves.length === 2 && halves[1] !== "" ? halves[1]!.split(":") : [];
+  const groups = halves.length === 2 ? [...head, ...new Array<string>(Math.max(0, 8 - head.length - tail.length)).fill("0"), ...tail] : head;
+  if (groups.length !== 8) return host;
+  return `[${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64]`;
+}
+
 /** The address as bytes, for hashing into the cookie. ASCII; other code units are folded. */
 export function addressBytes(address: Address, out: Uint8Array, at: number): number {
   const n = Math.min(address.length, out.length - at);

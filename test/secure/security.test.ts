@@ -604,6 +604,23 @@ describe("ServerSecurity and ClientSecurity", () => {
     expect(t.counters.full).toBe(1);
   });
 
+  it("counts one host's HELLOs together whatever its source ports (an IPv6 host by its /64), so it cannot spend the server-wide budget (found by a review)", () => {
+    const s = server({ maxAssociations: 4096, idleTimeoutMs: 1 });
+    const opens = (from: (i: number) => string, n: number, at: number): number => {
+      let opened = 0;
+      for (let i = 0; i < n; i++) if (s.open(from(i), copy(client(token({ clientId: BigInt(1000 + i) })).seal(inner(i, 256))), at) !== undefined) opened++;
+      return opened;
+    };
+    // 60 ports of one IPv4 host: its burst of 20, then refused.
+    expect(opens((i) => `203.0.113.50:${20_000 + i}`, 60, 0)).toBe(20);
+    // 60 addresses in one IPv6 /64: one host too.
+    expect(opens((i) => `[2001:db8:1:2::${(i + 1).toString(16)}]:${30_000 + i}`, 60, 0)).toBe(20);
+    // Another host, and another /64, still open theirs.
+    expect(opens((i) => `203.0.113.51:${20_000 + i}`, 5, 0)).toBe(5);
+    expect(opens((i) => `[2001:db8:1:3::${(i + 1).toString(16)}]:1`, 5, 0)).toBe(5);
+    expect(s.counters.rateLimited).toBe(80);
+  });
+
   it("a denied handshake gives its slot back; a quiet one without a connection makes room only when the table is full", () => {
     // The Endpoint's DENY (type 5) ends the association, as a connection's end does.
     const s = server({ maxAssociations: 2 });

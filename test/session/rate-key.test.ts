@@ -1,0 +1,20 @@
+// rateKeyOf (src/session/address.ts): the host a per-source rate limit counts an address under.
+import { describe, expect, it } from "vitest";
+import { rateKeyOf } from "../../src/session/address.js";
+
+describe("rateKeyOf", () => {
+  it("drops the port; keeps an IPv4 address whole and an IPv6 one's /64, however it is spelled", () => {
+    expect(rateKeyOf("203.0.113.5:40000")).toBe("203.0.113.5");
+    expect(rateKeyOf("203.0.113.5:1")).toBe(rateKeyOf("203.0.113.5:65535"));
+    expect(rateKeyOf("203.0.113.6:1")).not.toBe(rateKeyOf("203.0.113.5:1"));
+    const a = rateKeyOf("[2001:db8:1:2::1]:7777");
+    expect(a).toBe("[2001:db8:1:2::/64]");
+    expect(rateKeyOf("[2001:DB8:1:2:ffff:0:0:9]:1")).toBe(a);
+    expect(rateKeyOf("[2001:0db8:0001:0002::]:9")).toBe(a);
+    expect(rateKeyOf("[2001:db8:1:3::1]:7777")).not.toBe(a);
+    expect(rateKeyOf("[::1]:5")).toBe("[0:0:0:0::/64]");
+    // What does not parse counts alone, never with another address.
+    expect(rateKeyOf("[1::2::3]:1")).toBe("[1::2::3]");
+    expect(rateKeyOf("nonsense")).toBe("nonsense");
+  });
+});
