@@ -14,7 +14,9 @@
  * only after the events queued before it, e.g. the messages of the same datagram burst. A
  * `send()` from such a "message" listener cannot know; it is dropped (a receipt resolves
  * false) and `isOpen` turns false at once. Once "disconnect" was emitted, or after close(),
- * `send()` throws ClosedError (ERR_CLOSED).
+ * `send()` throws ClosedError (ERR_CLOSED). From close() on no "message" is emitted (nor queued
+ * for an iterator): what the peer still sends is acknowledged by the transport and dropped; the
+ * receipts and the "disconnect" still come.
  */
 import type { ClientIdentity } from "../secure/server-security.js";
 import type { Address } from "../session/sans-io.js";
@@ -284,6 +286,10 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     }
     switch (event.type) {
       case "message": {
+        // From close() on the connection is over for the application: a message listener could
+        // not answer (send() throws), and the quick start's echo, answering one while a server
+        // closed, threw out of the listener and took the process down.
+        if (this.#closing) return;
         // The endpoint's event is a fresh object per message and already has Message's fields
         // (plus `type` and `connection`): handing it on saves an allocation per message.
         const message: Message = event;

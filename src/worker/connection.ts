@@ -224,6 +224,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     }
     switch (event.t) {
       case "message": {
+        // From close() on, none (as the root Connection: a listener could not answer it).
+        if (this.#closing) return;
         const message: Message = event.key === undefined ? { channel: event.channel, data: event.data } : { channel: event.channel, data: event.data, key: event.key };
         for (const queue of this.#iterators) queue.push(message, this.#maxQueued);
         this.emit("message", message);

@@ -58,6 +58,42 @@ describe("close() and what was sent before it", () => {
 });
 
 describe("server.close()", () => {
+  it("the README's echo server survives a graceful close while its clients keep sending: no message reaches a closing connection's listener (found by a review)", async () => {
+    const server = await listen({ protocolId, host: "127.0.0.1", port: 0 });
+    let echoed = 0;
+    let afterClose = 0;
+    let closingAt = Infinity;
+    server.on("connection", (conn) => {
+      // The quick start's handler, unguarded: a send() on a closing connection throws.
+      conn.on("message", (msg) => {
+        if (performance.now() >= closingAt) afterClose++;
+        conn.send(msg.data, { channel: msg.channel });
+        echoed++;
+      });
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown): void => void uncaught.push(e);
+    process.on("uncaughtException", onUncaught);
+    const client = await connect(`127.0.0.1:${server.address.port}`, { protocolId });
+    try {
+      const pump = setInterval(() => {
+        if (client.isOpen) for (let i = 0; i < 20; i++) client.send(message(i), { channel: 0 });
+      }, 2);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(echoed).toBeGreaterThan(0);
+      closingAt = performance.now();
+      await server.close();
+      clearInterval(pump);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(uncaught).toEqual([]);
+      expect(afterClose).toBe(0);
+      expect(client.isOpen).toBe(false);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+      await client.close(undefined, undefined, { linger: false });
+    }
+  }, 15_000);
+
   it("a client that connects while the server waits for its others' goodbyes is told server-shutdown at once, and never handed to the application", async () => {
     const { createRuntime } = await import("../../src/index.js");
     const { nodeAdapter } = await import("../../runtimes/node/index.js");
