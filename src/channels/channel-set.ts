@@ -119,9 +119,15 @@ export interface ChannelStats {
    *  filter). They are the peer's copies doing their job, so they are not counted in
    *  `duplicates` or `stale` (a reordered late original on such a channel lands here too). */
   copiesDropped: number;
+  /** Sender: unreliable messages dropped unsent after their channel's maxQueueMs. */
+  expired: number;
+  /** Sender: bytes held to send (queuedBytes()). */
+  queuedBytes: number;
 }
 
 export const DEFAULT_MAX_KEYS = 4096;
+/** ChannelConfig.maxQueueMs's default (unreliable kinds). */
+export const DEFAULT_MAX_QUEUE_MS = 250;
 const EMPTY = new Uint8Array(0);
 /** An emptied inbox keeps its array up to this many slots (see `inbox`). */
 const INBOX_KEPT_SLOTS = 96;
@@ -259,6 +265,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private readonly redundant: SendChannel[];
   /** @internal Time and datagram count of the current writeFrames call (own object only with copies). */
   readonly clock: WriteClock;
+  /** @internal The time of the current send, write or pending check (ReceiptSink.now). */
+  now = 0;
   private delayedBytes = 0;
 
   constructor(config: ChannelSetConfig) {
@@ -304,7 +312,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       if (!Number.isFinite(priority)) throw new ChannelConfigError(`channel ${i}: priority must be a finite number`);
       const copies = copiesOption(i, c, reliable);
       if (copies !== 0) copyMask |= 1 << i;
-      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this, copies));
+      const maxQueueMs = c.maxQueueMs ?? DEFAULT_MAX_QUEUE_MS;
+      if (typeof maxQueueMs !== "number" || !(maxQueueMs > 0)) throw new ChannelConfigError(`channel ${i}: maxQueueMs must be a positive number of ms (Infinity: no limit), got ${String(c.maxQueueMs)}`);
+      if (reliable && c.maxQueueMs !== undefined) throw new ChannelConfigError(`channel ${i}: maxQueueMs is for unreliable kinds (reliable data is never dropped unsent)`);
+      senders.push(new SendChannel(i, kind, priority, maxMessageBytes, maxKeys, room, this, copies, maxQueueMs));
       receivers.push(new ReceiveChannel(i, kind, maxMessageBytes, maxKeys, this, copies));
     });
     this.copyMask = copyMask;
@@ -363,14 +374,14 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       this.hold(now + delayMs, channel, copyExact(data), receipt, key);
       return receipt;
     }
-    this.release(ch, data, receipt, key);
+    this.release(ch, data, receipt, key, now);
     return receipt;
   }
 
-  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined): void {
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, now: number): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
-    else ch.enqueue(data, receipt);
+    else ch.enqueue(data, receipt, now);
     ch.messagesSent++;
   }
 
@@ -396,7 +407,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     while (n < list.length && list[n].due <= now) {
       const m = list[n++];
       this.delayedBytes -= m.data.length;
-      this.release(this.senders[m.channel], m.data, m.receipt, m.key);
+      // Queued now, when it takes its place: its age counts from here (a delayed send's delay is
+      // the application's, not the link's).
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key, now);
     }
     list.splice(0, n);
   }
@@ -457,6 +470,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   /** Anything to send now: a lost reliable frame, or new data the flow-control window allows. */
   hasPending(now: number): boolean {
+    this.now = now;
     this.releaseDue(now);
     // Only channels flagged since their last check are visited; a flagged channel with nothing
     // to write (queue drained, window full) is unflagged until the next send/loss/ack on it.
@@ -480,6 +494,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * request would otherwise wait for a whole fragmented transfer.)
    */
   writeFrames(now: number, bytes: Uint8Array, offset: number, capacity: number, into: PacketContents): number {
+    this.now = now;
     let pos = offset;
     const end = Math.min(offset + capacity, bytes.length);
     if (this.copyMask !== 0) {
@@ -691,10 +706,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     let resends = 0;
     let copiesSent = 0;
     let copyBytes = 0;
+    let expired = 0;
     for (const s of this.senders) {
       resends += s.resends;
       copiesSent += s.copiesSent;
       copyBytes += s.copyBytes;
+      expired += s.expired;
     }
     return {
       messagesSent: this.senders.map((c) => c.messagesSent),
@@ -707,6 +724,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       copiesSent,
       copyBytes,
       copiesDropped: this.counters.copiesDropped,
+      expired,
+      queuedBytes: this.queuedBytes(),
     };
   }
 

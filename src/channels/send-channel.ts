@@ -29,6 +29,8 @@ export interface ReceiptSink {
   markPending(index: number): void;
   /** The datagram being written (read only by channels with copies). */
   readonly clock: WriteClock;
+  /** The time of the current send, write or pending check (unreliable messages expire by it). */
+  readonly now: number;
 }
 
 /** The datagram being written, shared by a ChannelSet's channels (read only by channels with copies). */
@@ -110,6 +112,10 @@ export class SendChannel {
   private keys: Map<number, KeyState> | undefined = undefined;
   readonly priority: number;
   readonly maxKeys: number;
+  /** Unreliable kinds: unsent messages older than this are dropped (Infinity for reliable ones). */
+  readonly maxQueueMs: number;
+  /** Messages dropped unsent after maxQueueMs. */
+  expired = 0;
 
   constructor(
     index: number,
@@ -120,6 +126,7 @@ export class SendChannel {
     packetRoom: number,
     sink: ReceiptSink,
     copyLimit = 0,
+    maxQueueMs = Infinity,
   ) {
     this.kind = kind;
     this.index = index;
@@ -134,6 +141,7 @@ export class SendChannel {
     this.fragmentPayload = this.singleFramePayload - FRAGMENT_EXTRA_BYTES;
     this.priority = priority;
     this.maxKeys = maxKeys;
+    this.maxQueueMs = this.reliable ? Infinity : maxQueueMs;
   }
 
   fragmentCountFor(length: number): number {
@@ -170,8 +178,8 @@ export class SendChannel {
     if (this.isPooledFor(length)) releasePooled(buffer, length);
   }
 
-  /** Queue a message (already validated; copied here). */
-  enqueue(data: Uint8Array, receipt: number): OutMessage {
+  /** Queue a message (already validated; copied here) at `now`. */
+  enqueue(data: Uint8Array, receipt: number, now = 0): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
       // (Not windowed: the queue holds only fresh messages.)
@@ -183,6 +191,7 @@ export class SendChannel {
     }
     const length = data.length;
     const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
+    m.queuedAt = now;
     this.pushQueue(m);
     if (this.freshCount === 0) this.freshHead = m;
     this.freshCount++;
@@ -325,6 +334,13 @@ export class SendChannel {
       const m = this.freshHead!;
       if (m.abandoned || m.nextFrag >= m.fragCount) {
         this.leaveFresh();
+        continue;
+      }
+      // Unreliable, not started, and waited too long: dropped (a reliable channel's maxQueueMs
+      // is Infinity). Only the head is checked: the queue is in send order, so the rest is younger.
+      if (m.seqBase === -1 && this.sink.now - m.queuedAt > this.maxQueueMs) {
+        this.expired++;
+        this.abandon(m);
         continue;
       }
       return m;

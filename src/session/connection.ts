@@ -1498,6 +1498,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       copiesSent: ch.copiesSent,
       copyBytes: ch.copyBytes,
       copiesDropped: ch.copiesDropped,
+      queuedBytes: ch.queuedBytes,
+      messagesExpired: ch.expired,
     };
     if (clock !== undefined && clock.synchronized) {
       s.clockOffsetMs = clock.offsetMs(now);

@@ -38,6 +38,13 @@ export interface ChannelConfig {
    *  100 ms; an acknowledged copy means the lost original is not resent. 0..3, default 0.
    *  Same value on both peers. */
   piggyback?: number;
+  /**
+   * unreliable / unreliable-sequenced: a message still unsent this long after send() is dropped
+   * (counted in `stats().messagesExpired`; a receipt says lost). Late unreliable data is worse
+   * than none: on a link slower than the stream, each message would otherwise wait longer than
+   * the one before, seconds after a while. Default 250 ms; Infinity keeps every message.
+   */
+  maxQueueMs?: number;
 }
 
 /** Eight channels, one per common use, unless the application gives its own list. */
@@ -233,4 +240,9 @@ export interface ConnectionStats {
   /** Received copies discarded as already delivered (or late) on such channels: counted here,
    *  not in `duplicates` or `stale`. */
   copiesDropped: number;
+  /** Bytes of application data the connection holds to send: queued, in flight or waiting to be
+   *  resent, delayed sends included (back-pressure: a sender can hold off while it grows). */
+  queuedBytes: number;
+  /** Unreliable messages dropped unsent after their channel's `maxQueueMs`. */
+  messagesExpired: number;
 }

@@ -111,7 +111,7 @@ describe("delivery over a lossy link (TS reference engine)", () => {
       pair.run(3_000, () => false, (tick) => {
         if (tick % 2 === 0 && sent < N) {
           // every 5th message is fragmented (3 fragments)
-          a.channels.send(0, 0, payload(sent, sent % 5 === 0 ? 3000 : 20));
+          a.channels.send(pair.now, 0, payload(sent, sent % 5 === 0 ? 3000 : 20));
           sent++;
         }
         for (const m of drainMessages(b.channels)) {
@@ -132,7 +132,7 @@ describe("delivery over a lossy link (TS reference engine)", () => {
     const seen = new Set<number>();
     let sent = 0;
     pair.run(500, () => false, () => {
-      for (let i = 0; i < 5; i++) a.channels.send(0, 0, payload(sent++, sent % 10 === 0 ? 2500 : 30));
+      for (let i = 0; i < 5; i++) a.channels.send(pair.now, 0, payload(sent++, sent % 10 === 0 ? 2500 : 30));
       for (const m of drainMessages(b.channels)) {
         const index = check(m.data);
         expect(seen.has(index)).toBe(false);

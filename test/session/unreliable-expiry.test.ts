@@ -1,0 +1,83 @@
+/**
+ * Unreliable data on a link slower than the stream (found by a game-developer review): a server
+ * sends a 30 Hz effects stream of 1000 B unreliable messages (240 kbit/s) to a client behind
+ * 120 kbit/s. Without a bound each message waited in the send queue longer than the one before
+ * (20 s late after 27 s in the review's run). With the channel's `maxQueueMs` (default 250 ms)
+ * what cannot leave in time is dropped unsent and counted, the queue stays small, and what
+ * arrives is fresh; `queuedBytes` shows the backlog to an application that wants to slow down.
+ */
+import { describe, expect, it } from "vitest";
+import { ChannelConfigError } from "../../src/channels/errors.js";
+import { Endpoint } from "../../src/session/endpoint.js";
+import type { ChannelConfig, EndpointEvent } from "../../src/session/types.js";
+import { Pair } from "../../src/sim/network.js";
+import { PROTOCOL_ID } from "./helpers.js";
+
+function slowEffects(seed: number, channel: ChannelConfig, seconds: number) {
+  const channels = [{ mode: "reliable-ordered" as const }, channel];
+  const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: seed * 2 + 1, channels });
+  const client = new Endpoint({ protocolId: PROTOCOL_ID, seed: seed * 2 + 2, channels });
+  const pair = new Pair<Endpoint, Endpoint, EndpointEvent>(server, client, {
+    seed,
+    toServer: { latencyMs: 20 },
+    toClient: { latencyMs: 20, bandwidthBps: 120_000, queuePackets: 8 },
+  });
+  const c = client.connect(pair.now, pair.serverAddress);
+  let s = -1;
+  for (let i = 0; i < 400 && s < 0; i++) {
+    pair.drive({ maxTimeMs: 10, maxSteps: 10_000 });
+    for (const ev of pair.serverEvents()) if (ev.type === "connect") s = ev.connection;
+    pair.clientEvents();
+  }
+  expect(s).toBeGreaterThanOrEqual(0);
+  void c;
+  const start = pair.now;
+  const ages: number[] = [];
+  const payload = new Uint8Array(1000);
+  let maxQueued = 0;
+  for (let tick = 0; tick < seconds * 30; tick++) {
+    pair.drive({ until: start + (tick * 1000) / 30, maxSteps: 100_000 });
+    new DataView(payload.buffer).setFloat64(0, pair.now, true);
+    server.send(s, payload, { channel: 1 }, pair.now);
+    pair.network.flush();
+    for (const ev of pair.clientEvents()) {
+      if (ev.type === "message" && ev.channel === 1) ages.push(pair.now - new DataView(ev.data.buffer, ev.data.byteOffset).getFloat64(0, true));
+    }
+    pair.serverEvents();
+    maxQueued = Math.max(maxQueued, server.stats(s).queuedBytes);
+  }
+  const last = ages.slice(-30);
+  return { stats: server.stats(s), delivered: ages.length, lastAgeMs: Math.max(...last), maxQueued };
+}
+
+describe("unreliable messages that cannot leave in time", () => {
+  for (const mode of ["unreliable", "unreliable-sequenced"] as const) {
+    it(`are dropped unsent after maxQueueMs, so what arrives is fresh and the queue stays bounded (${mode})`, () => {
+      const r = slowEffects(71, { mode }, 12);
+      const why = JSON.stringify({ delivered: r.delivered, lastAgeMs: r.lastAgeMs, maxQueued: r.maxQueued, expired: r.stats.messagesExpired });
+      // About half the stream fits the link; the rest expired, counted.
+      expect(r.delivered, why).toBeGreaterThan(100);
+      expect(r.stats.messagesExpired, why).toBeGreaterThan(100);
+      // Queued 250 ms at most, plus the link's own queue (8 packets at 120 kbit/s: ~0.55 s) and
+      // 20 ms of path.
+      expect(r.lastAgeMs, why).toBeLessThan(1000);
+      expect(r.maxQueued, why).toBeLessThan(20_000);
+    });
+  }
+
+  it("with maxQueueMs: Infinity every message waits its turn, later and later, and queuedBytes shows the backlog", () => {
+    const r = slowEffects(72, { mode: "unreliable", maxQueueMs: Infinity }, 12);
+    const why = JSON.stringify({ delivered: r.delivered, lastAgeMs: r.lastAgeMs, maxQueued: r.maxQueued });
+    expect(r.stats.messagesExpired).toBe(0);
+    expect(r.lastAgeMs, why).toBeGreaterThan(3000);
+    expect(r.maxQueued, why).toBeGreaterThan(100_000);
+  });
+
+  it("refuses maxQueueMs on a reliable channel, and one that is not a positive number", () => {
+    const make = (channel: ChannelConfig) => new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 1, channels: [channel] });
+    expect(() => make({ mode: "reliable-ordered", maxQueueMs: 100 })).toThrow(ChannelConfigError);
+    expect(() => make({ mode: "unreliable", maxQueueMs: 0 })).toThrow(/maxQueueMs/);
+    expect(() => make({ mode: "unreliable", maxQueueMs: Number.NaN })).toThrow(/maxQueueMs/);
+    expect(() => make({ mode: "unreliable-sequenced", maxQueueMs: 50 })).not.toThrow();
+  });
+});
