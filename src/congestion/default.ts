@@ -276,6 +276,8 @@ export class DefaultController implements CongestionController {
   /** networkLimited() when the pacing rate was last computed: pacing follows btlBw alone and
    *  the peer is asked for an ack threshold from the BDP. */
   private networkLimitedModel = false;
+  /** btlBw at the last round start while networkLimited() (NaN: never); see bandwidthEstimateBps(). */
+  private pathBw = NaN;
   /**
    * Receive-time reports (onReceiveTime). The newest packet acked so far in the datagram being
    * read, as onAck saw it (its record is recycled before the report that follows the acks).
@@ -476,9 +478,17 @@ export class DefaultController implements CongestionController {
     return this.s[PACER + PACER_RATE] * 1000;
   }
 
+  /**
+   * The path's capacity as far as this flow has seen it: btlBw, or what it was when the network
+   * last limited the flow if that is more. A light flow's model follows its own rate (its
+   * samples are not app-limited: see networkLimited()), which says nothing of the path; a game
+   * that sized its next download by it after a transfer read ~80 kbit/s on a 2 Mbit/s link
+   * (found by a review). A new network-limited spell measures the path again, lower or higher.
+   */
   bandwidthEstimateBps(): number {
     const bw = this.s[S.BtlBw];
-    return bw > 0 ? bw * 8000 : 0;
+    const best = this.pathBw > bw || !(bw > 0) ? this.pathBw : bw;
+    return best > 0 ? best * 8000 : 0;
   }
 
   // ---- interface -----------------------------------------------------------------------------
@@ -583,7 +593,10 @@ export class DefaultController implements CongestionController {
       if (this.state !== "probe-rtt") this.filterRound++;
       roundStart = true;
       // A flow backlogged for NETWORK_LIMITED_ROUNDS rounds now: its model takes over.
-      if (!this.networkLimitedModel && this.networkLimited()) this.pacingInputsChanged = true;
+      if (this.networkLimited()) {
+        if (!this.networkLimitedModel) this.pacingInputsChanged = true;
+        this.pathBw = s[S.BtlBw];
+      }
     }
 
     // Delivery-rate sample, timed by the acks' arrival unless the peer reports receive times

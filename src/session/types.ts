@@ -211,6 +211,9 @@ export interface ConnectionStats {
   lossRate: number;
   linkPingMs: number;
   transmissionPingMs: number;
+  /** The path's capacity as the congestion controller has seen it (bits/s of datagrams): its
+   *  model's bottleneck bandwidth, or what it measured when the network last limited this flow,
+   *  if more (a light stream after a download keeps the download's figure). 0 before any. */
   bandwidthEstimateBps: number;
   /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more. */
   pathMtu: number;
