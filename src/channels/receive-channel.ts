@@ -91,6 +91,8 @@ const NO_SEQ = -1;
  * -(32768 + 65535) (a frame half the sequence space behind, minus a fragment index).
  */
 const NOT_SEEN = -1;
+/** Unsequenced kinds sweep for hopeless partials when newestSeen moved this far (evictHopeless). */
+const HOPELESS_SWEEP_STEP = MESSAGE_WINDOW / 4;
 const NO_ID = -0x80000000;
 
 /**
@@ -162,6 +164,10 @@ export class ReceiveChannel {
   readonly kind: DeliveryKind;
   /** Newest messageSeq seen on this channel, unwrapped; NOT_SEEN before the first. */
   private newestSeen = NOT_SEEN;
+  /** @internal Partials looked at by hopeless sweeps (a test bounds the work per fragment start). */
+  partialVisits = 0;
+  /** newestSeen at the last sweep for hopeless partials (unsequenced kinds; see evictHopeless). */
+  private sweptAt = NOT_SEEN;
   // ReliableOrdered: the fragmented message whose fragments are being released in order (its
   // bytes are in a Partial, placed when each fragment arrived, held or not).
   private orderedId = NO_ID;
@@ -493,7 +499,18 @@ export class ReceiveChannel {
     const partials = this.partialsById;
     if (partials === undefined || partials.size === 0) return;
     const sequenced = this.isSequenced();
+    // Unsequenced kinds: a partial becomes hopeless only as newestSeen moves on, so the sweep
+    // waits until it moved HOPELESS_SWEEP_STEP since the last one (a hopeless partial lingers
+    // at most that many sequences more). Sweeping at every new partial cost a pass over every
+    // live one (~1024 a peer can keep open) per fragment start: ~5x a datagram's cost when a
+    // peer opened a new message with each frame (found by a review). Sequenced kinds keep at
+    // most a couple of partials (each start drops the older ones), so they sweep every time.
+    if (!sequenced) {
+      if (this.newestSeen - this.sweptAt < HOPELESS_SWEEP_STEP) return;
+      this.sweptAt = this.newestSeen;
+    }
     for (const p of partials.values()) {
+      this.partialVisits++;
       const hopeless = sequenced ? p.id < newId : p.id + p.fragCount - 1 <= this.newestSeen - MESSAGE_WINDOW;
       if (hopeless) {
         this.dropPartial(p);

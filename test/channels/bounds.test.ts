@@ -66,6 +66,25 @@ describe("receive-buffer bound against a hostile peer", () => {
     expect(cs.stats().invalid).toBeGreaterThan(0);
   });
 
+  it("a peer that opens a new message with every frame does not make each start sweep every live partial (found by a review)", () => {
+    // Zero-length last fragments (index 1 of 2) of always-new unreliable messages: nothing to
+    // charge, so up to a window's worth (~1024) stay live, and each new start used to look at all.
+    const cs = new ChannelSet({ channels: [{ mode: "unreliable" }, { mode: "reliable-unordered" }], mtu: 1200, maxReceiveBufferBytes: 1 << 24 });
+    const arena = new Uint8Array(64);
+    const records = new Int32Array(RECORD_INTS);
+    const starts = 20_000;
+    for (let i = 0; i < starts; i++) {
+      record(records, RecordType.Message, i & 1, (i * 2 + 1) & 0xffff, (1 << 16) | 2, 0, 0, 0);
+      cs.onRecord(0, records, 0, arena);
+    }
+    const receivers = (cs as unknown as { receivers: { partialVisits: number }[] }).receivers;
+    const visits = receivers[0]!.partialVisits + receivers[1]!.partialVisits;
+    // A sweep per 256 sequences of progress: a few visits per start (it was ~500-1000).
+    expect(visits / starts).toBeLessThan(16);
+    // Hopeless partials are still swept: a channel never holds more than about a window of them.
+    expect(cs.receiveBufferedBytes()).toBeLessThan(2 * 1300 * 200);
+  });
+
   it("rejects inconsistent or oversize fragments without throwing and without delivering", () => {
     const cs = new ChannelSet({ channels: [{ mode: "unreliable", maxMessageBytes: 2000 }, { mode: "reliable-ordered", maxMessageBytes: 2000 }], mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
     const arena = new Uint8Array(4096);
