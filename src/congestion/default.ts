@@ -990,8 +990,12 @@ export class DefaultController implements CongestionController {
     roundStart: boolean,
   ): void {
     const s = this.s;
-    // Full-pipe detection (startup exit) once per round on non-app-limited rounds.
-    if (!this.filledPipe && roundStart && !p.appLimited) {
+    // Full-pipe detection (startup exit) once per round on non-app-limited rounds, and on
+    // app-limited ones that see a queue: a stream faster than the path whose packets each
+    // empty the send queue (a 30 Hz x 1000 B stream into 120 kbit/s) is app-limited for the
+    // sender while it fills the bottleneck's buffer; its rounds never counted, and Startup's
+    // window held ~1.5 s of queue for 10 s on a 64-packet buffer.
+    if (!this.filledPipe && roundStart && (!p.appLimited || this.queueVisible())) {
       const bw = s[S.BtlBw];
       if (bw >= s[S.FullBw] * FULL_BW_GROWTH) {
         s[S.FullBw] = bw;
