@@ -737,7 +737,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private commitRttSample(): void {
     // A pure ack's reported delay, if it names this sample's packet (as an ACK_DELAY must).
     if (this.trailerAckSeq >= 0) {
-      if (this.trailerAckSeq === this.rttPendingSeq) this.takePeerAckDelay(this.num[Num.TrailerAckDelayMs]);
+      // Not tracked for the RTO: a pure ack waits at most ackDelayMs, which the RTO always
+      // allows for; its short waits must not pull down the longer ones data acks report
+      // (measured: the RTO fell below the piggyback waits and fired spuriously).
+      if (this.trailerAckSeq === this.rttPendingSeq) this.takePeerAckDelay(this.num[Num.TrailerAckDelayMs], false);
       this.trailerAckSeq = -1;
     }
     const at = this.num[Num.RttPendingAckedAt];
@@ -757,12 +760,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /**
    * The peer's reported wait before acknowledging the held sample's packet (an ACK_DELAY frame
    * or a pure ack's delay), capped at the longest wait the peer's ack policy allows (the peer
-   * runs the same defaults as we do): taken out of the sample, and tracked for the RTO.
+   * runs the same defaults as we do): taken out of the sample, and (`track`) followed for the RTO.
    */
-  private takePeerAckDelay(delayMs: number): void {
+  private takePeerAckDelay(delayMs: number, track = true): void {
     const c = this.host.config;
     const capped = Math.min(delayMs, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
     this.num[Num.RttPendingAckDelayMs] = capped;
+    if (!track) return;
     const peer = this.num[Num.PeerAckDelayMs];
     this.num[Num.PeerAckDelayMs] = capped >= peer ? capped : peer + (capped - peer) / 8;
   }
