@@ -56,8 +56,9 @@ export interface ConnectionEvents {
 export interface SendCallOptions {
   /** Channel index (default 0: reliable-ordered in the default channel list). */
   channel?: number;
-  /** LatestState channels: the state key (u32). */
-  key?: number;
+  /** LatestState channels: the state key (u32). Undefined, as a received message's `key` is
+   *  on other channels, is the same as absent: an echo can pass `{ channel, key }` through. */
+  key?: number | undefined;
   /** Ask for a delivery receipt: send() then returns Promise<boolean> (true delivered, false lost). */
   receipt?: boolean;
   /** Hold the message until now + delayMs (seed 000's delayed send, e.g. to pace a large

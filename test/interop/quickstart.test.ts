@@ -121,6 +121,27 @@ describe.concurrent("the quick start runs as written", () => {
         await client.waitFor(/echo: hello/, 20_000);
         expect(await client.exited, `client output: ${JSON.stringify(client.output())}`).toBe(0);
         await server.waitFor(/gone: normal/, 5_000);
+        // The echo server answers on every default channel, the latest-state one (5, which
+        // needs its key back) included: an echo that dropped the key threw out of its listener
+        // and the server died (found by a docs review).
+        const everyChannel = `every-channel-${runtime}.mjs`;
+        writeFileSync(
+          join(app, everyChannel),
+          [
+            `import { connect } from "ackwire";`,
+            `const conn = await connect("127.0.0.1:${port}", { protocolId: 0x47414d45 });`,
+            `const echoed = new Set();`,
+            `const all = new Promise((resolve) => conn.on("message", (m) => { echoed.add(m.channel); if (echoed.size === 8) resolve(); }));`,
+            `for (let channel = 0; channel < 8; channel++) conn.send(Uint8Array.of(channel), channel === 5 ? { channel, key: 9 } : { channel });`,
+            `await Promise.race([all, new Promise((r) => setTimeout(r, 5000))]);`,
+            `console.log("echoed channels:", [...echoed].sort().join(","));`,
+            `await conn.close();`,
+          ].join("\n"),
+        );
+        const every = run(runtime, everyChannel, 20_000);
+        await every.waitFor(/echoed channels: /, 20_000);
+        expect(every.output().stdout).toContain("echoed channels: 0,1,2,3,4,5,6,7");
+        expect(server.child.exitCode, `server output: ${JSON.stringify(server.output())}`).toBeNull();
       } finally {
         server.child.kill("SIGKILL");
         await server.exited;
