@@ -91,7 +91,11 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     lookupAnswered = true;
     callback(null, address, family);
   };
-  const udp = dgram.createSocket({ type: v6 ? "udp6" : "udp4", lookup });
+  // Not on Deno's node:dgram: there close()'s callback never comes for a socket made with a
+  // `lookup`, so close() hung (its sends then go through its own lookup; lookupAnswered stays
+  // false, so they are treated as asynchronous: copies are kept until the send queue empties).
+  const onDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+  const udp = dgram.createSocket(onDeno ? { type: v6 ? "udp6" : "udp4" } : { type: v6 ? "udp6" : "udp4", lookup });
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error & { code?: string }): void => reject(bindError(error, options.host, options.port));
     udp.once("error", onError);
