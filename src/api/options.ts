@@ -12,6 +12,8 @@ export interface CommonOptions {
   appVersion?: number;
   channels?: readonly ChannelConfig[];
   mtu?: number;
+  /** Path MTU discovery's ceiling (see EndpointConfig.maxMtu); `maxMtu: mtu` turns discovery off. */
+  maxMtu?: number;
   timeoutMs?: number;
   unresponsiveMs?: number;
   keepaliveMs?: number;
@@ -44,6 +46,10 @@ export interface CommonOptions {
    * `driver.counters.dropTested`. Testing only; default 0.
    */
   dropTest?: number;
+  /** ackwire/worker's (see WorkerFrontOptions): declared here so one options object types for
+   *  both entries; the root's listen() and connect() accept and ignore them. */
+  statsIntervalMs?: number;
+  transferOnSend?: boolean;
 }
 
 export interface ListenOptions extends CommonOptions {
@@ -111,7 +117,7 @@ export interface ConnectOptions extends CommonOptions {
 
 /** The keys of CommonOptions, ListenOptions and ConnectOptions (checked against the interfaces below). */
 const COMMON_KEYS = [
-  "protocolId", "appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
+  "protocolId", "appVersion", "channels", "mtu", "maxMtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
   "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "seed", "engineLimits", "createEndpoint", "congestionOptions",
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
@@ -126,9 +132,9 @@ const WORKER_FRONT_KEYS = ["statsIntervalMs", "transferOnSend"] as const;
 // Compile-time checks that the lists above name every option: a key added to an interface and
 // not to its list is a type error here (and would be refused as unknown at run time).
 type Missing<T, Listed> = Exclude<keyof T, Listed>;
-const everyCommonKeyListed: [Missing<CommonOptions, (typeof COMMON_KEYS)[number]>] extends [never] ? true : never = true;
-const everyListenKeyListed: [Missing<ListenOptions, (typeof COMMON_KEYS | typeof LISTEN_KEYS)[number]>] extends [never] ? true : never = true;
-const everyConnectKeyListed: [Missing<ConnectOptions, (typeof COMMON_KEYS | typeof CONNECT_KEYS)[number]>] extends [never] ? true : never = true;
+const everyCommonKeyListed: [Missing<CommonOptions, (typeof COMMON_KEYS | typeof WORKER_FRONT_KEYS)[number]>] extends [never] ? true : never = true;
+const everyListenKeyListed: [Missing<ListenOptions, (typeof COMMON_KEYS | typeof LISTEN_KEYS | typeof WORKER_FRONT_KEYS)[number]>] extends [never] ? true : never = true;
+const everyConnectKeyListed: [Missing<ConnectOptions, (typeof COMMON_KEYS | typeof CONNECT_KEYS | typeof WORKER_FRONT_KEYS)[number]>] extends [never] ? true : never = true;
 void everyCommonKeyListed;
 void everyListenKeyListed;
 void everyConnectKeyListed;
@@ -204,7 +210,7 @@ export function endpointConfig(options: CommonOptions, server: boolean, extra: P
   // The secret is always crypto-random: a fixed seed makes a test repeatable, never the keys.
   const config: EndpointConfig = { protocolId: options.protocolId >>> 0, server, seed: options.seed ?? randomSeed(), secret: randomSecret(), ...extra };
   const copy = [
-    "appVersion", "channels", "mtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
+    "appVersion", "channels", "mtu", "maxMtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
     "engine", "engineLimits", "congestionOptions", "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration",
   ] as const;
   for (const key of copy) if (options[key] !== undefined) (config as unknown as Record<string, unknown>)[key] = options[key];
