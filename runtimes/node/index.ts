@@ -14,3 +14,6 @@ export const nodeAdapter: RuntimeAdapter = {
 
 export const { listen, connect, listenRelay } = createRuntime(nodeAdapter);
 export * from "../../src/api/public.js";
+// The UDP impairment proxy (docs/SIMULATOR.md): node:dgram, so only on this entry.
+export { startProxy, formatProxyStats } from "./proxy.js";
+export type { NodeProxyOptions, NodeProxyStats, RunningProxy } from "./proxy.js";

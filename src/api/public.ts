@@ -27,6 +27,10 @@ export { RelayNode, RelayedNode } from "../relay/nodes.js";
 export { RelayConfigError } from "../relay/errors.js";
 export { virtualAddress, isVirtualAddress, RELAY_TOKEN_BYTES, MAX_RELAY_DATAGRAM } from "../relay/wire.js";
 export { Driver } from "./driver.js";
+// Seed 001's packet-level notification API, for applications that build their own replication
+// on raw packets (docs/CHANNELS.md, "DeliveryNotificationManager (public)").
+export { DeliveryNotificationManager } from "../channels/delivery-notification.js";
+export type { DeliveryHandler, DeliveryNotificationOptions } from "../channels/delivery-notification.js";
 export { TypedEmitter } from "./emitter.js";
 export * from "./errors.js";
 export * from "../session/public.js";
