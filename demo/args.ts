@@ -54,7 +54,7 @@ Flags:
   --seed <n>         seed of the impairments and payloads, u32   (default 1)
   --rebind-at <s>    the proxy gives every client a new port at this many seconds of
                      traffic, as a NAT that lost its mappings; connections must move
-                     with their clients; 0 = never             (default: halfway)
+                     with their clients; under --duration; 0 = never (default: halfway)
   --secure           secure connections: every datagram encrypted and authenticated, each
                      client holding a connect token minted here as a backend would
   --help             this text
@@ -116,6 +116,10 @@ export function parseDemoArgs(argv: readonly string[]): DemoOptions {
       throw new DemoUsageError(`${name} must be ${kind} in ${flag.min}..${flag.max}, got ${JSON.stringify(text)}`);
     }
     options[flag.key] = value;
+  }
+  // Past the run's end it would never happen, and the summary would still say PASS.
+  if (options.rebindAtS > 0 && options.rebindAtS >= options.durationS) {
+    throw new DemoUsageError(`--rebind-at must be under --duration (${options.durationS} s), or 0 for none; got ${options.rebindAtS}`);
   }
   return options;
 }
