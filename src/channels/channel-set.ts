@@ -374,14 +374,14 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       this.hold(now + delayMs, channel, copyExact(data), receipt, key);
       return receipt;
     }
-    this.release(ch, data, receipt, key, now);
+    this.release(ch, data, receipt, key);
     return receipt;
   }
 
-  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, now: number): void {
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
-    else ch.enqueue(data, receipt, now);
+    else ch.enqueue(data, receipt);
     ch.messagesSent++;
   }
 
@@ -407,9 +407,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     while (n < list.length && list[n].due <= now) {
       const m = list[n++];
       this.delayedBytes -= m.data.length;
-      // Queued now, when it takes its place: its age counts from here (a delayed send's delay is
-      // the application's, not the link's).
-      this.release(this.senders[m.channel], m.data, m.receipt, m.key, now);
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key);
     }
     list.splice(0, n);
   }

@@ -53,8 +53,9 @@ export class OutMessage {
   // ---- written and read when the message is written ----
   /** Message sequence of fragment 0, unwrapped (wire value is `& 0xffff`); -1 until started. */
   seqBase = -1;
-  /** When send() queued it (unreliable kinds: it expires unsent after the channel's maxQueueMs). */
-  queuedAt = 0;
+  /** Unreliable kinds: when a write or pending check first saw it queued (NaN before), from
+   *  which it expires unsent after the channel's maxQueueMs. */
+  queuedAt = NaN;
   /** First-time send cursor: fragments below it were written at least once. */
   nextFrag = 0;
   /** Lowest fragment index not yet acknowledged (for the flow-control window). */

@@ -116,6 +116,8 @@ export class SendChannel {
   readonly maxQueueMs: number;
   /** Messages dropped unsent after maxQueueMs. */
   expired = 0;
+  /** The oldest queued message not yet stamped with queuedAt (unreliable kinds; see stampQueued). */
+  private unstamped: OutMessage | undefined = undefined;
 
   constructor(
     index: number,
@@ -178,8 +180,8 @@ export class SendChannel {
     if (this.isPooledFor(length)) releasePooled(buffer, length);
   }
 
-  /** Queue a message (already validated; copied here) at `now`. */
-  enqueue(data: Uint8Array, receipt: number, now = 0): OutMessage {
+  /** Queue a message (already validated; copied here). */
+  enqueue(data: Uint8Array, receipt: number): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
       // (Not windowed: the queue holds only fresh messages.)
@@ -191,7 +193,7 @@ export class SendChannel {
     }
     const length = data.length;
     const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
-    m.queuedAt = now;
+    if (this.maxQueueMs !== Infinity && this.unstamped === undefined) this.unstamped = m;
     this.pushQueue(m);
     if (this.freshCount === 0) this.freshHead = m;
     this.freshCount++;
@@ -338,13 +340,28 @@ export class SendChannel {
       }
       // Unreliable, not started, and waited too long: dropped (a reliable channel's maxQueueMs
       // is Infinity). Only the head is checked: the queue is in send order, so the rest is younger.
-      if (m.seqBase === -1 && this.sink.now - m.queuedAt > this.maxQueueMs) {
-        this.expired++;
-        this.abandon(m);
-        continue;
+      if (this.maxQueueMs !== Infinity && m.seqBase === -1) {
+        if (this.unstamped !== undefined) this.stampQueued();
+        if (this.sink.now - m.queuedAt > this.maxQueueMs) {
+          this.expired++;
+          this.abandon(m);
+          continue;
+        }
       }
       return m;
     }
+  }
+
+  /**
+   * The messages queued since the last write or pending check start their wait now, at that
+   * call's time: send() may run with an endpoint time gone stale on a quiet connection (the
+   * API's passes none), and stamped with it a message expired before its first chance to leave
+   * (found by a review). Each message is stamped once: the pointer moves past it.
+   */
+  private stampQueued(): void {
+    const now = this.sink.now;
+    for (let m = this.unstamped; m !== undefined; m = m.next) m.queuedAt = now;
+    this.unstamped = undefined;
   }
 
   hasResend(): boolean {
@@ -755,6 +772,7 @@ export class SendChannel {
     for (let m = this.shiftQueue(); m !== undefined; m = this.shiftQueue());
     this.freshHead = undefined;
     this.freshCount = 0;
+    this.unstamped = undefined;
     if (this.newestStarted !== undefined) this.abandon(this.newestStarted);
     this.lost?.clear();
     if (this.keys !== undefined) {

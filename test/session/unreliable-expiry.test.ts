@@ -73,6 +73,32 @@ describe("unreliable messages that cannot leave in time", () => {
     expect(r.maxQueued, why).toBeGreaterThan(100_000);
   });
 
+  it("a message's wait starts when a write first sees it, not at an endpoint time gone stale (found by a review)", () => {
+    // The API's send() passes no time; the endpoint's last time may be a second old on a quiet
+    // connection. Stamped with it, every unreliable message expired at once, never sent.
+    const channels = [{ mode: "reliable-ordered" as const }, { mode: "unreliable" as const }];
+    const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 11, channels });
+    const client = new Endpoint({ protocolId: PROTOCOL_ID, seed: 12, channels });
+    let s = -1;
+    const pair = new Pair<Endpoint, Endpoint, EndpointEvent>(server, client, {
+      seed: 73,
+      link: { latencyMs: 10 },
+      onEvent: (address, ev) => {
+        if (address === pair.serverAddress && ev.type === "connect") s = ev.connection;
+      },
+    });
+    client.connect(pair.now, pair.serverAddress);
+    for (let i = 0; i < 400 && s < 0; i++) pair.drive({ maxTimeMs: 10, maxSteps: 10_000 });
+    pair.drive({ maxTimeMs: 200, maxSteps: 100_000 });
+    const later = pair.now + 400; // the endpoint has not been called since pair.now
+    server.send(s, new Uint8Array(100), { channel: 1 }); // no time, as the API's send()
+    server.handleTimeout(later);
+    const sent: number[] = [];
+    for (let tx = server.pollTransmit(later); tx !== undefined; tx = server.pollTransmit(later)) sent.push(tx.bytes.length);
+    expect(server.stats(s).messagesExpired).toBe(0);
+    expect(sent.some((n) => n > 100), JSON.stringify(sent)).toBe(true);
+  });
+
   it("refuses maxQueueMs on a reliable channel, and one that is not a positive number", () => {
     const make = (channel: ChannelConfig) => new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 1, channels: [channel] });
     expect(() => make({ mode: "reliable-ordered", maxQueueMs: 100 })).toThrow(ChannelConfigError);
