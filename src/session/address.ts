@@ -26,6 +26,18 @@ export function rateKeyOf(address: Address): string {
   const host = address.slice(0, colon);
   if (!host.startsWith("[")) return host;
   const text = host.slice(1, -1).toLowerCase();
+  // An IPv4 client of a dual-stack socket (IPv4-mapped, ::ffff:a.b.c.d or ::ffff:XXXX:XXXX):
+  // its IPv4 host, else every IPv4 client would share ::ffff:0:0/96's one /64.
+  if (text.startsWith("::ffff:")) {
+    const v4 = text.slice(7);
+    if (/^\d{1,3}(\.\d{1,3}){3}$/.test(v4)) return v4;
+    const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(v4);
+    if (hex !== null) {
+      const hi = parseInt(hex[1]!, 16);
+      const lo = parseInt(hex[2]!, 16);
+      return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+    }
+  }
   const halves = text.split("::");
   if (halves.length > 2) return host;
   const head = halves[0] === "" ? [] : halves[0]!.split(":");
