@@ -56,6 +56,13 @@ export function makeRoomForSeal(config: EndpointConfig, call: string): void {
   if (!(typeof mtu === "number" && mtu - SECURE_OVERHEAD >= MIN_INNER_MTU && mtu <= MAX_MTU)) {
     throw new SecureConfigError(`${call}: mtu must be in ${MIN_INNER_MTU + SECURE_OVERHEAD}..${MAX_MTU} on a secure connection (${SECURE_OVERHEAD} bytes of each datagram are the secure layer's), got ${String(mtu)}`);
   }
+  // maxMtu, a wire size too, is checked as the plain endpoint checks it (mtu..MAX_MTU) before
+  // the overhead comes off: a larger one built probes the secure layer then dropped, a smaller
+  // one silently meant "no discovery" (found by a review).
+  const maxMtu = config.maxMtu ?? Math.max(mtu, DEFAULT_MAX_MTU);
+  if (!(Number.isInteger(maxMtu) && maxMtu >= mtu && maxMtu <= MAX_MTU)) {
+    throw new SecureConfigError(`${call}: maxMtu must be an integer in mtu..${MAX_MTU} (${mtu}..${MAX_MTU}), sizes on the wire as on a plain connection, got ${String(config.maxMtu)}`);
+  }
   config.mtu = mtu - SECURE_OVERHEAD;
-  config.maxMtu = Math.max(mtu, config.maxMtu ?? DEFAULT_MAX_MTU) - SECURE_OVERHEAD;
+  config.maxMtu = maxMtu - SECURE_OVERHEAD;
 }
