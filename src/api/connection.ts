@@ -5,7 +5,7 @@
  * Async-iteration buffering policy: messages are queued for an iterator only while one is open
  * (from the `[Symbol.asyncIterator]()` call until it returns), and at most `maxQueuedMessages`
  * of them (default 65536). Past that the iterator throws MessageQueueOverflowError once the
- * queued messages are consumed: reliable data is never dropped silently. The "message" event
+ * queued messages are consumed: an open iterator never loses reliable data silently. The "message" event
  * sees every message whether or not an iterator is open. The iterator ends (done) after the
  * disconnect, once the queue is drained.
  *
