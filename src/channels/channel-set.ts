@@ -355,7 +355,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * `opts.receipt` is set, else 0. Throws UnknownChannelError, MessageTooLargeError,
    * InvalidKeyError, TooManyKeysError on misuse.
    */
-  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number }): number {
+  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number }, sentAt = NaN): number {
     const delayMs = opts?.delayMs;
     checkSendDelay(delayMs);
     const ch = channel === 0 ? this.sender0 : this.senders[channel];
@@ -374,14 +374,15 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       this.hold(now + delayMs, channel, copyExact(data), receipt, key);
       return receipt;
     }
-    this.release(ch, data, receipt, key);
+    this.release(ch, data, receipt, key, sentAt);
     return receipt;
   }
 
-  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined): void {
+  /** `sentAt`: the send's own time if the caller knew it, else NaN (SendChannel.enqueue). */
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
-    else ch.enqueue(data, receipt);
+    else ch.enqueue(data, receipt, sentAt);
     ch.messagesSent++;
   }
 

@@ -180,8 +180,9 @@ export class SendChannel {
     if (this.isPooledFor(length)) releasePooled(buffer, length);
   }
 
-  /** Queue a message (already validated; copied here). */
-  enqueue(data: Uint8Array, receipt: number): OutMessage {
+  /** Queue a message (already validated; copied here). `sentAt`: the caller's time of the send
+   *  when it knows it (an unreliable message's wait counts from it), else NaN (see stampQueued). */
+  enqueue(data: Uint8Array, receipt: number, sentAt = NaN): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
       // (Not windowed: the queue holds only fresh messages.)
@@ -193,7 +194,10 @@ export class SendChannel {
     }
     const length = data.length;
     const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
-    if (this.maxQueueMs !== Infinity && this.unstamped === undefined) this.unstamped = m;
+    if (this.maxQueueMs !== Infinity) {
+      m.queuedAt = sentAt;
+      if (sentAt !== sentAt && this.unstamped === undefined) this.unstamped = m;
+    }
     this.pushQueue(m);
     if (this.freshCount === 0) this.freshHead = m;
     this.freshCount++;
@@ -340,9 +344,11 @@ export class SendChannel {
       }
       // Unreliable, not started, and waited too long: dropped (a reliable channel's maxQueueMs
       // is Infinity). Only the head is checked: the queue is in send order, so the rest is younger.
-      if (this.maxQueueMs !== Infinity && m.seqBase === -1) {
+      if (this.maxQueueMs !== Infinity) {
+        // Every visit stamps what was queued since, whatever the head: behind a fragmented
+        // message being written the others wait too (unstamped, they never expired).
         if (this.unstamped !== undefined) this.stampQueued();
-        if (this.sink.now - m.queuedAt > this.maxQueueMs) {
+        if (m.seqBase === -1 && this.sink.now - m.queuedAt > this.maxQueueMs) {
           this.expired++;
           this.abandon(m);
           continue;
@@ -360,7 +366,7 @@ export class SendChannel {
    */
   private stampQueued(): void {
     const now = this.sink.now;
-    for (let m = this.unstamped; m !== undefined; m = m.next) m.queuedAt = now;
+    for (let m = this.unstamped; m !== undefined; m = m.next) if (m.queuedAt !== m.queuedAt) m.queuedAt = now;
     this.unstamped = undefined;
   }
 

@@ -927,8 +927,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   // ---- send path ------------------------------------------------------------------------------
 
-  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }): number {
-    const receipt = this.channels.send(now, channel, data, options);
+  /** `sentAt`: the caller's own time of this send, if it gave one (else NaN; see SendChannel.enqueue). */
+  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }, sentAt = NaN): number {
+    const receipt = this.channels.send(now, channel, data, options, sentAt);
     if (options.delayMs !== undefined && options.delayMs > 0) this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.

@@ -359,7 +359,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /**
    * Queue a message. Returns a receipt id if `options.receipt` (see the "receipt" event), else 0.
    * `now` stamps the message (for its age and the pacer); without it the message carries the
-   * time of the last handleDatagram/handleTimeout/poll call, so a caller that sends between drives should pass it.
+   * time of the last handleDatagram/handleTimeout/poll call, so a caller that sends between drives should pass it
+   * (an unreliable message's `maxQueueMs` wait then counts from the next write or pending check).
    * A connection that has closed but whose "disconnect" event has not been polled yet throws
    * ConnectionClosedError (ERR_CONNECTION_CLOSED), never UnknownConnectionError.
    */
@@ -367,7 +368,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (now !== undefined && now > this.lastNow) this.lastNow = now;
     const conn = connection === this.lastSentId ? (this.lastSentConnection as Connection) : this.sendTarget(connection);
     if (conn.state !== ConnectionState.Connected || conn.lingering) throw new ConnectionClosedError(connection, conn.lingering ? "closing" : stateName(conn.state));
-    const receipt = conn.send(this.lastNow, options.channel, data, options);
+    // Only a time the caller gave stamps an unreliable message's wait: lastNow may be long gone.
+    const receipt = conn.send(this.lastNow, options.channel, data, options, now ?? NaN);
     // A delayed message moves the connection's deadline (its DelayedSend timer) earlier maybe.
     if (options.delayMs !== undefined && options.delayMs > 0) this.reschedule(conn);
     else this.markReady(conn);

@@ -99,6 +99,47 @@ describe("unreliable messages that cannot leave in time", () => {
     expect(sent.some((n) => n > 100), JSON.stringify(sent)).toBe(true);
   });
 
+  it("messages queued behind a large unreliable message being written still expire, and an explicit send time counts (found by a review)", () => {
+    const channels = [{ mode: "reliable-ordered" as const }, { mode: "unreliable" as const }];
+    const server = new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 13, channels });
+    const client = new Endpoint({ protocolId: PROTOCOL_ID, seed: 14, channels });
+    let s = -1;
+    const ages: number[] = [];
+    const pair = new Pair<Endpoint, Endpoint, EndpointEvent>(server, client, {
+      seed: 74,
+      toServer: { latencyMs: 10 },
+      toClient: { latencyMs: 10, bandwidthBps: 400_000, queuePackets: 16 },
+      onEvent: (address, ev, now) => {
+        if (address === pair.serverAddress && ev.type === "connect") s = ev.connection;
+        if (address === pair.clientAddress && ev.type === "message" && ev.data.length === 100) ages.push(now - new DataView(ev.data.buffer, ev.data.byteOffset).getFloat64(0, true));
+      },
+    });
+    client.connect(pair.now, pair.serverAddress);
+    for (let i = 0; i < 400 && s < 0; i++) pair.drive({ maxTimeMs: 10, maxSteps: 10_000 });
+    // 60 KB at 400 kbit/s: ~1.2 s on the link. Behind it, a 30 Hz stream of 100 B.
+    server.send(s, new Uint8Array(60_000), { channel: 1 }, pair.now);
+    const start = pair.now;
+    const small = new Uint8Array(100);
+    for (let tick = 0; tick < 60; tick++) {
+      pair.drive({ until: start + (tick * 1000) / 30, maxSteps: 100_000 });
+      new DataView(small.buffer).setFloat64(0, pair.now, true);
+      server.send(s, small, { channel: 1 }, pair.now);
+      pair.network.flush();
+    }
+    pair.drive({ until: pair.now + 1000, maxSteps: 100_000 });
+    const why = JSON.stringify({ ages: ages.map(Math.round), expired: server.stats(s).messagesExpired });
+    expect(server.stats(s).messagesExpired, why).toBeGreaterThan(10);
+    // Queued at most 250 ms, then the 16-packet link queue (~0.4 s at most) and 10 ms of path.
+    expect(Math.max(...ages), why).toBeLessThan(700);
+
+    // The sans-IO send with a time: the wait counts from it, not from the next write.
+    const at = pair.now;
+    server.send(s, small, { channel: 1 }, at);
+    server.handleTimeout(at + 400);
+    for (let tx = server.pollTransmit(at + 400); tx !== undefined; tx = server.pollTransmit(at + 400));
+    expect(server.stats(s).messagesExpired, why).toBeGreaterThan(JSON.parse(why).expired);
+  });
+
   it("refuses maxQueueMs on a reliable channel, and one that is not a positive number", () => {
     const make = (channel: ChannelConfig) => new Endpoint({ protocolId: PROTOCOL_ID, server: true, seed: 1, channels: [channel] });
     expect(() => make({ mode: "reliable-ordered", maxQueueMs: 100 })).toThrow(ChannelConfigError);
