@@ -104,6 +104,12 @@ export interface CongestionController {
    */
   onSendQueueEmpty?(now: number): void;
   /**
+   * Optional: the connection moved to another address (a NAT rebinding, a network switch).
+   * What the controller reports of the old path's capacity should not outlive it; its model
+   * adapts through its own filters.
+   */
+  onPathChange?(now: number): void;
+  /**
    * Optional: after the acks of one datagram, the peer's receive time (its own clock, ms,
    * unwrapped: only differences count) of the newest packet that datagram newly acknowledged.
    * The session asks the peer for these (ACK_FREQUENCY, docs/PROTOCOL.md §3) while the network

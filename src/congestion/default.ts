@@ -147,6 +147,8 @@ const PROBE_QUEUE_MIN_MS = 1;
 const PROBE_LOSS_FRACTION = 0.05;
 const PROBE_GAINS = [1.25, 0.75, 1, 1, 1, 1, 1, 1] as const;
 const FULL_BW_GROWTH = 1.25;
+/** How long the reported estimate keeps what a network-limited spell measured (bandwidthEstimateBps). */
+export const PATH_BW_KEEP_MS = 30_000;
 const FULL_BW_ROUNDS = 3;
 /**
  * Loss events in one round that Startup needs, on top of a lost fraction above lossThreshold,
@@ -276,8 +278,10 @@ export class DefaultController implements CongestionController {
   /** networkLimited() when the pacing rate was last computed: pacing follows btlBw alone and
    *  the peer is asked for an ack threshold from the BDP. */
   private networkLimitedModel = false;
-  /** btlBw at the last round start while networkLimited() (NaN: never); see bandwidthEstimateBps(). */
+  /** btlBw at the last round start while networkLimited() (NaN: never), and when (the ack
+   *  time, ms); see bandwidthEstimateBps(). */
   private pathBw = NaN;
+  private pathBwAt = 0;
   /**
    * Receive-time reports (onReceiveTime). The newest packet acked so far in the datagram being
    * read, as onAck saw it (its record is recycled before the report that follows the acks).
@@ -483,12 +487,20 @@ export class DefaultController implements CongestionController {
    * last limited the flow if that is more. A light flow's model follows its own rate (its
    * samples are not app-limited: see networkLimited()), which says nothing of the path; a game
    * that sized its next download by it after a transfer read ~80 kbit/s on a 2 Mbit/s link
-   * (found by a review). A new network-limited spell measures the path again, lower or higher.
+   * (found by a review). A new network-limited spell measures the path again, lower or higher;
+   * without one the figure is dropped PATH_BW_KEEP_MS after it was measured (a path can slow
+   * down under a light flow, which cannot see it), and at once when the connection moves.
    */
   bandwidthEstimateBps(): number {
-    const bw = this.s[S.BtlBw];
-    const best = this.pathBw > bw || !(bw > 0) ? this.pathBw : bw;
+    const s = this.s;
+    const bw = s[S.BtlBw];
+    const kept = s[S.DeliveredTime] - this.pathBwAt <= PATH_BW_KEEP_MS ? this.pathBw : NaN;
+    const best = kept > bw || !(bw > 0) ? kept : bw;
     return best > 0 ? best * 8000 : 0;
+  }
+
+  onPathChange(_now: number): void {
+    this.pathBw = NaN;
   }
 
   // ---- interface -----------------------------------------------------------------------------
@@ -596,6 +608,7 @@ export class DefaultController implements CongestionController {
       if (this.networkLimited()) {
         if (!this.networkLimitedModel) this.pacingInputsChanged = true;
         this.pathBw = s[S.BtlBw];
+        this.pathBwAt = now;
       }
     }
 

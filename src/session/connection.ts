@@ -1352,7 +1352,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * Server: the client proved it now sends from `to`. The connection's packets go there from
    * now on; an ack leaves at once, so the client hears from us within one trip. Path MTU
    * discovery starts over on both ends (a new path may carry less); the congestion state is
-   * kept (a NAT rebinding keeps the path; a network switch corrects it through loss and RTT).
+   * kept (a NAT rebinding keeps the path; a network switch corrects it through loss and RTT),
+   * but the reported estimate forgets the old path's measured capacity (onPathChange).
    */
   moveTo(now: number, to: Address): void {
     this.address = to;
@@ -1362,6 +1363,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.ackOwed = true;
     this.num[Num.AckDelayAt] = now;
     this.restartPathMtu();
+    this.cc.onPathChange?.(now);
   }
 
   /**
