@@ -15,26 +15,28 @@ export const FRAGMENT_OVERHEAD_BYTES = 8;
 /** Charged per held (out-of-order) ReliableOrdered frame besides its payload. */
 export const HELD_OVERHEAD_BYTES = 16;
 
+/** Charged per fragment held in a Partial besides its bytes (the piece's own buffer). */
+export const PIECE_OVERHEAD_BYTES = 64;
+
 /**
  * A message being reassembled from fragments that may arrive in any order. Every fragment but
  * the last has the same length (the sender's fragment size), so the first non-last fragment to
- * arrive fixes the whole layout: the message buffer is allocated then, and each fragment is
- * copied from the engine's arena straight to its place (the only copy). The last fragment, if
- * it arrives before the size is known, is kept aside until then.
+ * arrive fixes the layout, and each later one is checked against it. Each fragment is kept as a
+ * copy of its own and the message is joined when the last one is in: memory follows what
+ * arrived. (Allocating the whole message at its first fragment let a peer make a 1 KB datagram
+ * allocate and zero 1 MiB, over and over on the kinds where the next start drops the partial:
+ * found by a review.)
  */
 export class Partial {
   received = 0;
-  /** Bytes held for this partial (buffer + set-aside last fragment), charged to the bound. */
+  /** Bytes held for this partial (its pieces and their overhead), charged to the bound. */
   storedBytes = 0;
-  /** Length of every fragment but the last; 0 until one arrived (then `buffer` exists). */
+  /** Length of every fragment but the last; 0 until one arrived. */
   fragSize = 0;
-  buffer: Uint8Array | undefined;
   /** Length of the last fragment once it arrived, else -1. */
   lastLength = -1;
-  /** The last fragment, when it arrived before `buffer` could be allocated. */
-  lastAside: Uint8Array | undefined;
-  /** 1 per fragment index received (duplicates are counted, not stored twice). */
-  readonly have: Uint8Array;
+  /** Fragment i's bytes once it arrived (duplicates are counted, not stored twice). */
+  readonly pieces: (Uint8Array | undefined)[];
   constructor(
     readonly channel: ReceiveChannel,
     /** Unwrapped message id (messageSeq of fragment 0). */
@@ -42,16 +44,16 @@ export class Partial {
     readonly fragCount: number,
     readonly key: number,
   ) {
-    this.have = new Uint8Array(fragCount);
+    this.pieces = new Array<Uint8Array | undefined>(fragCount).fill(undefined);
   }
   get chargedBytes(): number {
     return PARTIAL_OVERHEAD_BYTES + FRAGMENT_OVERHEAD_BYTES * this.fragCount + this.storedBytes;
   }
-  /** The whole message, once every fragment is in. */
+  /** The whole message, once every fragment is in: the pieces joined. */
   message(): Uint8Array {
-    if (this.buffer === undefined) return this.lastAside ?? EMPTY;
-    const total = (this.fragCount - 1) * this.fragSize + this.lastLength;
-    return total === this.buffer.length ? this.buffer : this.buffer.subarray(0, total);
+    const out = new Uint8Array((this.fragCount - 1) * this.fragSize + this.lastLength);
+    for (let i = 0; i < this.fragCount; i++) out.set(this.pieces[i]!, i * this.fragSize);
+    return out;
   }
 }
 
@@ -393,8 +395,7 @@ export class ReceiveChannel {
     if (p === undefined) {
       this.evictHopeless(id);
       p = new Partial(this, id, fragCount, key);
-      const need = this.bytesToPlace(p, fragIndex, length);
-      if (need < 0 || (this.unreliable && !this.host.makeRoomForUnreliable(p.chargedBytes + need))) {
+      if (!this.fits(p, fragIndex, length) || (this.unreliable && !this.host.makeRoomForUnreliable(p.chargedBytes + length + PIECE_OVERHEAD_BYTES))) {
         this.host.countInvalid();
         return;
       }
@@ -405,18 +406,17 @@ export class ReceiveChannel {
       this.dropPartial(p);
       this.host.countInvalid();
       return;
-    } else if (p.have[fragIndex] !== 0) {
+    } else if (p.pieces[fragIndex] !== undefined) {
       this.host.countDuplicate();
       return;
     } else {
-      const need = this.bytesToPlace(p, fragIndex, length);
-      if (need < 0) {
+      if (!this.fits(p, fragIndex, length)) {
         // Inconsistent with the fragments already in, or past maxMessageBytes.
         this.dropPartial(p);
         this.host.countInvalid();
         return;
       }
-      if (this.unreliable && !this.host.makeRoomForUnreliable(need)) {
+      if (this.unreliable && !this.host.makeRoomForUnreliable(length + PIECE_OVERHEAD_BYTES)) {
         // Could not fit even after evicting others: this message is the one to go.
         this.dropPartial(p);
         this.host.countInvalid();
@@ -437,55 +437,30 @@ export class ReceiveChannel {
   }
 
   /**
-   * Bytes that placing fragment `i` (`length` bytes) of `p` would newly allocate, or -1 if the
-   * fragment cannot belong to a well-formed message within maxMessageBytes.
+   * Whether fragment `i` (`length` bytes) can belong to `p`: every fragment but the last has
+   * the same non-zero length, the last is no longer, and the whole fits maxMessageBytes.
    */
-  private bytesToPlace(p: Partial, i: number, length: number): number {
+  private fits(p: Partial, i: number, length: number): boolean {
     const max = this.maxMessageBytes;
     if (i === p.fragCount - 1) {
       // Every other fragment is at least as long as the last one.
-      if (p.fragCount * length > max) return -1;
-      if (p.fragSize === 0) return length; // set aside until the layout is known
-      return length <= p.fragSize && (p.fragCount - 1) * p.fragSize + length <= max ? 0 : -1;
+      if (p.fragCount * length > max) return false;
+      return p.fragSize === 0 || (length <= p.fragSize && (p.fragCount - 1) * p.fragSize + length <= max);
     }
-    if (length === 0) return -1;
-    if (p.fragSize !== 0) return length === p.fragSize ? 0 : -1;
-    // The first non-last fragment fixes the layout; the buffer is allocated now.
-    if (p.lastLength > length) return -1;
-    const lastLength = p.lastLength >= 0 ? p.lastLength : 1;
-    if ((p.fragCount - 1) * length + lastLength > max) return -1;
-    return p.lastLength >= 0 ? (p.fragCount - 1) * length + p.lastLength : p.fragCount * length;
+    if (length === 0) return false;
+    if (p.fragSize !== 0) return length === p.fragSize;
+    // The first non-last fragment fixes the layout.
+    if (p.lastLength > length) return false;
+    return (p.fragCount - 1) * length + (p.lastLength >= 0 ? p.lastLength : 1) <= max;
   }
 
-  /** Copy fragment `i` from the arena to its place in `p` (after bytesToPlace said it fits). */
+  /** Keep fragment `i` (after fits() said it belongs): a copy of its own, charged. */
   private place(p: Partial, i: number, arena: Uint8Array, offset: number, length: number): void {
-    if (i === p.fragCount - 1) {
-      p.lastLength = length;
-      if (p.buffer === undefined) {
-        p.lastAside = copyOut(arena, offset, length);
-        p.storedBytes += length;
-        this.host.charge(length);
-      } else if (length > 0) {
-        p.buffer.set(arena.subarray(offset, offset + length), i * p.fragSize);
-      }
-    } else {
-      if (p.buffer === undefined) {
-        p.fragSize = length;
-        const size = p.lastLength >= 0 ? (p.fragCount - 1) * length + p.lastLength : p.fragCount * length;
-        p.buffer = new Uint8Array(size);
-        p.storedBytes += size;
-        this.host.charge(size);
-        const aside = p.lastAside;
-        if (aside !== undefined) {
-          p.buffer.set(aside, (p.fragCount - 1) * length);
-          p.lastAside = undefined;
-          p.storedBytes -= aside.length;
-          this.host.charge(-aside.length);
-        }
-      }
-      p.buffer.set(arena.subarray(offset, offset + length), i * length);
-    }
-    p.have[i] = 1;
+    if (i === p.fragCount - 1) p.lastLength = length;
+    else if (p.fragSize === 0) p.fragSize = length;
+    p.pieces[i] = copyOut(arena, offset, length);
+    p.storedBytes += length + PIECE_OVERHEAD_BYTES;
+    this.host.charge(length + PIECE_OVERHEAD_BYTES);
     p.received++;
   }
 

@@ -185,6 +185,8 @@ const SYSTEM_RECEIVE_TIME = 6;
 const RECEIVE_TIME_FRAME = 6 + 1 + 2 + 4;
 /** Payload length (type byte included) of a RECEIVE_TIME system message. */
 const RECEIVE_TIME_LENGTH = 7;
+/** Unanswered CLOCK_REQUESTs a client remembers (their replies are the only ones it takes). */
+const CLOCK_REQUESTS_TRACKED = 64;
 /** Frame header (6) + type (1) + u32: a CLOCK_REQUEST frame. */
 const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
 /** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
@@ -310,6 +312,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly ping = new PingTracker(undefined, this.num);
   /** Server: CLOCK_REQUEST times to echo (bounded). */
   private clockEchoes: number[] = [];
+  /**
+   * Client: the send times (u32 ms, as on the wire) of the last CLOCK_REQUESTs not yet
+   * answered, oldest first. A CLOCK_REPLY counts only if it echoes one of them, and only once:
+   * each accepted sample re-sorts up to 256 samples, and a peer sending replies unasked (76 fit
+   * in a datagram) made that ~7 ms of CPU per datagram (found by a review).
+   */
+  private clockRequestsOut: number[] | undefined;
 
   // ---- rarely used ----
   sessionId = 0;
@@ -561,6 +570,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
+    // A closing connection takes no more data: nobody will read it (the application closed,
+    // and a closing side acks nothing, so the peer resends it all anyway), and the receive
+    // bound is not checked there, so a peer ignoring our DISCONNECTs could make us hold
+    // fragments until the close timeout (found by a review: gigabytes in 3 s).
+    if (this.state !== ConnectionState.Connected) return;
     this.channels.onRecord(now, records, index, arena);
   }
 
@@ -585,9 +599,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     } else if (type === SYSTEM_RECEIVE_TIME && length === RECEIVE_TIME_LENGTH) {
       this.onReceiveTime(now, readU16(arena, offset + 1), readU32(arena, offset + 3));
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
-      const sent = unwrapU32(now, readU32(arena, offset + 1));
-      const serverTime = readF64LE(arena, offset + 5);
-      this.clock.onSample(sent, serverTime, now, 0);
+      const echo = readU32(arena, offset + 1);
+      const out = this.clockRequestsOut;
+      const at = out === undefined ? -1 : out.indexOf(echo);
+      if (at < 0) return this.onDropCounted("invalid");
+      out!.splice(at, 1);
+      this.clock.onSample(unwrapU32(now, echo), readF64LE(arena, offset + 5), now, 0);
     } else {
       this.onDropCounted("invalid");
     }
@@ -1186,9 +1203,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       const p = at + written;
       writeFrameHeader(bytes, p, 1 + 4);
       bytes[p + 6] = SYSTEM_CLOCK_REQUEST;
-      writeU32(bytes, p + 7, Math.floor(now) >>> 0);
+      const sentAt = Math.floor(now) >>> 0;
+      writeU32(bytes, p + 7, sentAt);
       written += CLOCK_REQUEST_FRAME;
       this.clockRequestDue = false;
+      const out = (this.clockRequestsOut ??= []);
+      // 64 cover a reply 6.4 s late at the fast start's 10/s (640 ms at the fastest clockSyncMs,
+      // 10 ms); older requests are let go.
+      if (out.length >= CLOCK_REQUESTS_TRACKED) out.shift();
+      out.push(sentAt);
     }
     return written;
   }
