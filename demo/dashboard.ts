@@ -55,6 +55,25 @@ export function formatBits(bps: number): string {
 
 export const fixed = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 
+/** A line as the terminal shows it (colour codes take no columns). */
+const visible = (line: string): string => line.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "");
+
+/** A plain line broken at spaces into lines narrower than `columns`. */
+function wrap(line: string, columns: number): string[] {
+  const text = visible(line);
+  if (text.length < columns) return [line];
+  const out: string[] = [];
+  let current = "";
+  for (const word of text.split(" ")) {
+    if (current.length > 0 && current.length + 1 + word.length >= columns) {
+      out.push(current);
+      current = `  ${word}`;
+    } else current = current.length > 0 ? `${current} ${word}` : word;
+  }
+  out.push(current);
+  return out;
+}
+
 export class Dashboard {
   readonly tty: boolean;
   #out: DemoStream;
@@ -101,33 +120,30 @@ export class Dashboard {
   }
 
   #drawTable(s: DashboardState, rates: number[][]): void {
-    const head = ["#", "rtt ms", "loss %", "bw est", "move/s", "snap/s", "chat/s up", "chat/s dn", "state/s", "resends", "reliable (arrived/sent)"];
-    const widths = [3, 6, 6, 9, 7, 7, 9, 9, 7, 9, 0];
+    const columns = this.#out.columns ?? 200;
+    // The full table is ~100 columns; on a narrower terminal a compact one (the per-channel
+    // rates but movement left out), so no number is ever cut off (found by a review: on 80
+    // columns "in order 89/90" read "in order 89/8").
+    const compact = columns < 110;
+    const head = compact
+      ? ["#", "rtt ms", "loss %", "bw est", "move/s", "resends", "reliable (arrived/sent)"]
+      : ["#", "rtt ms", "loss %", "bw est", "move/s", "snap/s", "chat/s up", "chat/s dn", "state/s", "resends", "reliable (arrived/sent)"];
+    const widths = compact ? [3, 6, 6, 9, 7, 11, 0] : [3, 6, 6, 9, 7, 7, 9, 9, 7, 11, 0];
     const cells = (values: string[]): string => values.map((v, i) => (widths[i]! > 0 ? v.padStart(widths[i]!) : ` ${v}`)).join(" ");
-    const lines = [this.#title, `t = ${s.elapsedS.toFixed(1)} / ${s.durationS} s   [${s.phase}]`, dim(cells(head))];
+    const lines = [...wrap(this.#title, columns), `t = ${s.elapsedS.toFixed(1)} / ${s.durationS} s   [${s.phase}]`, dim(cells(head))];
     s.reports.forEach((r, i) => {
       const rate = rates[i]!;
       const bad = r.chatOutOfOrder + r.relayOutOfOrder + r.corrupt;
       const arrived = r.chatArrived + r.relayArrived;
       const sent = r.chatSent + r.relaySent;
       const reliable = bad > 0 ? red(`OUT OF ORDER/CORRUPT (${bad})`) : green(`in order ${arrived}/${sent}`);
-      lines.push(
-        cells([
-          String(r.index),
-          fixed(r.rttMs, 1),
-          fixed(r.lossPercent, 1),
-          formatBits(r.bandwidthBps),
-          ...rate.map((x) => x.toFixed(1)),
-          `${r.resendsUp}/${r.resendsDown}`,
-          reliable,
-        ]),
-      );
+      const rateCells = (compact ? rate.slice(0, 1) : rate).map((x) => x.toFixed(1));
+      lines.push(cells([String(r.index), fixed(r.rttMs, 1), fixed(r.lossPercent, 1), formatBits(r.bandwidthBps), ...rateCells, `${r.resendsUp}/${r.resendsDown}`, reliable]));
     });
-    lines.push(`bulk   ${s.bulk}`, `proxy  ${s.proxy}`);
-    const columns = this.#out.columns ?? 200;
-    // Clip to the terminal width (colour codes do not take columns), so no line wraps and
-    // the cursor-up count stays right.
-    const clipped = lines.map((l) => (l.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "").length > columns ? l.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "").slice(0, columns - 1) : l));
+    lines.push(...wrap(`bulk   ${s.bulk}`, columns), ...wrap(`proxy  ${s.proxy}`, columns));
+    // Anything still too wide (a terminal under ~70 columns) is clipped, so no line wraps and
+    // the cursor-up count stays right (colour codes take no columns).
+    const clipped = lines.map((l) => (visible(l).length >= columns ? visible(l).slice(0, columns - 1) : l));
     const up = this.#linesDrawn > 0 ? `${ESC}${this.#linesDrawn}A\r${ESC}J` : "";
     this.#out.write(`${up}${clipped.join("\n")}\n`);
     this.#linesDrawn = clipped.length;

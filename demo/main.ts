@@ -20,7 +20,10 @@ import { failures, reliableSettled, reportClient, totalsOf, type ClientReport } 
 
 const PROTOCOL_ID = 0xac1d_de70;
 const TICK_HZ = 30;
-const CONNECT_TIMEOUT_MS = 5000;
+/** The handshake is two round trips (and a resend or two under loss): 5 s, or more on slow links. */
+function connectTimeoutMs(o: DemoOptions): number {
+  return 5000 + 4 * (o.latencyMs + o.jitterMs);
+}
 const CLOSE_BUDGET_MS = 3000;
 const REDRAW_MS = 250;
 
@@ -63,7 +66,7 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     const attempts = await Promise.allSettled(
       Array.from({ length: o.clients }, (_, i) => {
         const connectToken = serverKey === undefined ? undefined : createConnectToken({ serverKey, protocolId: PROTOCOL_ID, clientId: i, serverAddresses: [proxy!.address] });
-        return connect(proxy!.address, { protocolId: PROTOCOL_ID, userData: Uint8Array.of(i), connectTimeoutMs: CONNECT_TIMEOUT_MS, ...(connectToken !== undefined ? { connectToken } : {}) });
+        return connect(proxy!.address, { protocolId: PROTOCOL_ID, userData: Uint8Array.of(i), connectTimeoutMs: connectTimeoutMs(o), ...(connectToken !== undefined ? { connectToken } : {}) });
       }),
     );
     const connectErrors: string[] = [];
@@ -209,7 +212,7 @@ async function main(): Promise<void> {
     `ackwire demo on ${runtime}: ${options.clients} clients, loss ${options.lossPercent}%, RTT ${options.latencyMs} ms, ` +
     `jitter ${options.jitterMs} ms, ${options.durationS} s, seed ${options.seed}`;
   // The hard deadline: whatever the network or a peer does, the process ends.
-  const hardDeadlineMs = CONNECT_TIMEOUT_MS + options.durationS * 1000 + drainBudgetMs(options) + 3 * CLOSE_BUDGET_MS + 5000;
+  const hardDeadlineMs = connectTimeoutMs(options) + options.durationS * 1000 + drainBudgetMs(options) + 3 * CLOSE_BUDGET_MS + 5000;
   const deadline = g.setTimeout(() => {
     g.process.stdout.write("\x1b[?25h");
     g.process.stderr.write(`\nRESULT: FAIL - hard deadline of ${(hardDeadlineMs / 1000).toFixed(0)} s passed before the demo finished\n`);

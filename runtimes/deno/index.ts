@@ -8,7 +8,7 @@
  * `import { listen, connect } from "ackwire/deno"`.
  */
 import { AddressCache, SenderNames } from "../../src/api/address.js";
-import { UnstableNetRequiredError } from "../../src/api/errors.js";
+import { SocketError, UnstableNetRequiredError } from "../../src/api/errors.js";
 import { MAX_DATAGRAM_BYTES } from "../../src/engine/abi.js";
 import { host } from "../../src/api/host.js";
 import { createRuntime } from "../../src/api/runtime.js";
@@ -34,6 +34,7 @@ export interface DenoDatagramConn {
 
 interface DenoGlobal {
   listenDatagram?: (options: { transport: "udp"; hostname: string; port: number }) => DenoDatagramConn;
+  permissions?: { querySync?(descriptor: { name: "net"; host?: string }): { state: "granted" | "denied" | "prompt" } };
 }
 
 const deno = (): DenoGlobal => (globalThis as unknown as { Deno: DenoGlobal }).Deno;
@@ -53,6 +54,12 @@ const RECEIVE_SLAB_BYTES = 64 * 1024;
 async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocket> {
   if (typeof deno().listenDatagram !== "function") {
     if (denoOptions.requireUnstableNet) throw new UnstableNetRequiredError();
+    // node:dgram under Deno throws a missing net permission from inside its own bind, where no
+    // caller can catch it, and the process dies (found by a newcomer review): ask first.
+    const net = deno().permissions?.querySync?.({ name: "net", host: options.host }).state;
+    if (net !== undefined && net !== "granted") {
+      throw new SocketError(`cannot bind UDP ${options.host}:${options.port}`, new Error(`Deno has no network permission (${net}): run deno with --allow-net (and --unstable-net for Deno's own UDP sockets, ~50x faster)`));
+    }
     if (!warned) {
       warned = true;
       host.console.warn("ackwire: Deno.listenDatagram is missing; falling back to node:dgram, which is ~50x slower under Deno. Run deno with --unstable-net (Deno.listenDatagram needs it).");

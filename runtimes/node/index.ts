@@ -16,4 +16,4 @@ export const { listen, connect, listenRelay } = createRuntime(nodeAdapter);
 export * from "../../src/api/public.js";
 // The UDP impairment proxy (docs/SIMULATOR.md): node:dgram, so only on this entry.
 export { startProxy, formatProxyStats } from "./proxy.js";
-export type { NodeProxyOptions, NodeProxyStats, RunningProxy } from "./proxy.js";
+export type { NodeProxyOptions, NodeProxyStats, ProxyAddress, RunningProxy } from "./proxy.js";

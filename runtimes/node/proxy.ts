@@ -5,7 +5,7 @@
  */
 
 import type { LinkConfig } from "../../src/sim/link.js";
-import { formatHostPort, type HostPort } from "../../src/sim/proxy-options.js";
+import { formatHostPort, parseHostPort, ProxyUsageError, type HostPort } from "../../src/sim/proxy-options.js";
 import { ProxyCore, type ProxyStats } from "../../src/sim/proxy.js";
 
 // The project compiles with `"types": []` so nothing in src/ can lean on runtime globals by
@@ -53,9 +53,13 @@ function ipVersion(text: string): 0 | 4 | 6 {
   return 0;
 }
 
+/** A proxy address: "host:port" text as on the command line ("127.0.0.1:0", "[::1]:9000"), or
+ *  { host, port } (the family, if left out, follows the host). */
+export type ProxyAddress = string | { host: string; port: number; family?: HostPort["family"] };
+
 export interface NodeProxyOptions {
-  listen: HostPort;
-  upstream: HostPort;
+  listen: ProxyAddress;
+  upstream: ProxyAddress;
   link: LinkConfig;
   seed?: number;
   idleTimeoutMs?: number;
@@ -89,7 +93,26 @@ function formatRemote(info: RemoteInfo): string {
   return formatHostPort(info.address, info.port);
 }
 
-export async function startProxy(options: NodeProxyOptions): Promise<RunningProxy> {
+/** A ProxyAddress as the sockets need it; anything else is a ProxyUsageError saying what is. */
+function proxyAddress(value: unknown, name: string): HostPort {
+  if (typeof value === "string") {
+    try {
+      return parseHostPort(value, name);
+    } catch (e) {
+      throw new ProxyUsageError(`startProxy: ${name}: ${(e as Error).message.replace(/^--\S+ /, "")}`);
+    }
+  }
+  if (value !== null && typeof value === "object") {
+    const { host, port } = value as { host?: unknown; port?: unknown };
+    if (typeof host === "string" && host.length > 0 && typeof port === "number" && Number.isInteger(port) && port >= 0 && port <= 65535) {
+      return { host, port, family: ipVersion(host) === 0 ? "name" : ipVersion(host) as 4 | 6 };
+    }
+  }
+  throw new ProxyUsageError(`startProxy: ${name} must be "host:port" (e.g. "127.0.0.1:0") or { host, port } with a port in 0..65535, got ${String(JSON.stringify(value))}`);
+}
+
+export async function startProxy(given: NodeProxyOptions): Promise<RunningProxy> {
+  const options = { ...given, listen: proxyAddress(given.listen, "listen"), upstream: proxyAddress(given.upstream, "upstream") };
   const upstreamAddress = formatHostPort(options.upstream.host, options.upstream.port);
   const core = new ProxyCore({
     upstream: upstreamAddress,

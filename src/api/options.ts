@@ -5,6 +5,7 @@ import type { EndpointFactory } from "./endpoint-like.js";
 import { InvalidOptionError } from "./errors.js";
 import type { AbortSignalLike } from "./host.js";
 import { randomSecret, randomSeed } from "./host.js";
+import { closestKey, firstUnknownKey } from "../util/closest-key.js";
 
 export interface CommonOptions {
   /** Your game's protocol id (u32): peers with a different id are ignored. Required. */
@@ -143,19 +144,6 @@ const LISTEN_OPTION_KEYS: ReadonlySet<string> = new Set([...COMMON_KEYS, ...LIST
 const CONNECT_OPTION_KEYS: ReadonlySet<string> = new Set([...COMMON_KEYS, ...CONNECT_KEYS, ...WORKER_FRONT_KEYS]);
 const ENGINES: ReadonlySet<unknown> = new Set(["wasm", "ts"]);
 
-/** Levenshtein distance of two short strings, case-insensitive (for "did you mean"). */
-function distance(a: string, b: string): number {
-  a = a.toLowerCase();
-  b = b.toLowerCase();
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length]!;
-}
-
 /**
  * An option key listen()/connect() does not know (a typo such as `maxConections`, or the other
  * call's option such as `port` on connect()) throws InvalidOptionError: an ignored option would
@@ -171,21 +159,15 @@ function rejectUnknownKeys(options: object, call: string): void {
 /** Throws InvalidOptionError for a key of `options` (with a value) that is not in `known`,
  *  naming the closest known key, or the call whose option it is (`other`). */
 export function rejectUnknownOptionKeys(options: object, call: string, known: ReadonlySet<string>, other?: { keys: ReadonlySet<string>; call: string }): void {
-  for (const key of Object.keys(options)) {
-    if (known.has(key) || (options as Record<string, unknown>)[key] === undefined) continue;
-    let hint: string;
-    if (other?.keys.has(key) === true) hint = ` (it is an option of ${other.call})`;
-    else {
-      let best: string | undefined;
-      let bestDistance = 3;
-      for (const candidate of known) {
-        const d = distance(key, candidate);
-        if (d < bestDistance) [best, bestDistance] = [candidate, d];
-      }
-      hint = best !== undefined ? ` (did you mean "${best}"?)` : "";
-    }
-    throw new InvalidOptionError(`${call}: unknown option ${JSON.stringify(key)}${hint}; its options are ${[...known].join(", ")}`);
+  const key = firstUnknownKey(options, known);
+  if (key === undefined) return;
+  let hint: string;
+  if (other?.keys.has(key) === true) hint = ` (it is an option of ${other.call})`;
+  else {
+    const best = closestKey(key, known);
+    hint = best !== undefined ? ` (did you mean "${best}"?)` : "";
   }
+  throw new InvalidOptionError(`${call}: unknown option ${JSON.stringify(key)}${hint}; its options are ${[...known].join(", ")}`);
 }
 
 export function validateCommon(options: CommonOptions | undefined, call: string): asserts options is CommonOptions {

@@ -28,6 +28,7 @@ import {
 } from "./errors.js";
 import { checkSendDelay, checkSendKey } from "./send-checks.js";
 import { copyExact } from "./buffer-pool.js";
+import { closestKey, firstUnknownKey } from "../util/closest-key.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { copyMessageIn } from "./receive-copy.js";
@@ -63,6 +64,13 @@ export interface ChannelOptions extends ChannelConfig {
    */
   piggyback?: number;
 }
+
+/** Every key a channel config may have; any other is refused (a typo would leave its default). */
+const CHANNEL_OPTION_KEYS = ["mode", "maxMessageBytes", "priority", "maxKeys", "redundancy", "piggyback", "maxQueueMs"] as const satisfies readonly (keyof ChannelOptions)[];
+const CHANNEL_OPTION_KEY_SET: ReadonlySet<string> = new Set(CHANNEL_OPTION_KEYS);
+// Compile-time check that the list names every option of ChannelOptions.
+const everyChannelKeyListed: [Exclude<keyof ChannelOptions, (typeof CHANNEL_OPTION_KEYS)[number]>] extends [never] ? true : never = true;
+void everyChannelKeyListed;
 
 /** Most copies per message for `redundancy` and `piggyback`. */
 export const MAX_COPIES = 3;
@@ -289,6 +297,11 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     const anyCopies = channels.some((c) => (c.redundancy ?? 0) !== 0 || (c.piggyback ?? 0) !== 0);
     this.clock = anyCopies ? { now: 0, datagram: 0 } : UNUSED_CLOCK;
     channels.forEach((c, i) => {
+      const unknown = c !== null && typeof c === "object" ? firstUnknownKey(c, CHANNEL_OPTION_KEY_SET) : undefined;
+      if (unknown !== undefined) {
+        const best = closestKey(unknown, CHANNEL_OPTION_KEYS);
+        throw new ChannelConfigError(`channel ${i}: unknown option ${JSON.stringify(unknown)}${best !== undefined ? ` (did you mean "${best}"?)` : ""}; a channel's options are ${CHANNEL_OPTION_KEYS.join(", ")}`);
+      }
       const kind = deliveryKindOf(c.mode);
       const reliable = kind >= DeliveryKind.ReliableUnordered;
       const keyBytes = kind === DeliveryKind.LatestState ? LATEST_STATE_EXTRA_BYTES : 0;

@@ -34,7 +34,8 @@ export interface RttConfig {
   initialRtoMs?: number;
   /** Lower clamp of the RTO (RFC 6298 2.4 says 1 s; game default 30 ms, see file comment). */
   minRtoMs?: number;
-  /** Upper clamp of the RTO, also the cap of exponential backoff. */
+  /** Upper clamp of the RTO, also the cap of exponential backoff; never below the path's own
+   *  SRTT + 4 RTTVAR (a path slower than this still gets an RTO it can answer within). */
   maxRtoMs?: number;
   /** Clock granularity G (RFC 6298 2.2/2.3). */
   granularityMs?: number;
@@ -163,15 +164,17 @@ export class RttEstimator {
     s[LATEST] = sampleMs;
     s[SAMPLE_COUNT] = count + 1;
     windowedUpdate(s, MIN_FILTER, true, this.minRttWindowMs, sampleMs, now);
-    // RFC 6298 2.2/2.3: RTO = SRTT + max(G, K*RTTVAR), then clamp (2.4, 2.5).
-    const base = this.clamp(smoothed + Math.max(this.granularityMs, K * rttVar));
+    // RFC 6298 2.2/2.3: RTO = SRTT + max(G, K*RTTVAR), then clamp (2.4, 2.5), except that the
+    // maximum never pulls it below what the path measures: on a path slower than maxRtoMs a
+    // capped RTO resent every packet before its ack could arrive, for ever (found by a review).
+    const base = Math.max(this.minRtoMs, smoothed + Math.max(this.granularityMs, K * rttVar));
     s[BASE_RTO] = base;
     // RFC 6298 5.7 (and Karn): a fresh valid sample ends the backoff (2^0: the base itself).
     s[BACKOFF_EXPONENT] = 0;
-    s[CURRENT_RTO] = Math.min(this.maxRtoMs, base);
+    s[CURRENT_RTO] = this.backedOff();
   }
 
-  /** The retransmission timer expired: double the RTO (RFC 6298 5.5), capped by maxRtoMs. */
+  /** The retransmission timer expired: double the RTO (RFC 6298 5.5), capped by max(maxRtoMs, baseRto()). */
   onRetransmitTimeout(): void {
     const s = this.s;
     if (s[BACKOFF_EXPONENT] < this.maxBackoffExponent) s[BACKOFF_EXPONENT]++;
@@ -183,18 +186,20 @@ export class RttEstimator {
     return this.s[BACKOFF_EXPONENT];
   }
 
-  /** RTO without backoff, clamped to [minRtoMs, maxRtoMs]. */
+  /** RTO without backoff: at least minRtoMs, at most maxRtoMs unless the path's SRTT + 4 RTTVAR is more. */
   baseRto(): number {
     return this.s[BASE_RTO];
   }
 
-  /** RTO including exponential backoff, never above maxRtoMs. */
+  /** RTO including exponential backoff: never above max(maxRtoMs, baseRto()). */
   rtoMs(): number {
     return this.s[CURRENT_RTO];
   }
 
+  /** The base doubled per backoff step, up to maxRtoMs, or the base itself if that is more. */
   private backedOff(): number {
-    return Math.min(this.maxRtoMs, this.s[BASE_RTO] * 2 ** this.s[BACKOFF_EXPONENT]);
+    const base = this.s[BASE_RTO];
+    return Math.max(base, Math.min(this.maxRtoMs, base * 2 ** this.s[BACKOFF_EXPONENT]));
   }
 
   private clamp(v: number): number {

@@ -389,7 +389,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (now !== undefined && now > this.lastNow) this.lastNow = now;
     const conn = this.byId.get(connection);
     if (conn === undefined) return; // already gone: closing twice is harmless
-    if (userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
+    if (userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA, "disconnect");
     const wasConnecting = conn.state === ConnectionState.Connecting;
     if (linger) conn.closeAfterDelivery(this.lastNow, reason, userData.slice());
     else conn.close(this.lastNow, reason, userData.slice());

@@ -85,8 +85,14 @@ export class TooManyConnectionsError extends SessionError {
 }
 
 export class UserDataTooLargeError extends SessionError {
-  constructor(bytes: number, limit: number) {
-    super("ERR_USER_DATA_TOO_LARGE", `user data of ${bytes} bytes exceeds the ${limit}-byte limit of this handshake packet; send the rest as a message after connecting`);
+  /** `packet`: the connect handshake's (connect(), accept hooks) or the goodbye's (close()). */
+  constructor(bytes: number, limit: number, packet: "handshake" | "disconnect" = "handshake") {
+    super(
+      "ERR_USER_DATA_TOO_LARGE",
+      packet === "handshake"
+        ? `user data of ${bytes} bytes exceeds the ${limit}-byte limit of this handshake packet; send the rest as a message after connecting`
+        : `close() user data of ${bytes} bytes exceeds the ${limit}-byte limit of the DISCONNECT packet; send the rest as a message before closing (close() delivers what was sent before it)`,
+    );
   }
 }
 

@@ -187,7 +187,7 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     // Checked here, on the application's thread, as the root's close() checks them: refused in
     // the worker, the close would never resolve.
     checkCloseArguments(reason, userData);
-    if (userData !== undefined && userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA);
+    if (userData !== undefined && userData.length > MAX_DISCONNECT_USER_DATA) throw new UserDataTooLargeError(userData.length, MAX_DISCONNECT_USER_DATA, "disconnect");
     const linger = lingerOf(options);
     if (this.#open && (!this.#closing || (this.#lingering && !linger))) {
       this.#closing = true;

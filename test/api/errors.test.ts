@@ -165,6 +165,7 @@ describe("Connection.close(reason)", () => {
       const tooLarge = thrown(() => conn.close("normal", new Uint8Array(513)));
       expect(tooLarge).toBeInstanceOf(UserDataTooLargeError);
       expect((tooLarge as UserDataTooLargeError).code).toBe("ERR_USER_DATA_TOO_LARGE");
+      expect((tooLarge as Error).message).toMatch(/DISCONNECT packet; send the rest as a message before closing/);
       expect(conn.isOpen).toBe(true);
       expect(await conn.send(new Uint8Array(1), { channel: 0, receipt: true })).toBe(true);
       const info = await Promise.race([conn.close("kicked", new Uint8Array([1, 2])), sleep(8000).then(() => undefined)]);

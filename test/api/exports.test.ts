@@ -24,6 +24,13 @@ describe("the package's entries", () => {
     expect(seen).toEqual(["+b", "-a"]);
   });
 
+  it("ackwire/worker exports the root's DEFAULT_CHANNELS (WORKER.md: the same shape as ackwire; found by a newcomer review)", async () => {
+    const root = await entry(".");
+    const worker = await entry("./worker");
+    expect(worker.DEFAULT_CHANNELS).toBeDefined();
+    expect(worker.DEFAULT_CHANNELS).toEqual(root.DEFAULT_CHANNELS);
+  });
+
   it("ackwire/node exports startProxy, and the proxy forwards", async () => {
     const nodeEntry = await entry("./node");
     const startProxy = nodeEntry.startProxy as (o: object) => Promise<{ address: { port: number }; close(): Promise<void> }>;
@@ -32,7 +39,11 @@ describe("the package's entries", () => {
     expect(typeof startProxy).toBe("function");
     const server = await listen({ protocolId: 0x5151, host: "127.0.0.1", port: 0 });
     server.on("connection", (c) => c.on("message", (m) => c.send(m.data, { channel: m.channel })));
-    const proxy = await startProxy({ listen: { host: "127.0.0.1", port: 0 }, upstream: { host: "127.0.0.1", port: server.address.port }, link: { latencyMs: 5 }, seed: 1 });
+    // "host:port" text as on the command line, or { host, port } (found by a newcomer review:
+    // strings died with a TypeError, and the family was required in the types).
+    const proxy = await startProxy({ listen: "127.0.0.1:0", upstream: { host: "127.0.0.1", port: server.address.port }, link: { latencyMs: 5 }, seed: 1 });
+    await expect(startProxy({ listen: 9000 as never, upstream: "127.0.0.1:1", link: {} })).rejects.toThrow(/startProxy: listen must be "host:port"/);
+    await expect(startProxy({ listen: "127.0.0.1", upstream: "127.0.0.1:1", link: {} })).rejects.toThrow(/startProxy: listen: .*expected HOST:PORT/);
     try {
       const conn = await connect(`127.0.0.1:${proxy.address.port}`, { protocolId: 0x5151 });
       const back = new Promise<number>((resolve) => conn.once("message", (m) => resolve(m.data[0]!)));

@@ -177,4 +177,12 @@ describe("typed errors", () => {
     expect(() => make([{ mode: "reliable-ordered", maxMessageBytes: 1 << 20 }], 200)).toThrow(ChannelConfigError);
     expect(() => make([{ mode: "reliable-ordered" }], 200)).not.toThrow();
   });
+
+  it("refuses an unknown key in a channel config, naming the closest known one (a typo left its default in force; found by a review)", () => {
+    const make = (c: object) => new ChannelSet({ channels: [c as ChannelOptions], mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
+    expect(() => make({ mode: "unreliable", redundnacy: 2 })).toThrow(ChannelConfigError);
+    expect(() => make({ mode: "unreliable", redundnacy: 2 })).toThrow(/channel 0: unknown option "redundnacy" \(did you mean "redundancy"\?\)/);
+    expect(() => make({ mode: "reliable-ordered", maxMesageBytes: 10 })).toThrow(/did you mean "maxMessageBytes"/);
+    expect(() => make({ mode: "reliable-ordered", maxMessageBytes: undefined })).not.toThrow();
+  });
 });

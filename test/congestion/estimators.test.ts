@@ -51,6 +51,27 @@ describe("RttEstimator (RFC 6298)", () => {
     expect(r.rtoMs()).toBeLessThan(300);
   });
 
+  it("never sets an RTO below the path's own SRTT + 4 RTTVAR: maxRtoMs caps the backoff, not the path (found by a review)", () => {
+    // A 2.2 s round trip (the demo's --latency 2000 plus queueing): capped at 2 s, every packet
+    // was resent before its ack could arrive, for ever (314 resends at 0 % loss, a 1 MiB
+    // transfer stuck 70 s).
+    const r = new RttEstimator();
+    for (let i = 0; i < 20; i++) r.onSample(i * 100, 2200 + (i % 2) * 100);
+    const raw = r.smoothedMs + 4 * r.rttVarMs;
+    expect(raw).toBeGreaterThan(2200);
+    expect(r.rtoMs()).toBeCloseTo(raw, 9);
+    expect(r.baseRto()).toBeCloseTo(raw, 9);
+    // Backoff doubles no further than max(maxRtoMs, the base): a resend at most every RTO.
+    r.onRetransmitTimeout();
+    expect(r.rtoMs()).toBeCloseTo(raw, 9);
+    // Below the cap nothing changes: 400 + 4 x 200, doubled, capped at 2000.
+    const q = new RttEstimator();
+    q.onSample(0, 400);
+    expect(q.rtoMs()).toBe(1200);
+    q.onRetransmitTimeout();
+    expect(q.rtoMs()).toBe(2000);
+  });
+
   it("clamps to the minimum RTO and applies the clock granularity G", () => {
     const r = new RttEstimator({ minRtoMs: 30 });
     for (let i = 0; i < 200; i++) r.onSample(i, 2);

@@ -297,6 +297,7 @@ describe("ackwire/worker errors", () => {
     expect(rootErrors.filter(([name, value]) => (workerApi as Record<string, unknown>)[name] !== value).map(([name]) => name)).toEqual([]);
     expect(() => conn.close("timeout" as never)).toThrow(workerApi.InvalidOptionError);
     expect(() => conn.close("normal", new Uint8Array(513))).toThrow(workerApi.UserDataTooLargeError);
+    expect(() => conn.close("normal", new Uint8Array(513))).toThrow(/before closing/);
     expect(await conn.send(new Uint8Array(10), { channel: 0, receipt: true })).toBe(true);
     expect((await conn.close("normal")).reason).toBe("normal");
     expect(() => conn.send(new Uint8Array(1))).toThrow(workerApi.ClosedError);
