@@ -872,9 +872,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.finish(this.closeReason ?? "normal");
       return false;
     }
-    if (this.idleArmed && this.num[Num.LastReceivedAt] + c.timeoutMs <= now && this.state === ConnectionState.Connected) {
-      this.finish("timeout");
-      return false;
+    if (this.idleArmed && this.num[Num.LastReceivedAt] + c.timeoutMs <= now) {
+      if (this.state === ConnectionState.Connected) {
+        this.finish("timeout");
+        return false;
+      }
+      // Closing: the close timeout ends it. Disarmed here, or nextDeadline() would keep
+      // returning this past time (a packet arriving after close() re-arms it: onPeerAlive).
+      this.idleArmed = false;
     }
     if (this.unresponsiveArmed && this.num[Num.LastReceivedAt] + c.unresponsiveMs <= now) {
       this.unresponsiveArmed = false;
@@ -1098,7 +1103,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.ackOwed && this.num[Num.AckDelayAt] <= now) {
         type = PacketType.Data;
         framesLength = this.writeAckDelayTrailer(now, bytes, framesAt);
-      } else if (now - this.num[Num.LastSentAt] >= c.keepaliveMs) type = PacketType.Keepalive;
+      // The same sum as the Keepalive deadline (nextDeadline): `now - lastSentAt >= keepaliveMs`
+      // rounds differently at some fractional times, and the due deadline then wrote nothing.
+      } else if (this.num[Num.LastSentAt] + c.keepaliveMs <= now) type = PacketType.Keepalive;
       else return 0;
     }
     // Path MTU probes (rare: a few per search) never go ahead of what is due: one due now
