@@ -565,8 +565,25 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const records = this.recentlyLostRecords;
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
+    if (record !== undefined) this.lateAckRttSample(now, now - record.sentTime);
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
+  }
+
+  /**
+   * A late ack's round trip, as an RTT sample when the RTO cannot otherwise learn the path: with
+   * no sample yet, or when the trip is longer than the RTO can back off to (maxRtoMs). Then
+   * every packet is declared lost before its ack arrives, every later packet carries resent
+   * data (no sample: see commitRttSample), and the RTO never grows: a path over ~2 s round trip
+   * stalled for ever (found by an extreme-network review). The sample is valid (a sequence is
+   * never sent twice), if long by the peer's ack wait; it is not taken otherwise, since an
+   * ordinary late ack (its first acks lost) would lengthen the RTO on every lossy path.
+   */
+  private lateAckRttSample(now: number, sampleMs: number): void {
+    const rtt = this.rtt;
+    if (rtt.sampleCount > 0 && sampleMs <= Math.max(rtt.maxRtoMs, rtt.baseRto())) return;
+    rtt.onSample(now, sampleMs);
+    this.rttChanged();
   }
 
   onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
