@@ -88,7 +88,9 @@ export class DeliveryNotificationManager<T, R = unknown> {
   /** Acks for packets already reported dropped (spurious loss declarations). */
   lateAcks = 0;
   private readonly capacity: number;
-  private readonly packetThreshold: number;
+  /** The configured packet threshold, and the one in force (widened by reordering seen). */
+  private readonly basePacketThreshold: number;
+  private packetThreshold: number;
 
   constructor(handler: DeliveryHandler<T, R>, options: DeliveryNotificationOptions = {}) {
     const capacity = options.capacity ?? 1024;
@@ -102,7 +104,8 @@ export class DeliveryNotificationManager<T, R = unknown> {
     this.handler = handler;
     this.capacity = capacity;
     this.mask = initial - 1;
-    this.packetThreshold = Math.max(1, options.packetThreshold ?? 3);
+    this.basePacketThreshold = Math.max(1, options.packetThreshold ?? 3);
+    this.packetThreshold = this.basePacketThreshold;
     this.nums = emptyNums(initial);
     this.refs = emptyRefs(initial);
   }
@@ -261,6 +264,27 @@ export class DeliveryNotificationManager<T, R = unknown> {
       lost++;
     }
     return lost;
+  }
+
+  /**
+   * Reordering seen: a packet declared lost `distance` sequences behind a newer acknowledged
+   * one was acknowledged after all. Packets that far behind are not declared lost by the
+   * packet threshold from now on (RFC 8985's adaptive reordering window; Linux's
+   * tp->reordering), up to `max`; the time threshold still applies.
+   */
+  widenPacketThreshold(distance: number, max: number): void {
+    const want = Math.min(max, distance + 1);
+    if (want > this.packetThreshold) this.packetThreshold = want;
+  }
+
+  /** Back to the configured packet threshold (no reordering seen for a while). */
+  resetPacketThreshold(): void {
+    this.packetThreshold = this.basePacketThreshold;
+  }
+
+  /** The packet threshold in force. */
+  get currentPacketThreshold(): number {
+    return this.packetThreshold;
   }
 
   /** Report every in-flight packet dropped (connection closed). */

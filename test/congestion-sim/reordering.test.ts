@@ -1,0 +1,49 @@
+/**
+ * Reordering paths (found by an extreme-network review): with a fixed packet threshold of 3
+ * and a fixed 9/8 RTT time threshold, every reordered packet was declared lost and resent, and
+ * the bandwidth estimate (which leaves never-acked bytes out) ratcheted down: a 10 Mbit/s
+ * upload over a path with 20 ms of reordering jitter ran at 2.3 Mbit/s with no loss at all.
+ * A late ack of a packet declared lost while a later one had been acked is reordering
+ * evidence, and the thresholds widen to it (RFC 8985's adaptive reordering window).
+ */
+import { describe, expect, it } from "vitest";
+import type { LinkConfig } from "../../src/sim/link.js";
+import { makePair, payload } from "../session/helpers.js";
+
+function upload(seed: number, up: LinkConfig, seconds: number): { mbps: number; resends: number; spurious: number } {
+  const down: LinkConfig = { latencyMs: up.latencyMs, bandwidthBps: 10_000_000, queuePackets: 200 };
+  const pair = makePair(seed, { pair: { toServer: up, toClient: down } });
+  const c = pair.client.connect(pair.now, pair.serverAddress);
+  let connected = false;
+  while (!connected && pair.now < 5000) {
+    pair.drive({ maxTimeMs: 10, maxSteps: 10_000 });
+    for (const ev of pair.clientEvents()) if (ev.type === "connect") connected = true;
+  }
+  pair.serverEvents();
+  const chunk = payload(1, 1000);
+  let bytes = 0;
+  const start = pair.now;
+  for (let tick = 0; tick < seconds * 100; tick++) {
+    while (pair.client.stats(c).queuedBytes < 256_000) pair.client.send(c, chunk, { channel: 6 });
+    pair.drive({ until: start + tick * 10 + 10, maxSteps: 200_000 });
+    for (const ev of pair.serverEvents()) if (ev.type === "message") bytes += ev.data.length;
+  }
+  const st = pair.client.stats(c);
+  const spurious = (pair.client as unknown as { byId: Map<number, { spuriousLosses: number }> }).byId.get(c)!.spuriousLosses;
+  return { mbps: (bytes * 8) / seconds / 1e6, resends: st.resends, spurious };
+}
+
+describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no loss)", () => {
+  it("20 ms of jitter with reordering (100 ms RTT): most of the link, few spurious resends", () => {
+    const r = upload(1, { latencyMs: 50, bandwidthBps: 10_000_000, queuePackets: 200, jitterMs: 20, reorder: true }, 10);
+    const why = JSON.stringify(r);
+    // Before: 2.5 Mbit/s with 1277 spurious resends; measured after: 9.3 Mbit/s, 12.
+    expect(r.mbps, why).toBeGreaterThan(8);
+    expect(r.spurious, why).toBeLessThan(100);
+  });
+
+  it("a FIFO path with the same jitter is not slowed by it", () => {
+    const r = upload(1, { latencyMs: 50, bandwidthBps: 10_000_000, queuePackets: 200, jitterMs: 20 }, 10);
+    expect(r.mbps, JSON.stringify(r)).toBeGreaterThan(8);
+  });
+});
