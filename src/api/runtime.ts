@@ -261,7 +261,13 @@ export class Server extends TypedEmitter<ServerEvents> {
 
   /** Tells the secure layer what the Endpoint did with its connections (PROTOCOL §9, "Lifetime"). */
   #followInSecureLayer(event: ConnectionEvent): void {
-    followConnections(this.#secure!.security, event, monotonicNow());
+    const replaced = followConnections(this.#secure!.security, event, monotonicNow());
+    // A newer connection with the same token replaced it (one token, one connection).
+    if (replaced !== undefined) {
+      const conn = this.#connections.get(replaced);
+      if (conn !== undefined) conn.close("kicked", undefined, { linger: false });
+      else this.#driver.endpoint.close(replaced, "kicked", new Uint8Array(0), monotonicNow(), false);
+    }
   }
 
   /** Holds an open connection (a client's or one of ours) and reports its end as the server's "disconnect". */
@@ -462,11 +468,18 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   let secure: SecureServerSocket | undefined;
   const accept = options.accept;
-  if (accept !== undefined) {
+  if (accept !== undefined || options.secure !== undefined) {
     extra.accept = (request) => {
+      // On a secure server every client is authenticated, so a handshake whose address has no
+      // identity is refused: a token holder that moved its association off that address within
+      // the same receive batch was accepted with `identity` undefined, past a hook that checks
+      // it (found by a hostile review).
+      const identity = options.secure === undefined ? undefined : secure?.security.identityOf(request.address);
+      if (options.secure !== undefined && identity === undefined) return false;
+      if (accept === undefined) return true;
       try {
         // On a secure server the hook also sees who the token says the client is.
-        const decision: unknown = accept(options.secure === undefined ? request : { ...request, identity: secure?.security.identityOf(request.address) });
+        const decision: unknown = accept(options.secure === undefined ? request : { ...request, identity });
         if (readAcceptDecision(decision) === undefined) {
           throw new InvalidOptionError(`listen(): the accept hook returns true, false or { accept: boolean, userData?: Uint8Array }, got ${describeValue(decision)}`);
         }

@@ -9,6 +9,11 @@ import type { PacketAead } from "./aead.js";
 import { followConnections, ServerSecurity, type ServerSecurityOptions } from "./server-security.js";
 import type { ConnectToken } from "./token.js";
 
+/** What SecureServerNode needs of its inner node to end a replaced connection (an Endpoint). */
+interface ClosingNode {
+  close(connection: number, reason: "kicked", userData: Uint8Array, now: number, linger: boolean): void;
+}
+
 export class SecureServerNode<E> extends WrappingNode<E> {
   readonly security: ServerSecurity;
   /** The latest time the driver passed in (events carry none). */
@@ -27,10 +32,14 @@ export class SecureServerNode<E> extends WrappingNode<E> {
     if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
   }
 
-  /** The inner node's events, followed by the layer as a secure Server follows its Endpoint's. */
+  /** The inner node's events, followed by the layer as a secure Server follows its Endpoint's
+   *  (a connection replaced by a newer one with the same token is closed on the inner node,
+   *  if it can close connections, as an Endpoint can). */
   override pollEvent(): E | undefined {
     const event = this.inner.pollEvent();
-    if (event !== undefined) followConnections(this.security, event, this.#now);
+    if (event === undefined) return undefined;
+    const replaced = followConnections(this.security, event, this.#now);
+    if (replaced !== undefined) (this.inner as Partial<ClosingNode>).close?.(replaced, "kicked", new Uint8Array(0), this.#now, false);
     return event;
   }
 

@@ -132,17 +132,22 @@ export interface ServerSecurityCounters {
   replayed: number;
   /** Sends dropped: no association for the address, or too large once sealed. */
   sendDropped: number;
+  /** Live connections ended because a newer one opened with the same token (not a drop). */
+  connectionsReplaced: number;
 }
 
 /**
  * Passes an Endpoint event on to the secure layer: which connection opened on which
- * association, where the Endpoint moved it, when it ended. Other events are ignored.
+ * association, where the Endpoint moved it, when it ended. Other events are ignored. Returns a
+ * connection the caller must close ("kicked", no linger): one the new connection replaced on
+ * its association (a token is good for one connection).
  */
-export function followConnections(security: ServerSecurity, event: unknown, nowMs: number): void {
+export function followConnections(security: ServerSecurity, event: unknown, nowMs: number): number | undefined {
   const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address };
-  if (e.type === "connect") security.connectionOpened(e.connection!, e.address!);
-  else if (e.type === "migrate") security.connectionMoved(e.connection!, e.from!, e.to!);
+  if (e.type === "connect") return security.connectionOpened(e.connection!, e.address!);
+  if (e.type === "migrate") security.connectionMoved(e.connection!, e.from!, e.to!);
   else if (e.type === "disconnect") security.connectionEnded(e.connection!, nowMs);
+  return undefined;
 }
 
 /** The datagrams the server's secure layer dropped, all reasons together. */
@@ -186,7 +191,7 @@ interface TokenEntry {
 export class ServerSecurity {
   readonly counters: ServerSecurityCounters = {
     accepted: 0, opened: 0, idle: 0, replaced: 0, migrated: 0, malformed: 0, plain: 0, wrongProtocol: 0, expiredToken: 0, badToken: 0,
-    wrongServer: 0, tokenUsed: 0, full: 0, addressInUse: 0, rateLimited: 0, migrationRefused: 0, noAssociation: 0, badTag: 0, replayed: 0, sendDropped: 0,
+    wrongServer: 0, tokenUsed: 0, full: 0, addressInUse: 0, rateLimited: 0, migrationRefused: 0, noAssociation: 0, badTag: 0, replayed: 0, sendDropped: 0, connectionsReplaced: 0,
   };
   readonly #options: Required<ServerSecurityOptions>;
   readonly #byId = new Map<number, Association>();
@@ -270,10 +275,21 @@ export class ServerSecurity {
    * The Endpoint opened connection `connection` with the client at `address` (its "connect"
    * event): the connection belongs to that address's association from now on.
    */
-  connectionOpened(connection: number, address: Address): void {
+  connectionOpened(connection: number, address: Address): number | undefined {
     const a = this.#byAddress.get(address);
-    if (a === undefined) return;
-    if (a.connection >= 0 && this.#byConnection.get(a.connection) === a) this.#byConnection.delete(a.connection);
+    if (a === undefined) return undefined;
+    // One token, one connection (PROTOCOL §9): a connection still live on this association
+    // is replaced, and the caller closes it. A token holder completing handshakes from many
+    // source ports of its host held as many connections, filled maxConnections and locked
+    // honest players out (found by a hostile review).
+    let replaced: number | undefined;
+    if (a.connection >= 0 && this.#byConnection.get(a.connection) === a) {
+      this.#byConnection.delete(a.connection);
+      if (a.endedAtMs < 0 && a.connection !== connection) {
+        replaced = a.connection;
+        this.counters.connectionsReplaced++;
+      }
+    }
     a.connection = connection;
     this.#byConnection.set(connection, a);
     // A new connection on this association (the client reused its session): it lives, and it
@@ -283,6 +299,7 @@ export class ServerSecurity {
       if (a.endpointAddress !== a.address && this.#byAddress.get(a.endpointAddress) === a) this.#byAddress.delete(a.endpointAddress);
       a.endpointAddress = address;
     }
+    return replaced;
   }
 
   /**
