@@ -36,7 +36,7 @@ import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
 import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
-import { ClientRebind, encodeRebind } from "./rebind.js";
+import { ClientRebind, encodeRebind, REBIND_ATTEMPTS } from "./rebind.js";
 import {
   AttemptPhase,
   ClientAttempt,
@@ -1005,11 +1005,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       }
       if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now || r[RareTimer.Linger] <= now) wantsSend = true;
       if (r[RareTimer.Rebind] <= now) {
-        if (this.rebind === undefined || this.rebind.exhausted) {
-          // No challenge came back for any request: the server is gone for us.
+        if (this.rebind === undefined) {
           this.finish("no-connection");
           return false;
         }
+        // No challenge yet: the path may be dark (an outage right after the rebinding). Keep
+        // asking until the idle timeout; a server that dropped us says so (NO_CONNECTION
+        // echoing the request), so silence is not taken as an answer.
         wantsSend = true;
       }
     }
@@ -1409,7 +1411,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   asksRebindChallenge(counter: number): boolean {
     const rebind = this.rebind;
     // This move's requests carried the connection's counters counter - attempts + 1 .. counter.
-    return rebind !== undefined && counter > rebind.counter - rebind.attempts && counter <= rebind.counter;
+    return rebind !== undefined && counter > rebind.counter - Math.min(rebind.attempts, REBIND_ATTEMPTS) && counter <= rebind.counter;
   }
 
   /** Client: the server's challenge for our request; the response carries its token back. */
@@ -1440,8 +1442,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.setRare(RareTimer.Rebind, Infinity);
       return length;
     }
-    if (rebind.nextSendAt > now || rebind.exhausted) return 0;
-    rebind.counter = ++this.rebindCounter;
+    if (rebind.nextSendAt > now) return 0;
+    // Past REBIND_ATTEMPTS the newest request is repeated (same counter: still fresh at the
+    // server, and never more than REBIND_COUNTER_LEAD ahead of what it saw).
+    if (!rebind.exhausted) rebind.counter = ++this.rebindCounter;
     const length = engine.sealControl(
       offset,
       encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.counter, 0),

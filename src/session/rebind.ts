@@ -33,11 +33,11 @@
  * replayed later is refused without a reply.
  *
  * The client accepts a challenge for any request of its current round (its counter is in the
- * challenge), so a path slower than the retry timer still moves; it retries on a timer and
- * gives up after a few tries (then it closes with "no-connection", as it did before migration
- * existed). A request naming a session the server does not hold is answered NO_CONNECTION,
- * echoing the request's CRC, so a client whose server really dropped it learns that one round
- * trip later.
+ * challenge), so a path slower than the retry timer still moves; it retries on a timer, and
+ * after REBIND_ATTEMPTS repeats the last request each second until an answer or its idle
+ * timeout (silence only says the path is dark). A request naming a session the server does
+ * not hold is answered NO_CONNECTION, echoing the request's CRC, so a client whose server
+ * really dropped it learns that one round trip later.
  */
 import { PacketType, PROTOCOL_MAGIC, REBIND_BODY_BYTES } from "../engine/abi.js";
 import { addressBytes } from "./address.js";
@@ -46,12 +46,11 @@ import { readU32, writeU32 } from "./handshake.js";
 
 /** Bytes the proof covers: type, sessionId, token. */
 const PROVEN_BYTES = 13;
-/** Client: requests sent before giving up. */
+/** Client: requests with a new counter per move (then the last one is repeated). */
 export const REBIND_ATTEMPTS = 4;
 /**
- * Server: how far a request's counter may run ahead of the highest seen. A client sends
- * REBIND_ATTEMPTS per move and a failed move closes the connection, so its counter is never
- * more than a few ahead.
+ * Server: how far a request's counter may run ahead of the highest seen. A client uses at
+ * most REBIND_ATTEMPTS counters per move, so its counter is never more than a few ahead.
  */
 export const REBIND_COUNTER_LEAD = 64;
 /** Server: a challenge's tag is good in its time window and the next one (5-10 s). */

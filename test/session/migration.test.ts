@@ -241,6 +241,31 @@ describe("address migration (NAT rebinding)", () => {
     expect(h.server.counters.noConnectionSent).toBeLessThanOrEqual(2);
   });
 
+  for (const darkMs of [2000, 6000]) {
+    it(`a rebinding right before a ${darkMs / 1000} s outage: the client keeps asking until the idle timeout, and moves when the path is back (found by an extreme-network review)`, () => {
+      // Four unanswered requests (~1.5 s) used to close the client with no-connection while the
+      // server still held the session: silence only says the path is dark (a server that lost
+      // the session answers NO_CONNECTION, echoing the request).
+      const h = new NatHarness(3120 + darkMs);
+      const [c, s] = h.connect();
+      let i = 0;
+      let down = 0;
+      h.runUntil(h.now + darkMs + 6000, (now) => {
+        if (i === 30) h.publicAddress = "198.51.100.7:41100";
+        if (i === 31) h.pathMtu = 0; // dark both ways, 33 ms after the rebinding
+        if (i === 31 + Math.round((darkMs * 30) / 1000)) h.pathMtu = Infinity;
+        if (h.client.connections().includes(c)) h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+        if (h.server.connections().includes(s)) h.server.send(s, payload(down++, 50), { channel: 0 }, now);
+      });
+      h.runUntil(h.now + 3000);
+      expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([]);
+      expect(h.serverEvents.filter((e) => e.type === "disconnect")).toEqual([]);
+      expect(h.server.counters.migrations).toBe(1);
+      const up = h.serverEvents.filter((e) => e.type === "message").map((e) => checkPayload((e as { data: Uint8Array }).data));
+      expect(up).toEqual(Array.from({ length: i }, (_, k) => k));
+    });
+  }
+
   it("a move to a narrower path: both ends settle under its MTU and deliver everything", () => {
     const h = new NatHarness(3114);
     const [c, s] = h.connect();
