@@ -1,8 +1,10 @@
 /**
  * writeFrames hands the rest of a datagram to a priority group's only active channel in one call
  * (SendChannel.writeRun) and writes a one-frame message's first frame
- * directly (writeWhole). The frames and their order must be exactly those of the frame-by-frame
- * round-robin: checked here frame by frame, across datagrams, for new data and for resends.
+ * directly (writeWhole). The frames and their order must be exactly those of the byte-wise
+ * round-robin between busy channels (deficit round-robin, 256 bytes a turn: about two 106-byte
+ * frames and a third that overdraws): checked here frame by frame, across datagrams, for new
+ * data and for resends.
  */
 import { describe, expect, it } from "vitest";
 import { FRAME_HEADER_BYTES } from "../../src/engine/abi.js";
@@ -25,16 +27,17 @@ function framesOf(bytes: Uint8Array, length: number): [number, number, number][]
 }
 
 describe("writing runs of frames", () => {
-  it("two channels alternate frame by frame until one is empty; the other then fills the rest, across datagrams", () => {
+  it("two channels take turns of 256 bytes until one is empty; the other then fills the rest, across datagrams", () => {
     const cs = new ChannelSet({ channels: [{ mode: "reliable-ordered" }, { mode: "reliable-ordered" }], mtu: 1200, maxReceiveBufferBytes: 1 << 20 });
     for (let i = 0; i < 3; i++) cs.send(0, 0, new Uint8Array(SIZE).fill(i));
     for (let i = 0; i < 10; i++) cs.send(0, 1, new Uint8Array(SIZE).fill(100 + i));
     const bytes = new Uint8Array(2048);
-    // Room for 8 frames and a bit: 0,1,0,1,0,1 then channel 1 alone for two more.
+    // Room for 8 frames and a bit: channel 0's turn (its three frames: 256 - 3 x 106 < 0, and it
+    // is empty), then channel 1 alone for the rest.
     const first = cs.acquireContents();
     const n1 = cs.writeFrames(0, bytes, 0, 8 * FRAME + 50, first);
     expect(framesOf(bytes, n1)).toEqual([
-      [0, 0, 0], [1, 0, 100], [0, 1, 1], [1, 1, 101], [0, 2, 2], [1, 2, 102], [1, 3, 103], [1, 4, 104],
+      [0, 0, 0], [0, 1, 1], [0, 2, 2], [1, 0, 100], [1, 1, 101], [1, 2, 102], [1, 3, 103], [1, 4, 104],
     ]);
     expect(first.count).toBe(8);
     // Next datagram: only channel 1 has data; it writes the rest in order.
@@ -43,7 +46,7 @@ describe("writing runs of frames", () => {
     expect(framesOf(bytes, n2)).toEqual([[1, 5, 105], [1, 6, 106], [1, 7, 107], [1, 8, 108], [1, 9, 109]]);
     expect(cs.hasPending(0)).toBe(false);
 
-    // The first datagram is lost: its frames are resent first, alternating while both channels
+    // The first datagram is lost: its frames are resent first, by turns while both channels
     // have some (the round-robin starts at writes % 2 = 0 on the third datagram), then channel 1's.
     cs.onLost(1, first);
     cs.releaseContents(first);
@@ -51,7 +54,7 @@ describe("writing runs of frames", () => {
     const third = cs.acquireContents();
     const n3 = cs.writeFrames(1, bytes, 0, 1187, third);
     expect(framesOf(bytes, n3)).toEqual([
-      [0, 0, 0], [1, 0, 100], [0, 1, 1], [1, 1, 101], [0, 2, 2], [1, 2, 102], [1, 3, 103], [1, 4, 104],
+      [0, 0, 0], [0, 1, 1], [0, 2, 2], [1, 0, 100], [1, 1, 101], [1, 2, 102], [1, 3, 103], [1, 4, 104],
     ]);
     expect(third.resends).toBe(8);
     const s = cs.stats();
