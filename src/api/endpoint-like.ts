@@ -18,6 +18,9 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
    *  time of the driver's last wake-up, which is stale after an idle spell. `linger`: deliver
    *  what was sent before saying goodbye (the session Endpoint's close). */
   close(connection: ConnectionId, reason?: DisconnectReason, userData?: Uint8Array, now?: number, linger?: boolean): void;
+  /** End a connection at once without telling the peer (the session Endpoint's reset());
+   *  optional: without it the API closes the connection instead. */
+  reset?(connection: ConnectionId, reason?: DisconnectReason): void;
   stats(connection: ConnectionId): ConnectionStats;
   /** Each channel's largest message in bytes (the session Endpoint's); optional for other implementations. */
   readonly maxMessageBytes?: readonly number[];

@@ -262,11 +262,15 @@ export class Server extends TypedEmitter<ServerEvents> {
   /** Tells the secure layer what the Endpoint did with its connections (PROTOCOL §9, "Lifetime"). */
   #followInSecureLayer(event: ConnectionEvent): void {
     const replaced = followConnections(this.#secure!.security, event, monotonicNow());
-    // A newer connection with the same token replaced it (one token, one connection).
+    // A newer connection with the same token replaced it (one token, one connection): ended
+    // at once, so that it holds no slot through a close timeout (its address is the newer
+    // connection's now, so no DISCONNECT could be sealed to it anyway). Its "disconnect"
+    // ("kicked") follows the newer one's "connection".
     if (replaced !== undefined) {
-      const conn = this.#connections.get(replaced);
-      if (conn !== undefined) conn.close("kicked", undefined, { linger: false });
-      else this.#driver.endpoint.close(replaced, "kicked", new Uint8Array(0), monotonicNow(), false);
+      const endpoint = this.#driver.endpoint;
+      if (endpoint.reset !== undefined) endpoint.reset(replaced, "kicked");
+      else endpoint.close(replaced, "kicked", new Uint8Array(0), monotonicNow(), false);
+      this.#driver.service();
     }
   }
 

@@ -10,8 +10,8 @@ import { followConnections, ServerSecurity, type ServerSecurityOptions } from ".
 import type { ConnectToken } from "./token.js";
 
 /** What SecureServerNode needs of its inner node to end a replaced connection (an Endpoint). */
-interface ClosingNode {
-  close(connection: number, reason: "kicked", userData: Uint8Array, now: number, linger: boolean): void;
+interface ResettingNode {
+  reset(connection: number, reason: "kicked"): void;
 }
 
 export class SecureServerNode<E> extends WrappingNode<E> {
@@ -33,13 +33,13 @@ export class SecureServerNode<E> extends WrappingNode<E> {
   }
 
   /** The inner node's events, followed by the layer as a secure Server follows its Endpoint's
-   *  (a connection replaced by a newer one with the same token is closed on the inner node,
-   *  if it can close connections, as an Endpoint can). */
+   *  (a connection replaced by a newer one with the same token is ended at once on the inner
+   *  node, if it can do that, as an Endpoint can: reset()). */
   override pollEvent(): E | undefined {
     const event = this.inner.pollEvent();
     if (event === undefined) return undefined;
     const replaced = followConnections(this.security, event, this.#now);
-    if (replaced !== undefined) (this.inner as Partial<ClosingNode>).close?.(replaced, "kicked", new Uint8Array(0), this.#now, false);
+    if (replaced !== undefined) (this.inner as Partial<ResettingNode>).reset?.(replaced, "kicked");
     return event;
   }
 

@@ -139,8 +139,8 @@ export interface ServerSecurityCounters {
 /**
  * Passes an Endpoint event on to the secure layer: which connection opened on which
  * association, where the Endpoint moved it, when it ended. Other events are ignored. Returns a
- * connection the caller must close ("kicked", no linger): one the new connection replaced on
- * its association (a token is good for one connection).
+ * connection the caller must end at once ("kicked"): one the new connection replaced on
+ * its association (a token is good for one connection); the Endpoint's reset() ends it.
  */
 export function followConnections(security: ServerSecurity, event: unknown, nowMs: number): number | undefined {
   const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address };

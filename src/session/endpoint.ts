@@ -400,6 +400,19 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
   }
 
+  /**
+   * Ends a connection at once, without telling the peer (ENet's peer reset): its "disconnect"
+   * event follows with `reason`, its slot is free now, and unsent data is dropped (receipts:
+   * false). For a peer that must not hold a slot through a close timeout, such as a connection
+   * a newer one with the same connect token replaced (PROTOCOL §9). Unknown ids are ignored.
+   */
+  reset(connection: ConnectionId, reason: DisconnectReason = "kicked"): void {
+    const conn = this.byId.get(connection);
+    if (conn === undefined) return;
+    conn.finish(reason);
+    this.remove(conn);
+  }
+
   stats(connection: ConnectionId): ConnectionStats {
     return this.live(connection).stats(this.lastNow);
   }

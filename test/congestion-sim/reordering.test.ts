@@ -1,10 +1,12 @@
 /**
  * Reordering paths (found by an extreme-network review): with a fixed packet threshold of 3
- * and a fixed 9/8 RTT time threshold, every reordered packet was declared lost and resent, and
- * the bandwidth estimate (which leaves never-acked bytes out) ratcheted down: a 10 Mbit/s
- * upload over a path with 20 ms of reordering jitter ran at 2.3 Mbit/s with no loss at all.
- * A late ack of a packet declared lost while a later one had been acked is reordering
- * evidence, and the thresholds widen to it (RFC 8985's adaptive reordering window).
+ * every reordered packet was declared lost and resent, and the bandwidth estimate (which leaves
+ * never-acked bytes out) ratcheted down: a 10 Mbit/s upload over a path with 20 ms of
+ * reordering jitter ran at 2.5 Mbit/s with no loss at all. A late ack of a packet declared lost
+ * while a later one had been acked is reordering evidence, and the packet threshold widens to
+ * it (RFC 8985's adaptive reordering window). The time threshold and the RTO stay as they are
+ * (widening them cost a 30 Hz stream's real losses up to an SRTT more): the packets they declare
+ * lost early on such a path are still resent (docs/SESSION.md).
  */
 import { describe, expect, it } from "vitest";
 import type { LinkConfig } from "../../src/sim/link.js";
@@ -34,12 +36,11 @@ function upload(seed: number, up: LinkConfig, seconds: number): { mbps: number; 
 }
 
 describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no loss)", () => {
-  it("20 ms of jitter with reordering (100 ms RTT): most of the link, few spurious resends", () => {
+  it("20 ms of jitter with reordering (100 ms RTT): well over twice the goodput of a fixed threshold", () => {
     const r = upload(1, { latencyMs: 50, bandwidthBps: 10_000_000, queuePackets: 200, jitterMs: 20, reorder: true }, 10);
     const why = JSON.stringify(r);
-    // Before: 2.5 Mbit/s with 1277 spurious resends; measured after: 9.3 Mbit/s, 12.
-    expect(r.mbps, why).toBeGreaterThan(8);
-    expect(r.spurious, why).toBeLessThan(100);
+    // Before: 2.5 Mbit/s (1277 spurious resends); measured after: 6.2 Mbit/s.
+    expect(r.mbps, why).toBeGreaterThan(5);
   });
 
   it("a FIFO path with the same jitter is not slowed by it", () => {

@@ -90,4 +90,45 @@ describe("one connect token", () => {
     }
     expect(honestEvents, "the honest player").toContain("connect::");
   });
+
+  it("a replaced connection frees its slot at once: 60 handshakes from new ports in a row hold one (found by a review: closed ones held slots through the close timeout, and filled maxConnections)", () => {
+    const K = 60;
+    const net = new Network<EndpointEvent>({ seed: 1, defaultLink: { latencyMs: 10 } });
+    const serverEndpoint = endpoint(11, { server: true, protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD, timeoutMs: 10_000, maxConnections: 32 });
+    const server = net.addNode(SERVER, new SecureServerNode<EndpointEvent>(serverEndpoint, { serverKey: KEY, protocolId: PROTOCOL, addresses: [SERVER], maxAssociations: 64, idleTimeoutMs: 30_000, unixSeconds: () => NOW + 1 }));
+    const token = parseConnectToken(createConnectToken({ serverKey: KEY, protocolId: PROTOCOL, clientId: 7, serverAddresses: [SERVER], nowSeconds: NOW }), PROTOCOL, NOW);
+    const shared = new ClientSecurity(token);
+    const honestToken = parseConnectToken(createConnectToken({ serverKey: KEY, protocolId: PROTOCOL, clientId: 8, serverAddresses: [SERVER], nowSeconds: NOW }), PROTOCOL, NOW);
+    const honest = endpoint(999, { protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD });
+    net.addNode("10.0.0.9:5000", new SharedSecureClient<EndpointEvent>(honest, new ClientSecurity(honestToken)));
+    let maxHeld = 0;
+    let live = 0;
+    const honestEvents: string[] = [];
+    for (let k = 0; k < K; k++) {
+      const addr = `10.0.0.2:${40000 + k}`;
+      const ep = endpoint(100 + k, { protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD, timeoutMs: 3_600_000, unresponsiveMs: 3_600_000 });
+      net.addNode(addr, new SharedSecureClient<EndpointEvent>(ep, shared));
+      ep.connect(net.now, SERVER);
+      let connected = false;
+      for (let i = 0; i < 50 && !connected; i++) {
+        net.drive({ maxTimeMs: 5 });
+        for (const ev of net.takeEvents(addr)) if (ev.type === "connect") connected = true;
+        net.takeEvents(SERVER);
+        maxHeld = Math.max(maxHeld, serverEndpoint.connectionCount);
+      }
+      if (connected) live++;
+      for (const ev of net.takeEvents("10.0.0.9:5000")) honestEvents.push(`${ev.type}:${(ev as { reason?: string }).reason ?? ""}:${(ev as { denyReason?: string }).denyReason ?? ""}`);
+    }
+    honest.connect(net.now, SERVER);
+    for (let i = 0; i < 50; i++) {
+      net.drive({ maxTimeMs: 20 });
+      for (const ev of net.takeEvents("10.0.0.9:5000")) honestEvents.push(`${ev.type}:${(ev as { reason?: string }).reason ?? ""}:${(ev as { denyReason?: string }).denyReason ?? ""}`);
+      net.takeEvents(SERVER);
+    }
+    const why = JSON.stringify({ live, replaced: server.security.counters.connectionsReplaced, maxHeld, honestEvents });
+    expect(live, why).toBe(K);
+    expect(server.security.counters.connectionsReplaced, why).toBe(K - 1);
+    expect(maxHeld, why).toBeLessThanOrEqual(2);
+    expect(honestEvents, why).toContain("connect::");
+  });
 });

@@ -61,4 +61,25 @@ describe("a round trip longer than the RTO's maximum", () => {
     expect(got, `seed ${seed}`).toBe(100);
     expect(pair.client.stats(c).rttMs, `seed ${seed}`).toBeGreaterThan(2500);
   });
+
+  it("an idle lossy connection takes no late ack of an older packet for its round trip (found by a review)", () => {
+    // Keepalives 2.5 s apart on a 50 ms path with 10 % loss: one whose ack was lost is acked by
+    // the next one's, ~2.5 s later, beyond maxRtoMs. Taken as a sample, it put rttMs at
+    // 270-380 ms and the RTO at 2-3 s; only the newest packet a datagram acknowledges counts.
+    for (const seed of [1, 2]) {
+      const pair = makePair(seed, { pair: { link: { latencyMs: 25, lossRate: 0.1 } } });
+      const c = pair.client.connect(pair.now, pair.serverAddress);
+      pair.drive({ maxTimeMs: 1000, maxSteps: 100_000 });
+      let maxRtt = 0;
+      const start = pair.now;
+      for (let t = 0; t < 60_000; t += 100) {
+        pair.drive({ until: start + t, maxSteps: 100_000 });
+        pair.clientEvents();
+        pair.serverEvents();
+        const rtt = pair.client.stats(c).rttMs;
+        if (rtt === rtt) maxRtt = Math.max(maxRtt, rtt);
+      }
+      expect(maxRtt, `seed ${seed}`).toBeLessThan(120);
+    }
+  });
 });
