@@ -56,7 +56,10 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
     if (denoOptions.requireUnstableNet) throw new UnstableNetRequiredError();
     // node:dgram under Deno throws a missing net permission from inside its own bind, where no
     // caller can catch it, and the process dies (found by a newcomer review): ask first.
-    const net = deno().permissions?.querySync?.({ name: "net", host: options.host }).state;
+    // Deno's descriptor is "host[:port]" (IPv6 in brackets): a grant scoped to a port answers
+    // "granted" only when asked with it.
+    const hostname = options.host.includes(":") ? `[${options.host}]` : options.host;
+    const net = deno().permissions?.querySync?.({ name: "net", host: options.port > 0 ? `${hostname}:${options.port}` : hostname }).state;
     if (net !== undefined && net !== "granted") {
       throw new SocketError(`cannot bind UDP ${options.host}:${options.port}`, new Error(`Deno has no network permission (${net}): run deno with --allow-net (and --unstable-net for Deno's own UDP sockets, ~50x faster)`));
     }
