@@ -368,6 +368,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private lateRttSeq = -1;
   private lateRttSampleMs = 0;
   private newestAckSeq = -1;
+  /** A qualifying late-ack round trip waiting for a second one (NaN: none), and when it came. */
+  private lateRttHeldMs = NaN;
+  private lateRttHeldAt = 0;
   private disconnectCode = 0;
   /** DISCONNECTs sent so far in this close, for the resend backoff. */
   private disconnectAttempts = 0;
@@ -612,14 +615,31 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   /**
-   * Datagram read: a late ack's round trip is an RTT sample candidate only if it was the newest
-   * packet the datagram acknowledged (its header's own ack, not an older bit of its bitfield):
-   * an older packet acked late (its first ack lost, or sent before an outage) says nothing of
-   * the path's round trip (an idle lossy connection read 2-3 s RTTs from keepalives acked by
-   * the next one; found by a review).
+   * Datagram read: a late ack's round trip counts toward an RTT sample only if it was the newest
+   * packet the datagram newly acknowledged, and only when the next datagram's newest is late
+   * too, soon after (the smaller of the two is taken). On a path slower than the RTO every ack
+   * is late, datagram after datagram; a packet acked late because its first ack was lost, or
+   * sent before an outage, is a one-off, often the only ack a quiet peer sends for seconds (an
+   * idle lossy connection read 300-430 ms RTTs on a 50 ms path from keepalives acked by the
+   * next one; found by two reviews).
    */
   private commitLateRttSample(now: number): void {
-    if (this.lateRttSeq >= 0 && this.lateRttSeq === this.newestAckSeq) this.lateAckRttSample(now, this.lateRttSampleMs);
+    if (this.newestAckSeq >= 0) {
+      if (this.lateRttSeq >= 0 && this.lateRttSeq === this.newestAckSeq) {
+        const ms = this.lateRttSampleMs;
+        const held = this.lateRttHeldMs;
+        if (held === held && now - this.lateRttHeldAt <= Math.min(held, ms) / 4) {
+          this.lateAckRttSample(now, Math.min(held, ms));
+          this.lateRttHeldMs = NaN;
+        } else {
+          this.lateRttHeldMs = ms;
+          this.lateRttHeldAt = now;
+        }
+      } else {
+        // The newest ack came in time: the path answers within the RTO.
+        this.lateRttHeldMs = NaN;
+      }
+    }
     this.lateRttSeq = -1;
     this.newestAckSeq = -1;
   }

@@ -407,6 +407,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    * a newer one with the same connect token replaced (PROTOCOL §9). Unknown ids are ignored.
    */
   reset(connection: ConnectionId, reason: DisconnectReason = "kicked"): void {
+    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
+      throw new InvalidReasonError(reason.app);
+    }
     const conn = this.byId.get(connection);
     if (conn === undefined) return;
     conn.finish(reason);
