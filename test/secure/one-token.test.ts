@@ -36,14 +36,20 @@ class SharedSecureClient<E> extends WrappingNode<E> {
   }
 }
 
+/** A secure server (32 connection slots) on a simulated network, and one token's client half
+ *  for every client Endpoint of the token holder to seal with. */
+function secureServer() {
+  const net = new Network<EndpointEvent>({ seed: 1, defaultLink: { latencyMs: 10 } });
+  const serverEndpoint = endpoint(11, { server: true, protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD, timeoutMs: 10_000, maxConnections: 32 });
+  const server = net.addNode(SERVER, new SecureServerNode<EndpointEvent>(serverEndpoint, { serverKey: KEY, protocolId: PROTOCOL, addresses: [SERVER], maxAssociations: 64, idleTimeoutMs: 30_000, unixSeconds: () => NOW + 1 }));
+  const token = parseConnectToken(createConnectToken({ serverKey: KEY, protocolId: PROTOCOL, clientId: 7, serverAddresses: [SERVER], nowSeconds: NOW }), PROTOCOL, NOW);
+  return { net, serverEndpoint, server, shared: new ClientSecurity(token) };
+}
+
 describe("one connect token", () => {
   it("holds one live server connection however many source ports complete a handshake with it", () => {
     const K = 6;
-    const net = new Network<EndpointEvent>({ seed: 1, defaultLink: { latencyMs: 10 } });
-    const serverEndpoint = endpoint(11, { server: true, protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD, timeoutMs: 10_000, maxConnections: 32 });
-    const server = net.addNode(SERVER, new SecureServerNode<EndpointEvent>(serverEndpoint, { serverKey: KEY, protocolId: PROTOCOL, addresses: [SERVER], maxAssociations: 64, idleTimeoutMs: 30_000, unixSeconds: () => NOW + 1 }));
-    const token = parseConnectToken(createConnectToken({ serverKey: KEY, protocolId: PROTOCOL, clientId: 7, serverAddresses: [SERVER], nowSeconds: NOW }), PROTOCOL, NOW);
-    const shared = new ClientSecurity(token);
+    const { net, serverEndpoint, server, shared } = secureServer();
     const clients = [];
     for (let k = 0; k < K; k++) {
       const addr = `10.0.0.2:${40000 + k}`;
@@ -93,11 +99,7 @@ describe("one connect token", () => {
 
   it("a replaced connection frees its slot at once: 60 handshakes from new ports in a row hold one (found by a review: closed ones held slots through the close timeout, and filled maxConnections)", () => {
     const K = 60;
-    const net = new Network<EndpointEvent>({ seed: 1, defaultLink: { latencyMs: 10 } });
-    const serverEndpoint = endpoint(11, { server: true, protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD, timeoutMs: 10_000, maxConnections: 32 });
-    const server = net.addNode(SERVER, new SecureServerNode<EndpointEvent>(serverEndpoint, { serverKey: KEY, protocolId: PROTOCOL, addresses: [SERVER], maxAssociations: 64, idleTimeoutMs: 30_000, unixSeconds: () => NOW + 1 }));
-    const token = parseConnectToken(createConnectToken({ serverKey: KEY, protocolId: PROTOCOL, clientId: 7, serverAddresses: [SERVER], nowSeconds: NOW }), PROTOCOL, NOW);
-    const shared = new ClientSecurity(token);
+    const { net, serverEndpoint, server, shared } = secureServer();
     const honestToken = parseConnectToken(createConnectToken({ serverKey: KEY, protocolId: PROTOCOL, clientId: 8, serverAddresses: [SERVER], nowSeconds: NOW }), PROTOCOL, NOW);
     const honest = endpoint(999, { protocolId: PROTOCOL, mtu: 1200 - SECURE_OVERHEAD, maxMtu: 1452 - SECURE_OVERHEAD });
     net.addNode("10.0.0.9:5000", new SharedSecureClient<EndpointEvent>(honest, new ClientSecurity(honestToken)));
