@@ -5,7 +5,7 @@ import type { EndpointFactory } from "./endpoint-like.js";
 import { InvalidOptionError } from "./errors.js";
 import type { AbortSignalLike } from "./host.js";
 import { randomSecret, randomSeed } from "./host.js";
-import { closestKey, firstUnknownKey } from "../util/closest-key.js";
+import { firstUnknownKey, unknownOptionMessage } from "../util/closest-key.js";
 
 export interface CommonOptions {
   /** Your game's protocol id (u32): peers with a different id are ignored. Required. */
@@ -161,13 +161,8 @@ function rejectUnknownKeys(options: object, call: string): void {
 export function rejectUnknownOptionKeys(options: object, call: string, known: ReadonlySet<string>, other?: { keys: ReadonlySet<string>; call: string }): void {
   const key = firstUnknownKey(options, known);
   if (key === undefined) return;
-  let hint: string;
-  if (other?.keys.has(key) === true) hint = ` (it is an option of ${other.call})`;
-  else {
-    const best = closestKey(key, known);
-    hint = best !== undefined ? ` (did you mean "${best}"?)` : "";
-  }
-  throw new InvalidOptionError(`${call}: unknown option ${JSON.stringify(key)}${hint}; its options are ${[...known].join(", ")}`);
+  const hint = other?.keys.has(key) === true ? ` (it is an option of ${other.call})` : undefined;
+  throw new InvalidOptionError(unknownOptionMessage(call, key, [...known], "its options are", hint));
 }
 
 export function validateCommon(options: CommonOptions | undefined, call: string): asserts options is CommonOptions {

@@ -28,7 +28,7 @@ import {
 } from "./errors.js";
 import { checkSendDelay, checkSendKey } from "./send-checks.js";
 import { copyExact } from "./buffer-pool.js";
-import { closestKey, firstUnknownKey } from "../util/closest-key.js";
+import { firstUnknownKey, unknownOptionMessage } from "../util/closest-key.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
 import { Queue } from "./queue.js";
 import { copyMessageIn } from "./receive-copy.js";
@@ -309,10 +309,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.clock = anyCopies ? { now: 0, datagram: 0 } : UNUSED_CLOCK;
     channels.forEach((c, i) => {
       const unknown = c !== null && typeof c === "object" ? firstUnknownKey(c, CHANNEL_OPTION_KEY_SET) : undefined;
-      if (unknown !== undefined) {
-        const best = closestKey(unknown, CHANNEL_OPTION_KEYS);
-        throw new ChannelConfigError(`channel ${i}: unknown option ${JSON.stringify(unknown)}${best !== undefined ? ` (did you mean "${best}"?)` : ""}; a channel's options are ${CHANNEL_OPTION_KEYS.join(", ")}`);
-      }
+      if (unknown !== undefined) throw new ChannelConfigError(unknownOptionMessage(`channel ${i}`, unknown, CHANNEL_OPTION_KEYS, "a channel's options are"));
       const kind = deliveryKindOf(c.mode);
       const reliable = kind >= DeliveryKind.ReliableUnordered;
       const keyBytes = kind === DeliveryKind.LatestState ? LATEST_STATE_EXTRA_BYTES : 0;

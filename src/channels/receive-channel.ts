@@ -57,7 +57,6 @@ export class Partial {
   }
 }
 
-const EMPTY = new Uint8Array(0);
 /** Held-ring entry for a ReliableOrdered fragment whose bytes went straight into its Partial. */
 const IN_PARTIAL: Uint8Array = new Uint8Array(0);
 

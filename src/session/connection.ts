@@ -362,12 +362,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private spuriousLosses = 0;
   /** Losses declared since the last reordering evidence (REORDER_RESET_LOSSES). */
   private lossesSinceReorder = 0;
-  /** The newest packet acknowledged late in the datagram being read, and its round trip (a
-   *  candidate RTT sample: lateAckRttSample), -1 if none; and the newest packet the datagram
-   *  acknowledged at all. */
-  private lateRttSeq = -1;
-  private lateRttSampleMs = 0;
-  private newestAckSeq = -1;
+  /**
+   * The newest packet the datagram being read acknowledged (the last ack record: they come
+   * oldest first): -1 before any, NaN if it came in time, else its round trip, as it was acked
+   * late (a candidate RTT sample: commitLateRttSample).
+   */
+  private lastAckLateMs = -1;
   /** A qualifying late-ack round trip waiting for a second one (NaN: none), and when it came. */
   private lateRttHeldMs = NaN;
   private lateRttHeldAt = 0;
@@ -523,7 +523,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onPacketReceived(now: number, elicits: boolean, sequence: number, trailerAck = -1, trailerDelayMs = 0): void {
     // The previous datagram's acks and frames are all read: its RTT sample is final.
     if (this.rttPendingSeq >= 0) this.commitRttSample();
-    if (this.lateRttSeq >= 0 || this.newestAckSeq >= 0) this.commitLateRttSample(now);
+    if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
     // Applied once this datagram's acks have named its RTT sample (commitRttSample).
     this.trailerAckSeq = trailerAck;
     if (trailerAck >= 0) this.num[Num.TrailerAckDelayMs] = trailerDelayMs;
@@ -570,8 +570,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   onPacketAcked(now: number, sequence: number): void {
-    if (this.newestAckSeq < 0 || sequenceGreaterThan(sequence, this.newestAckSeq)) this.newestAckSeq = sequence;
-    if (!this.delivery.acknowledge(sequence, now)) this.onLateAck(now, sequence);
+    this.lastAckLateMs = this.delivery.acknowledge(sequence, now) ? NaN : this.onLateAck(now, sequence);
   }
 
   /**
@@ -579,24 +578,22 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * ack-eliciting packet counted in the loss rate, take that loss back out of the estimate (the
    * EWMA's gain per outcome; the outcome is at most a few dozen packets old, so the decay since
    * is negligible). Without this, every timer that fired a little early inflated stats().lossRate.
+   * Returns the packet's round trip (NaN if it is not one this connection declared lost).
    */
-  private onLateAck(now: number, sequence: number): void {
+  private onLateAck(now: number, sequence: number): number {
     const slot = sequence & (LOST_MEMORY - 1);
     const lost = this.recentlyLost;
-    if (lost === undefined || lost[slot] !== sequence) return;
+    if (lost === undefined || lost[slot] !== sequence) return NaN;
     lost[slot] = -1;
     this.spuriousLosses++;
     const records = this.recentlyLostRecords;
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
-    if (record !== undefined && (this.lateRttSeq < 0 || sequenceGreaterThan(sequence, this.lateRttSeq))) {
-      this.lateRttSeq = sequence;
-      this.lateRttSampleMs = now - record.sentTime;
-    }
     const behind = this.recentlyLostBehind?.[slot] ?? 0;
     if (behind > 0) this.onReordering(behind);
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
+    return record !== undefined ? now - record.sentTime : NaN;
   }
 
   /**
@@ -624,24 +621,19 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * next one; found by two reviews).
    */
   private commitLateRttSample(now: number): void {
-    if (this.newestAckSeq >= 0) {
-      if (this.lateRttSeq >= 0 && this.lateRttSeq === this.newestAckSeq) {
-        const ms = this.lateRttSampleMs;
-        const held = this.lateRttHeldMs;
-        if (held === held && now - this.lateRttHeldAt <= Math.min(held, ms) / 4) {
-          this.lateAckRttSample(now, Math.min(held, ms));
-          this.lateRttHeldMs = NaN;
-        } else {
-          this.lateRttHeldMs = ms;
-          this.lateRttHeldAt = now;
-        }
-      } else {
-        // The newest ack came in time: the path answers within the RTO.
-        this.lateRttHeldMs = NaN;
-      }
+    const ms = this.lastAckLateMs;
+    const held = this.lateRttHeldMs;
+    this.lastAckLateMs = -1;
+    if (ms !== ms) {
+      // The newest ack came in time: the path answers within the RTO.
+      this.lateRttHeldMs = NaN;
+    } else if (held === held && now - this.lateRttHeldAt <= Math.min(held, ms) / 4) {
+      this.lateAckRttSample(now, Math.min(held, ms));
+      this.lateRttHeldMs = NaN;
+    } else {
+      this.lateRttHeldMs = ms;
+      this.lateRttHeldAt = now;
     }
-    this.lateRttSeq = -1;
-    this.newestAckSeq = -1;
   }
 
   /**
@@ -720,7 +712,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
     if (this.rttPendingSeq >= 0) this.commitRttSample();
-    if (this.lateRttSeq >= 0 || this.newestAckSeq >= 0) this.commitLateRttSample(now);
+    if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
     // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
     // declare lost, and the call, which is not inlined here, would box its two delays.
     if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
@@ -778,11 +770,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.num[Num.RtoCachedMs] = rtt.rtoMs() + Math.max(this.host.config.ackDelayMs, this.num[Num.PeerAckDelayMs]);
     this.num[Num.LossDelayCachedMs] =
       rtt.sampleCount === 0 ? Infinity : Math.max((9 / 8) * Math.max(rtt.smoothedMs, rtt.latestMs), TIMER_GRANULARITY_MS);
-  }
-
-  /** REORDER_RESET_LOSSES declared losses without reordering evidence: the default threshold again. */
-  private forgetReordering(): void {
-    this.delivery.resetPacketThreshold();
   }
 
   private drainToEvents(): void {
@@ -898,7 +885,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
-      if (++this.lossesSinceReorder === REORDER_RESET_LOSSES) this.forgetReordering();
+      // REORDER_RESET_LOSSES losses without reordering evidence: the default threshold again.
+      if (++this.lossesSinceReorder === REORDER_RESET_LOSSES) this.delivery.resetPacketThreshold();
       lost[sequence & (LOST_MEMORY - 1)] = sequence;
       (this.recentlyLostRecords ??= new Array<SentPacket | undefined>(LOST_MEMORY).fill(undefined))[sequence & (LOST_MEMORY - 1)] = record;
       const largest = this.delivery.largestAckedSequence;

@@ -146,6 +146,13 @@ export interface ConnectOptions {
   timeoutMs?: number;
 }
 
+/** An application's own reason is { app: 64..255 } (the codes below 64 are the protocol's). */
+function checkReason(reason: DisconnectReason): void {
+  if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
+    throw new InvalidReasonError(reason.app);
+  }
+}
+
 export class Endpoint implements SansIoNode<EndpointEvent> {
   readonly config: ResolvedConfig;
   readonly engine: Engine;
@@ -383,9 +390,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    * Sends are refused from the call on either way.
    */
   close(connection: ConnectionId, reason: DisconnectReason = "normal", userData: Uint8Array = EMPTY, now?: number, linger = false): void {
-    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
-      throw new InvalidReasonError(reason.app);
-    }
+    checkReason(reason);
     if (now !== undefined && now > this.lastNow) this.lastNow = now;
     const conn = this.byId.get(connection);
     if (conn === undefined) return; // already gone: closing twice is harmless
@@ -407,9 +412,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    * a newer one with the same connect token replaced (PROTOCOL §9). Unknown ids are ignored.
    */
   reset(connection: ConnectionId, reason: DisconnectReason = "kicked"): void {
-    if (typeof reason === "object" && !(Number.isInteger(reason.app) && reason.app >= 64 && reason.app <= 255)) {
-      throw new InvalidReasonError(reason.app);
-    }
+    checkReason(reason);
     const conn = this.byId.get(connection);
     if (conn === undefined) return;
     conn.finish(reason);

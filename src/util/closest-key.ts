@@ -27,7 +27,7 @@ export function firstUnknownKey(options: object, known: ReadonlySet<string>): st
 }
 
 /** The known key within 2 edits of `key` (the nearest), or undefined. */
-export function closestKey(key: string, known: Iterable<string>): string | undefined {
+function closestKey(key: string, known: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const candidate of known) {
@@ -35,4 +35,15 @@ export function closestKey(key: string, known: Iterable<string>): string | undef
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
   return best;
+}
+
+/**
+ * `${where}: unknown option "key" (did you mean "…"?); ${listLabel} a, b, c`: the message both
+ * refusals give. `hint` replaces the "did you mean" when the caller knows better (the key is
+ * another call's option).
+ */
+export function unknownOptionMessage(where: string, key: string, known: readonly string[], listLabel: string, hint?: string): string {
+  const best = hint === undefined ? closestKey(key, known) : undefined;
+  const why = hint ?? (best !== undefined ? ` (did you mean "${best}"?)` : "");
+  return `${where}: unknown option ${JSON.stringify(key)}${why}; ${listLabel} ${known.join(", ")}`;
 }
