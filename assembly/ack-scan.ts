@@ -2,20 +2,20 @@
 // that is still in flight is reported exactly once — clearing its entry makes it so — oldest
 // first (ack-32 .. ack-1, then ack). Acks of sequences not in flight are no-ops.
 
-import { ENTRY_PRESENT, PACKET_WINDOW, SLOT_TX_WINDOW } from "./layout";
-import { writeRecord, RECORD_PACKET_ACKED } from "./records";
+import { storePacketAckedRecord, PACKET_WINDOW, SLOT_SENT_WINDOW, WINDOW_ENTRY_PRESENT } from "./abi.generated";
+import { nextRecord } from "./records";
 
 @inline
 function entry(slot: usize, sequence: u32): usize {
-  return slot + SLOT_TX_WINDOW + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2);
+  return slot + SLOT_SENT_WINDOW + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2);
 }
 
 @inline
 function ackOne(slotBase: usize, slotIndex: i32, sequence: u32): void {
   const e = entry(slotBase, sequence);
-  if (load<u32>(e) == (ENTRY_PRESENT | sequence)) {
+  if (load<u32>(e) == (WINDOW_ENTRY_PRESENT | sequence)) {
     store<u32>(e, 0);
-    writeRecord(RECORD_PACKET_ACKED, slotIndex, <i32>sequence, 0, 0, 0, 0, 0);
+    storePacketAckedRecord(nextRecord(), slotIndex, <i32>sequence);
   }
 }
 
@@ -33,5 +33,5 @@ export function scanAcks(slotBase: usize, slotIndex: i32, ack: u32, ackBits: u32
 /** Remember an outgoing sequence as in flight (overwrites whatever was 256 packets ago). */
 @inline
 export function rememberSent(slotBase: usize, sequence: u32): void {
-  store<u32>(entry(slotBase, sequence), ENTRY_PRESENT | sequence);
+  store<u32>(entry(slotBase, sequence), WINDOW_ENTRY_PRESENT | sequence);
 }

@@ -5,42 +5,29 @@
 import {
   channelBase, channelCount, channelKind, configOffset, descriptorOffset, maxRecords, maxSlots,
   orderedChannels, readLayout, rxEnd, rxStart, scratchOffset, slotBase, slotBytesNeeded, slotStride,
-  txEnd, txStart, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, MAX_PARITY_BLOCKS,
-  PACKET_WINDOW, SLOT_CRC_STATE, SLOT_NEXT_SEND, SLOT_TX_CRCS,
+  txEnd, txStart,
 } from "./layout";
+import {
+  storeControlRecord, storeDatagramDroppedRecord, storePacketReceivedRecord, storeUnknownPeerRecord, ACKS_VALID,
+  ACK_DELAY_TRAILER_BYTES, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, CRC_BYTES,
+  DATA_HEADER_BYTES, DATA_OVERHEAD_BYTES, DROP_BAD_CRC, DROP_BAD_LENGTH, DROP_MALFORMED_FRAME, DROP_TOO_SHORT,
+  DROP_UNKNOWN_PEER, DROP_UNKNOWN_TYPE, FRAME_FLAG_FRAGMENT, FRAME_FLAG_KIND_MASK, FRAME_HEADER_BYTES,
+  INIT_BAD_CHANNEL_COUNT, INIT_OK, INIT_SLOT_STRIDE_TOO_SMALL, INIT_STATIC_DATA_OVERLAPS, KIND_LATEST_STATE,
+  KIND_RELIABLE_UNORDERED, MAX_CHANNELS, MAX_DATAGRAM_BYTES, MAX_KEY_BYTES, MAX_PARITY_BLOCKS, MESSAGE_WINDOW,
+  MIN_DATAGRAM_BYTES, PACKET_WINDOW, SLOT_CRC_STATE, SLOT_NEXT_SEND_SEQUENCE, SLOT_SENT_CRCS, SYSTEM_CHANNEL,
+  TYPE_DATA, TYPE_KEEPALIVE,
+} from "./abi.generated";
 import { crc32c as crc32cPlain, crcFrom, crcInit, crcWithPrefix, prefixStateWith, protocolPrefixState } from "./crc32c";
-import {
-  lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader, ACKS_VALID,
-  ACK_DELAY_TRAILER_BYTES, CRC_BYTES, DATA_HEADER_BYTES, MAX_DATAGRAM_BYTES, MIN_DATAGRAM_BYTES, TYPE_DATA, TYPE_KEEPALIVE,
-} from "./header";
-import {
-  frameHeaderBytes, validateFrames, FLAG_FRAGMENT, FLAG_KIND_MASK, KIND_LATEST_STATE, SYSTEM_CHANNEL,
-} from "./frame";
+import { lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader } from "./header";
+import { frameHeaderBytes, validateFrames } from "./frame";
 import { ackBits, hasReceived, mostRecentReceived, receiveCheck, receiveRecord, ACCEPT } from "./received-window";
 import { rememberSent, scanAcks } from "./ack-scan";
 import { applyFrame } from "./channel-rules";
-import {
-  countDrop, recordCount, resetRecords, writeRecord, RECORD_CONTROL, RECORD_DATAGRAM_DROPPED,
-  RECORD_PACKET_RECEIVED, RECORD_UNKNOWN_PEER,
-} from "./records";
+import { countDrop, nextRecord, recordCount, resetRecords } from "./records";
 import { parityXor } from "./parity";
 
-const TOO_SHORT: i32 = 1;
-const BAD_CRC: i32 = 2;
-const UNKNOWN_TYPE: i32 = 3;
-const BAD_LENGTH: i32 = 4;
-const MALFORMED_FRAME: i32 = 7;
-const UNKNOWN_PEER: i32 = 8;
-const KIND_RELIABLE_UNORDERED: u32 = 2;
-
-/** Init results (mirrored by WasmInitError codes in src/engine/wasm-engine.ts). */
-const INIT_OK: i32 = 0;
-const INIT_STATIC_DATA_OVERLAPS: i32 = 1;
-const INIT_SLOT_STRIDE_TOO_SMALL: i32 = 2;
-const INIT_BAD_CHANNEL_COUNT: i32 = 3;
-
-/** Frames one datagram can hold: (1500 - 13) / 6. */
-const MAX_FRAMES: u32 = 247;
+/** Frames one datagram can hold. */
+const MAX_FRAMES: u32 = <u32>((MAX_DATAGRAM_BYTES - DATA_OVERHEAD_BYTES) / FRAME_HEADER_BYTES);
 
 let consumedCount: i32 = 0;
 /** Records one datagram may need at most (src/engine/layout.ts maxRecordsPerDatagram). */
@@ -55,10 +42,10 @@ export function dataEnd(): i32 {
 export function init(config: i32): i32 {
   if (<usize>config < __heap_base) return INIT_STATIC_DATA_OVERLAPS;
   readLayout(<usize>config);
-  if (channelCount < 1 || channelCount > 32) return INIT_BAD_CHANNEL_COUNT;
+  if (channelCount < 1 || channelCount > MAX_CHANNELS) return INIT_BAD_CHANNEL_COUNT;
   if (slotStride < slotBytesNeeded(channelCount)) return INIT_SLOT_STRIDE_TOO_SMALL;
   const ordered = orderedChannels < MAX_FRAMES ? orderedChannels : MAX_FRAMES;
-  recordsPerDatagram = 34 + MAX_FRAMES + 1023 * ordered;
+  recordsPerDatagram = 34 + MAX_FRAMES + (MESSAGE_WINDOW - 1) * ordered;
   crcInit(load<u32>(<usize>config + CONFIG_MAGIC), load<u32>(<usize>config + CONFIG_PROTOCOL_ID));
   return INIT_OK;
 }
@@ -69,7 +56,7 @@ export function resetSlot(slot: i32, initialSequence: i32): void {
   if (slot < 0 || slot >= maxSlots) return;
   const base = slotBase(slot);
   memory.fill(base, 0, slotStride);
-  store<u32>(base, <u32>initialSequence & 0xffff, SLOT_NEXT_SEND);
+  store<u32>(base, <u32>initialSequence & 0xffff, SLOT_NEXT_SEND_SEQUENCE);
   store<u32>(base, protocolPrefixState(), SLOT_CRC_STATE);
   for (let ch: u32 = 0; ch < channelCount; ch++) {
     const kind = channelKind(ch);
@@ -86,7 +73,7 @@ export function resetSlot(slot: i32, initialSequence: i32): void {
  * or -1 on bad arguments.
  */
 export function keySlot(slot: i32, length: i32): i32 {
-  if (slot < 0 || slot >= maxSlots || length < 0 || length > 64) return -1;
+  if (slot < 0 || slot >= maxSlots || length < 0 || <u32>length > MAX_KEY_BYTES) return -1;
   store<u32>(slotBase(slot), prefixStateWith(scratchOffset, <usize>length), SLOT_CRC_STATE);
   return 0;
 }
@@ -94,7 +81,7 @@ export function keySlot(slot: i32, length: i32): i32 {
 /** The CRC of the newest packet the slot sealed whose sequence is `sequence` mod 256. */
 export function sentCrc(slot: i32, sequence: i32): u32 {
   if (slot < 0 || slot >= maxSlots) return 0;
-  return load<u32>(slotBase(slot) + SLOT_TX_CRCS + (<usize>(<u32>sequence & (PACKET_WINDOW - 1)) << 2));
+  return load<u32>(slotBase(slot) + SLOT_SENT_CRCS + (<usize>(<u32>sequence & (PACKET_WINDOW - 1)) << 2));
 }
 
 export function consumed(): i32 {
@@ -119,14 +106,14 @@ export function processBatch(count: i32): i32 {
 @inline
 function drop(index: i32, slot: i32, reason: i32): void {
   countDrop(reason);
-  writeRecord(RECORD_DATAGRAM_DROPPED, slot, reason, index, 0, 0, 0, 0);
+  storeDatagramDroppedRecord(nextRecord(), slot, reason, index);
 }
 
 function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void {
-  if (length < <i32>MIN_DATAGRAM_BYTES) return drop(index, slot, TOO_SHORT);
+  if (length < <i32>MIN_DATAGRAM_BYTES) return drop(index, slot, DROP_TOO_SHORT);
   // A descriptor outside the receive arena is host misuse: never read it.
   if (offset < 0 || <usize>offset < rxStart || <usize>offset + <usize>length > rxEnd) {
-    return drop(index, slot, BAD_LENGTH);
+    return drop(index, slot, DROP_BAD_LENGTH);
   }
   const ptr = <usize>offset;
   const bodyEnd = ptr + <usize>length - CRC_BYTES;
@@ -134,24 +121,24 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
   // DATA and KEEPALIVE with their connection's (PROTOCOL §1).
   const typeByte = <u32>load<u8>(ptr);
   const type = packetType(typeByte);
-  if (type < 0) return drop(index, slot, UNKNOWN_TYPE);
+  if (type < 0) return drop(index, slot, DROP_UNKNOWN_TYPE);
   if (<u32>type != TYPE_DATA && <u32>type != TYPE_KEEPALIVE) {
-    if (load<u32>(bodyEnd) != crcWithPrefix(ptr, bodyEnd - ptr)) return drop(index, slot, BAD_CRC);
-    if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
-    writeRecord(RECORD_CONTROL, slot, type, index, 0, 0, offset + 1, length - 1 - <i32>CRC_BYTES);
+    if (load<u32>(bodyEnd) != crcWithPrefix(ptr, bodyEnd - ptr)) return drop(index, slot, DROP_BAD_CRC);
+    if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, DROP_BAD_LENGTH);
+    storeControlRecord(nextRecord(), slot, type, index, offset + 1, length - 1 - <i32>CRC_BYTES);
     return;
   }
   if (slot < 0 || slot >= maxSlots) {
     // No connection, so no key to check it with: answered NO_CONNECTION, which echoes its
     // sequence and CRC so that only the real sender can act on the answer.
-    if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
-    countDrop(UNKNOWN_PEER);
-    writeRecord(RECORD_UNKNOWN_PEER, slot, 0, index, <i32>readSequence(ptr), <i32>load<u32>(bodyEnd), 0, 0);
+    if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, DROP_BAD_LENGTH);
+    countDrop(DROP_UNKNOWN_PEER);
+    storeUnknownPeerRecord(nextRecord(), slot, index, <i32>readSequence(ptr), <i32>load<u32>(bodyEnd));
     return;
   }
   const base = slotBase(slot);
-  if (load<u32>(bodyEnd) != crcFrom(load<u32>(base, SLOT_CRC_STATE), ptr, bodyEnd - ptr)) return drop(index, slot, BAD_CRC);
-  if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, BAD_LENGTH);
+  if (load<u32>(bodyEnd) != crcFrom(load<u32>(base, SLOT_CRC_STATE), ptr, bodyEnd - ptr)) return drop(index, slot, DROP_BAD_CRC);
+  if (!lengthIsValid(ptr, <usize>length, <u32>type)) return drop(index, slot, DROP_BAD_LENGTH);
   const sequence = readSequence(ptr);
   const window = receiveCheck(base, sequence);
   if (window != ACCEPT) return drop(index, slot, window);
@@ -160,10 +147,10 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
   // reads it from the datagram).
   const trailer = bodyEnd - framesStart == ACK_DELAY_TRAILER_BYTES;
   // Validate every frame before any state changes (PROTOCOL §3: all or nothing).
-  if (!trailer && validateFrames(framesStart, bodyEnd) < 0) return drop(index, slot, MALFORMED_FRAME);
+  if (!trailer && validateFrames(framesStart, bodyEnd) < 0) return drop(index, slot, DROP_MALFORMED_FRAME);
 
   receiveRecord(base, sequence);
-  writeRecord(RECORD_PACKET_RECEIVED, slot, <i32>sequence, index, type, 0, 0, 0);
+  storePacketReceivedRecord(nextRecord(), slot, <i32>sequence, index, type);
   if (typeByte & ACKS_VALID) scanAcks(base, slot, readAck(ptr), readAckBits(ptr));
   if (trailer) return;
   // Frames were validated: read them without re-checking.
@@ -171,10 +158,10 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
   while (p < bodyEnd) {
     const channel = <u32>load<u8>(p);
     const flags = <u32>load<u8>(p, 1);
-    const kind = flags & FLAG_KIND_MASK;
+    const kind = flags & FRAME_FLAG_KIND_MASK;
     const messageSeq = <u32>load<u16>(p, 2);
     const header = frameHeaderBytes(flags);
-    const fragment = flags & FLAG_FRAGMENT ? <i32>((<u32>load<u16>(p, 4) << 16) | <u32>load<u16>(p, 6)) : 0;
+    const fragment = flags & FRAME_FLAG_FRAGMENT ? <i32>((<u32>load<u16>(p, 4) << 16) | <u32>load<u16>(p, 6)) : 0;
     const key = kind == KIND_LATEST_STATE ? load<i32>(p + header - 6) : 0;
     const payloadLength = <u32>load<u16>(p + header - 2);
     const cb: usize = channel == SYSTEM_CHANNEL ? <usize>0 : channelBase(base, channel);
@@ -191,8 +178,8 @@ export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): 
   const total = <usize>framesLength + DATA_HEADER_BYTES + CRC_BYTES;
   if (total > MAX_DATAGRAM_BYTES || offset < 0 || <usize>offset < txStart || <usize>offset + total > txEnd) return -1;
   const base = slotBase(slot);
-  const sequence = load<u32>(base, SLOT_NEXT_SEND);
-  store<u32>(base, (sequence + 1) & 0xffff, SLOT_NEXT_SEND);
+  const sequence = load<u32>(base, SLOT_NEXT_SEND_SEQUENCE);
+  store<u32>(base, (sequence + 1) & 0xffff, SLOT_NEXT_SEND_SEQUENCE);
   rememberSent(base, sequence);
   const ptr = <usize>offset;
   // Until something was received the ack fields mean nothing: ACKS_VALID clear, zeros (§2).
@@ -205,7 +192,7 @@ export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): 
   const crcAt = ptr + DATA_HEADER_BYTES + <usize>framesLength;
   const crc = crcFrom(load<u32>(base, SLOT_CRC_STATE), ptr, crcAt - ptr);
   store<u32>(crcAt, crc);
-  store<u32>(base + SLOT_TX_CRCS + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2), crc);
+  store<u32>(base + SLOT_SENT_CRCS + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2), crc);
   return <i32>sequence;
 }
 

@@ -1,24 +1,18 @@
 // Receiver rules per delivery kind (docs/PROTOCOL.md §3 table) for one valid frame.
 
-import { CHANNEL_BASE, CHANNEL_BITMAP, CHANNEL_FLAGS, MESSAGE_WINDOW } from "./layout";
+import {
+  storeFrameDroppedRecord, storeMessageRecord, CHANNEL_BASE, CHANNEL_BITMAP, CHANNEL_FLAGS, CHANNEL_FLAG_DELIVERED,
+  DROP_DUPLICATE_MESSAGE, DROP_STALE_MESSAGE, KIND_LATEST_STATE, KIND_RELIABLE_ORDERED, KIND_RELIABLE_SEQUENCED,
+  KIND_RELIABLE_UNORDERED, KIND_UNRELIABLE, KIND_UNRELIABLE_SEQUENCED, MESSAGE_WINDOW,
+} from "./abi.generated";
 import { sequenceDistance, sequenceGreaterThan } from "./sequence";
-import { countDrop, writeRecord, RECORD_FRAME_DROPPED, RECORD_MESSAGE } from "./records";
+import { countDrop, nextRecord } from "./records";
 import { applyOrdered, bitMask, bitWord } from "./reorder";
-
-const KIND_UNRELIABLE: u32 = 0;
-const KIND_UNRELIABLE_SEQUENCED: u32 = 1;
-const KIND_RELIABLE_UNORDERED: u32 = 2;
-const KIND_RELIABLE_ORDERED: u32 = 3;
-const KIND_RELIABLE_SEQUENCED: u32 = 4;
-const KIND_LATEST_STATE: u32 = 5;
-
-const STALE_MESSAGE: i32 = 9;
-const DUPLICATE_MESSAGE: i32 = 10;
 
 @inline
 function dropFrame(slotIndex: i32, reason: i32, channel: u32, sequence: u32): void {
   countDrop(reason);
-  writeRecord(RECORD_FRAME_DROPPED, slotIndex, reason, <i32>channel, <i32>sequence, 0, 0, 0);
+  storeFrameDroppedRecord(nextRecord(), slotIndex, reason, <i32>channel, <i32>sequence);
 }
 
 /**
@@ -30,7 +24,7 @@ export function applyFrame(
   fragment: i32, key: i32, payloadOffset: i32, payloadLength: i32,
 ): void {
   if (kind == KIND_UNRELIABLE) {
-    writeRecord(RECORD_MESSAGE, slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
+    storeMessageRecord(nextRecord(), slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
     return;
   }
   if (kind == KIND_RELIABLE_ORDERED) {
@@ -41,21 +35,21 @@ export function applyFrame(
     // Newest message id wins; fragments of the newest message pass (the host reassembles).
     // Message id of a fragment = messageSeq - fragIndex.
     const id = (sequence - (<u32>fragment >>> 16)) & 0xffff;
-    const started = (load<u32>(channelBase, CHANNEL_FLAGS) & 1) != 0;
+    const started = (load<u32>(channelBase, CHANNEL_FLAGS) & CHANNEL_FLAG_DELIVERED) != 0;
     const newest = load<u32>(channelBase, CHANNEL_BASE);
     if (started && !sequenceGreaterThan(id, newest)) {
       if (id != newest) {
-        dropFrame(slotIndex, STALE_MESSAGE, channel, sequence);
+        dropFrame(slotIndex, DROP_STALE_MESSAGE, channel, sequence);
         return;
       }
       if (fragment == 0) {
-        dropFrame(slotIndex, DUPLICATE_MESSAGE, channel, sequence);
+        dropFrame(slotIndex, DROP_DUPLICATE_MESSAGE, channel, sequence);
         return;
       }
     }
     store<u32>(channelBase, id, CHANNEL_BASE);
-    store<u32>(channelBase, 1, CHANNEL_FLAGS);
-    writeRecord(RECORD_MESSAGE, slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
+    store<u32>(channelBase, CHANNEL_FLAG_DELIVERED, CHANNEL_FLAGS);
+    storeMessageRecord(nextRecord(), slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
     return;
   }
   // ReliableUnordered and LatestState: exactly once within a 1024-wide window ending at the
@@ -76,15 +70,15 @@ export function applyFrame(
     store<u32>(channelBase, sequence, CHANNEL_BASE);
   } else {
     if (sequenceDistance(highest, sequence) >= MESSAGE_WINDOW) {
-      dropFrame(slotIndex, STALE_MESSAGE, channel, sequence);
+      dropFrame(slotIndex, DROP_STALE_MESSAGE, channel, sequence);
       return;
     }
     if (load<u32>(bitWord(channelBase, sequence)) & bitMask(sequence)) {
-      dropFrame(slotIndex, DUPLICATE_MESSAGE, channel, sequence);
+      dropFrame(slotIndex, DROP_DUPLICATE_MESSAGE, channel, sequence);
       return;
     }
   }
   const word = bitWord(channelBase, sequence);
   store<u32>(word, load<u32>(word) | bitMask(sequence));
-  writeRecord(RECORD_MESSAGE, slotIndex, <i32>channel, <i32>sequence, fragment, key, payloadOffset, payloadLength);
+  storeMessageRecord(nextRecord(), slotIndex, <i32>channel, <i32>sequence, fragment, key, payloadOffset, payloadLength);
 }

@@ -3,23 +3,18 @@
 //
 //   channel u8 | flags u8 | messageSeq u16 | [fragIndex u16, fragCount u16] | [key u32] | length u16 | payload
 
+import {
+  FRAGMENT_EXTRA_BYTES, FRAME_FLAG_FRAGMENT, FRAME_FLAG_KIND_MASK, FRAME_FLAG_RESERVED, FRAME_HEADER_BYTES,
+  KIND_LATEST_STATE, LATEST_STATE_EXTRA_BYTES, MAX_FRAGMENT_COUNT, SYSTEM_CHANNEL,
+} from "./abi.generated";
 import { channelCount, channelKind } from "./layout";
-
-export const FRAME_HEADER_BYTES: usize = 6;
-export const FLAG_FRAGMENT: u32 = 0x08;
-export const FLAG_KIND_MASK: u32 = 0x07;
-export const FLAG_RESERVED: u32 = 0xf0;
-export const SYSTEM_CHANNEL: u32 = 255;
-export const KIND_LATEST_STATE: u32 = 5;
-/** A fragmented message spans at most one message window. */
-export const MAX_FRAGMENT_COUNT: u32 = 1024;
 
 /** Header bytes of a frame with these flags (kind is flags & 7). */
 @inline
 export function frameHeaderBytes(flags: u32): usize {
   let h = FRAME_HEADER_BYTES;
-  if (flags & FLAG_FRAGMENT) h += 4;
-  if ((flags & FLAG_KIND_MASK) == KIND_LATEST_STATE) h += 4;
+  if (flags & FRAME_FLAG_FRAGMENT) h += FRAGMENT_EXTRA_BYTES;
+  if ((flags & FRAME_FLAG_KIND_MASK) == KIND_LATEST_STATE) h += LATEST_STATE_EXTRA_BYTES;
   return h;
 }
 
@@ -34,16 +29,16 @@ export function validateFrames(start: usize, end: usize): i32 {
     if (end - p < FRAME_HEADER_BYTES) return -1;
     const channel = <u32>load<u8>(p);
     const flags = <u32>load<u8>(p, 1);
-    if (flags & FLAG_RESERVED) return -1;
-    const kind = flags & FLAG_KIND_MASK;
+    if (flags & FRAME_FLAG_RESERVED) return -1;
+    const kind = flags & FRAME_FLAG_KIND_MASK;
     if (channel == SYSTEM_CHANNEL) {
-      if (kind != 0 || (flags & FLAG_FRAGMENT) != 0) return -1;
+      if (kind != 0 || (flags & FRAME_FLAG_FRAGMENT) != 0) return -1;
     } else if (channel >= channelCount || kind != channelKind(channel)) {
       return -1;
     }
     const header = frameHeaderBytes(flags);
     if (end - p < header) return -1;
-    if (flags & FLAG_FRAGMENT) {
+    if (flags & FRAME_FLAG_FRAGMENT) {
       const fragIndex = <u32>load<u16>(p, 4);
       const fragCount = <u32>load<u16>(p, 6);
       if (fragCount < 2 || fragCount > MAX_FRAGMENT_COUNT || fragIndex >= fragCount) return -1;

@@ -1,16 +1,7 @@
-// Result records: 8 x i32 each (src/engine/abi.ts RecordType / RecordField), and drop counters.
+// Result records (their types and fields: the ABI definition, assembly/abi.generated.ts) and the
+// drop counters.
 
 import { counterOffset, maxRecords, recordOffset } from "./layout";
-
-export const RECORD_DATAGRAM_DROPPED: i32 = 1;
-export const RECORD_PACKET_RECEIVED: i32 = 2;
-export const RECORD_PACKET_ACKED: i32 = 3;
-export const RECORD_CONTROL: i32 = 4;
-export const RECORD_MESSAGE: i32 = 5;
-export const RECORD_HOLD: i32 = 6;
-export const RECORD_RELEASE: i32 = 7;
-export const RECORD_FRAME_DROPPED: i32 = 8;
-export const RECORD_UNKNOWN_PEER: i32 = 9;
 
 /** Records written by the current processBatch. */
 export let recordCount: u32 = 0;
@@ -19,20 +10,13 @@ export function resetRecords(): void {
   recordCount = 0;
 }
 
+/** Where the next record goes. The capacity rule in processBatch guarantees room. */
 @inline
-export function writeRecord(type: i32, slot: i32, a: i32, b: i32, c: i32, d: i32, offset: i32, length: i32): void {
+export function nextRecord(): usize {
   const n = recordCount;
-  assert(n < maxRecords); // the capacity rule in processBatch guarantees room
-  const p = recordOffset + (<usize>n << 5);
-  store<i32>(p, type);
-  store<i32>(p, slot, 4);
-  store<i32>(p, a, 8);
-  store<i32>(p, b, 12);
-  store<i32>(p, c, 16);
-  store<i32>(p, d, 20);
-  store<i32>(p, offset, 24);
-  store<i32>(p, length, 28);
+  assert(n < maxRecords);
   recordCount = n + 1;
+  return recordOffset + (<usize>n << 5);
 }
 
 /** Increment the drop counter for a DropReason (u32 per reason at counterOffset). */

@@ -3,14 +3,12 @@
 // a held message is copied out by the host on its Hold record; the engine only remembers which
 // sequences are held and emits Release records, in order, when the gap before them closes.
 
-import { CHANNEL_BASE, CHANNEL_BITMAP, MESSAGE_WINDOW } from "./layout";
-import { sequenceDistance } from "./sequence";
 import {
-  countDrop, writeRecord, RECORD_FRAME_DROPPED, RECORD_HOLD, RECORD_MESSAGE, RECORD_RELEASE,
-} from "./records";
-
-const DUPLICATE_MESSAGE: i32 = 10;
-const TOO_FAR_AHEAD: i32 = 11;
+  storeFrameDroppedRecord, storeHoldRecord, storeMessageRecord, storeReleaseRecord, CHANNEL_BASE, CHANNEL_BITMAP,
+  DROP_DUPLICATE_MESSAGE, DROP_TOO_FAR_AHEAD, MESSAGE_WINDOW,
+} from "./abi.generated";
+import { sequenceDistance } from "./sequence";
+import { countDrop, nextRecord } from "./records";
 
 @inline
 export function bitWord(channelBase: usize, sequence: u32): usize {
@@ -25,7 +23,7 @@ export function bitMask(sequence: u32): u32 {
 @inline
 function dropFrame(slotIndex: i32, reason: i32, channel: u32, sequence: u32): void {
   countDrop(reason);
-  writeRecord(RECORD_FRAME_DROPPED, slotIndex, reason, <i32>channel, <i32>sequence, 0, 0, 0);
+  storeFrameDroppedRecord(nextRecord(), slotIndex, reason, <i32>channel, <i32>sequence);
 }
 
 export function applyOrdered(
@@ -35,7 +33,7 @@ export function applyOrdered(
   const expected = load<u32>(channelBase, CHANNEL_BASE);
   const ahead = sequenceDistance(sequence, expected);
   if (ahead == 0) {
-    writeRecord(RECORD_MESSAGE, slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
+    storeMessageRecord(nextRecord(), slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
     // Release the run of held messages that now continues the in-order prefix. Bits are only
     // ever set inside the window, so this runs at most MESSAGE_WINDOW - 1 times.
     let next = (sequence + 1) & 0xffff;
@@ -45,27 +43,27 @@ export function applyOrdered(
       const bits = load<u32>(word);
       if ((bits & mask) == 0) break;
       store<u32>(word, bits & ~mask);
-      writeRecord(RECORD_RELEASE, slotIndex, <i32>channel, <i32>next, 0, 0, 0, 0);
+      storeReleaseRecord(nextRecord(), slotIndex, <i32>channel, <i32>next);
       next = (next + 1) & 0xffff;
     }
     store<u32>(channelBase, next, CHANNEL_BASE);
     return;
   }
   if (ahead >= 0x8000) {
-    dropFrame(slotIndex, DUPLICATE_MESSAGE, channel, sequence); // behind: already delivered
+    dropFrame(slotIndex, DROP_DUPLICATE_MESSAGE, channel, sequence); // behind: already delivered
     return;
   }
   if (ahead >= MESSAGE_WINDOW) {
-    dropFrame(slotIndex, TOO_FAR_AHEAD, channel, sequence);
+    dropFrame(slotIndex, DROP_TOO_FAR_AHEAD, channel, sequence);
     return;
   }
   const word = bitWord(channelBase, sequence);
   const mask = bitMask(sequence);
   const bits = load<u32>(word);
   if (bits & mask) {
-    dropFrame(slotIndex, DUPLICATE_MESSAGE, channel, sequence);
+    dropFrame(slotIndex, DROP_DUPLICATE_MESSAGE, channel, sequence);
     return;
   }
   store<u32>(word, bits | mask);
-  writeRecord(RECORD_HOLD, slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
+  storeHoldRecord(nextRecord(), slotIndex, <i32>channel, <i32>sequence, fragment, 0, payloadOffset, payloadLength);
 }

@@ -43,6 +43,11 @@ function run(cmd, args) {
   console.log(`build: ${relative(root, cmd)} ${args.join(" ")} (${Date.now() - started} ms)`);
 }
 
+// Step 0: the ABI definition -> assembly/abi.generated.ts and src/engine/abi.generated.ts (cheap,
+// so always run: a file is rewritten only when its text changes, so mtimes stay put otherwise).
+const { writeGenerated } = await import("./abi.mjs");
+for (const path of await writeGenerated()) console.log(`build: wrote ${relative(root, path)}`);
+
 // Step 1: assembly/ (but assembly/aead/, a module of its own) -> build/engine.{debug,release}.wasm
 // -> src/engine/wasm-bytes-*.generated.ts
 const aeadDir = join(root, "assembly", "aead");
@@ -52,6 +57,7 @@ const wasmInputs = Math.max(
   newestIn(join(root, "assembly"), isTs, [aeadDir]),
   mtime(join(root, "asconfig.json")),
   mtime(fileURLToPath(import.meta.url)),
+  mtime(join(root, "src", "engine", "abi.definition.mjs")),
 );
 const wasmStale = targets.some((t) => mtime(generated(t)) < wasmInputs);
 if (!ifNeeded || wasmStale) {

@@ -14,7 +14,7 @@
  *
  * With --baseline the two builds run interleaved in one process and a ratio is printed.
  */
-import { RecordField, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
+import { RecordHeader, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
 import * as current from "../../src/channels/index.js";
 import { numberArg, stringArg } from "../lib/host.js";
 import { frameRecords } from "./frame-records.js";
@@ -75,7 +75,7 @@ function runOnce(b: Build, turns: number): number {
     inFlight[i] = c;
     const r = rx[i];
     const k = frameRecords(arena, at, at + n, records, i);
-    records[k * RECORD_INTS + RecordField.Type] = RecordType.PacketReceived;
+    records[k * RECORD_INTS + RecordHeader.Type] = RecordType.PacketReceived;
     for (let j = 0; j < k; j++) r.onRecord(now, records, j * RECORD_INTS, arena);
     r.takeMessages(sink);
     i = i + 1 === CONNECTIONS ? 0 : i + 1;

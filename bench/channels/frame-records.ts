@@ -4,22 +4,14 @@
  * batch would). Frame layout: docs/PROTOCOL.md §3 (channel, flags, u16 messageSeq, u16 length).
  * `slot` is the connection slot the records name. Returns how many records were written.
  */
-import { RecordField, RecordType, RECORD_INTS } from "../../src/engine/abi.js";
+import { RECORD_INTS, writeMessageRecord } from "../../src/engine/abi.js";
 
 export function frameRecords(bytes: Uint8Array, start: number, end: number, records: Int32Array, slot = 0): number {
   let p = start;
   let n = 0;
   while (p < end && (n + 1) * RECORD_INTS <= records.length) {
     const length = bytes[p + 4] | (bytes[p + 5] << 8);
-    const r = n * RECORD_INTS;
-    records[r + RecordField.Type] = RecordType.Message;
-    records[r + RecordField.Slot] = slot;
-    records[r + RecordField.A] = bytes[p];
-    records[r + RecordField.B] = bytes[p + 2] | (bytes[p + 3] << 8);
-    records[r + RecordField.C] = 0;
-    records[r + RecordField.D] = 0;
-    records[r + RecordField.Offset] = p + 6;
-    records[r + RecordField.Length] = length;
+    writeMessageRecord(records, n * RECORD_INTS, slot, bytes[p], bytes[p + 2] | (bytes[p + 3] << 8), 0, 0, p + 6, length);
     n++;
     p += 6 + length;
   }

@@ -14,7 +14,10 @@ import {
   LATEST_STATE_EXTRA_BYTES,
   MAX_DATAGRAM_BYTES,
   MESSAGE_WINDOW,
-  RecordField,
+  FrameDroppedRecord,
+  MessageRecord,
+  RecordHeader,
+  ReleaseRecord,
   RecordType,
 } from "../engine/abi.js";
 import type { ChannelConfig, DeliveryMode } from "../session/types.js";
@@ -610,20 +613,21 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** One engine record (Message, Hold, Release or FrameDropped) for this connection. */
   onRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
     void now;
-    const type = records[index + RecordField.Type];
+    const type = records[index + RecordHeader.Type];
     switch (type) {
       case RecordType.Message:
       case RecordType.Hold: {
-        const a = records[index + RecordField.A];
+        // Hold has Message's layout (the ABI definition checks it).
+        const a = records[index + MessageRecord.Channel];
         const rc = a === 0 ? this.receiver0 : this.receivers[a];
         if (rc === undefined) {
           this.counters.invalid++;
           return;
         }
-        const seq = records[index + RecordField.B] & 0xffff;
-        const fragInfo = records[index + RecordField.C] >>> 0;
-        const offset = records[index + RecordField.Offset];
-        const length = records[index + RecordField.Length];
+        const seq = records[index + MessageRecord.MessageSeq] & 0xffff;
+        const fragInfo = records[index + MessageRecord.Fragment] >>> 0;
+        const offset = records[index + MessageRecord.Offset];
+        const length = records[index + MessageRecord.Length];
         if (offset < 0 || length < 0 || offset + length > arena.length) {
           this.counters.invalid++;
           return;
@@ -635,22 +639,22 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           if (arena !== this.arena) this.rememberArena(arena);
           this.deliver(rc.index, copyMessageIn(arena, this.arenaBuffer!, this.arenaByteOffset, offset, length), undefined);
         } else if (type === RecordType.Message) {
-          rc.onMessage(seq, fragInfo, records[index + RecordField.D], arena, offset, length);
+          rc.onMessage(seq, fragInfo, records[index + MessageRecord.Key], arena, offset, length);
         } else {
           rc.onHold(seq, fragInfo, arena, offset, length);
         }
         return;
       }
       case RecordType.Release: {
-        const a = records[index + RecordField.A];
+        const a = records[index + ReleaseRecord.Channel];
         const rc = a === 0 ? this.receiver0 : this.receivers[a];
         if (rc === undefined) this.counters.invalid++;
-        else rc.onRelease(records[index + RecordField.B] & 0xffff);
+        else rc.onRelease(records[index + ReleaseRecord.MessageSeq] & 0xffff);
         return;
       }
       case RecordType.FrameDropped: {
-        const reason = records[index + RecordField.A];
-        const channel = records[index + RecordField.B];
+        const reason = records[index + FrameDroppedRecord.Reason];
+        const channel = records[index + FrameDroppedRecord.Channel];
         const ofCopies = channel >= 0 && channel < MAX_CHANNELS && (this.copyMask & (1 << channel)) !== 0;
         if (ofCopies && (reason === DropReason.DuplicateMessage || reason === DropReason.StaleMessage)) this.counters.copiesDropped++;
         else if (reason === DropReason.DuplicateMessage) this.counters.duplicates++;

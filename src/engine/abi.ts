@@ -9,133 +9,13 @@
  *
  * Both engines expose the same `Engine` interface over the same memory layout, so the
  * differential tests compare their records and sealed bytes directly.
- * The wire format they implement is docs/PROTOCOL.md.
+ * The wire format they implement is docs/PROTOCOL.md. The constants, enums, structure offsets
+ * and record types are generated, with the WASM side's, from one definition:
+ * ./abi.definition.mjs (scripts/abi.mjs writes ./abi.generated.ts).
  */
 
-/** Packet types (low nibble of byte 0). docs/PROTOCOL.md §1. */
-export const enum PacketType {
-  Data = 0,
-  ConnectRequest = 1,
-  Challenge = 2,
-  ConnectResponse = 3,
-  Accept = 4,
-  Deny = 5,
-  Disconnect = 6,
-  DisconnectAck = 7,
-  NoConnection = 8,
-  Keepalive = 9,
-  /** Client -> server from a new address: "this connection is mine now" (PROTOCOL §4, migration). */
-  RebindRequest = 10,
-  /** Server -> the new address: prove you are there (a random token). */
-  RebindChallenge = 11,
-  /** Client -> server from the new address: the token back; the connection moves. */
-  RebindResponse = 12,
-  /** Either way, between two endpoints behind NATs: opens the sender's NAT for the peer (PROTOCOL §7). */
-  NatPunch = 13,
-}
-/** Body of the three REBIND packets: u32 sessionId, u32 token low, u32 token high, u32 proof. */
-export const REBIND_BODY_BYTES = 16;
-/** Body of NAT_PUNCH: the introducer's 8-byte token for the pair. */
-export const PUNCH_BODY_BYTES = 8;
-
-/** Delivery kinds (frame flags bits 0-2). docs/PROTOCOL.md §3. */
-export const enum DeliveryKind {
-  Unreliable = 0,
-  UnreliableSequenced = 1,
-  ReliableUnordered = 2,
-  ReliableOrdered = 3,
-  ReliableSequenced = 4,
-  LatestState = 5,
-}
-
-export const SYSTEM_CHANNEL = 255;
-export const FRAME_FLAG_FRAGMENT = 0x08;
-export const DATA_HEADER_BYTES = 9;
-export const CRC_BYTES = 4;
-/** DATA header + CRC: the fixed per-datagram overhead. */
-export const DATA_OVERHEAD_BYTES = DATA_HEADER_BYTES + CRC_BYTES;
-export const FRAME_HEADER_BYTES = 6;
-/**
- * A DATA packet whose frames area is exactly this long carries no frame but its ack delay
- * (PROTOCOL §2, version 6): a pure ack that says how long its `ack` waited. Not ack-eliciting.
- * No frames area of 1..5 bytes is otherwise valid, so this one is unambiguous.
- */
-export const ACK_DELAY_TRAILER_BYTES = 2;
-/** Ack delays on the wire (ACK_DELAY frames and pure acks' delays) count 0.1 ms: a u16 covers 6.5 s. */
-export const ACK_DELAY_UNITS_PER_MS = 10;
-/** Type byte bit 4 of DATA and KEEPALIVE: the ack fields mean something (PROTOCOL §2). */
-export const ACKS_VALID = 0x10;
-export const FRAGMENT_EXTRA_BYTES = 4;
-export const LATEST_STATE_EXTRA_BYTES = 4;
-export const CONNECT_REQUEST_BYTES = 256;
-export const PROTOCOL_MAGIC = 0x776b6361; // "ackw" little-endian
-export const WIRE_VERSION = 6;
-/** Bytes of a connection key (PROTOCOL §1): clientSalt (u32), sessionId (u32). */
-export const CONNECTION_KEY_BYTES = 8;
-/** Longest key keySlot takes. */
-export const MAX_KEY_BYTES = 64;
-/** Packets remembered per direction for dedup and ack scan. Power of two. */
-export const PACKET_WINDOW = 256;
-/** Per-channel message window (reorder / dedup). Power of two, < 32768. */
-export const MESSAGE_WINDOW = 1024;
-export const MAX_DATAGRAM_BYTES = 1500;
-
-/** Record types written by `processBatch`. */
-export const enum RecordType {
-  /** A datagram was dropped. a = DropReason, b = datagram index. slot may be -1. */
-  DatagramDropped = 1,
-  /** A DATA/KEEPALIVE packet was accepted. a = packet sequence, b = datagram index, c = packet type. */
-  PacketReceived = 2,
-  /** One of our packets was newly acknowledged. a = packet sequence. Exactly once per sequence. */
-  PacketAcked = 3,
-  /** A handshake/control packet passed CRC and length checks. a = PacketType, b = datagram index;
-   *  offset/length = the body (after the type byte, before the CRC). slot may be -1. */
-  Control = 4,
-  /** Deliver now. a = channel, b = messageSeq, c = (fragIndex << 16) | fragCount (0 if not a
-   *  fragment), d = LatestState key (0 otherwise); offset/length = payload in the receive arena. */
-  Message = 5,
-  /** A ReliableOrdered message arrived ahead of a gap: the host must copy the payload now and
-   *  hold it by (channel, messageSeq) until a Release record names it. Fields as Message. */
-  Hold = 6,
-  /** Deliver the held message (channel a, messageSeq b): the gap before it has closed. */
-  Release = 7,
-  /** A frame in an accepted datagram was dropped. a = DropReason, b = channel, c = messageSeq. */
-  FrameDropped = 8,
-  /** DATA/KEEPALIVE (CRC not checked: there is no key to check it with) from an address with
-   *  no slot: answer NO_CONNECTION. b = datagram index, c = its sequence, d = its CRC field. */
-  UnknownPeer = 9,
-}
-
-export const enum DropReason {
-  TooShort = 1,
-  BadCrc = 2,
-  UnknownType = 3,
-  BadLength = 4,
-  StalePacket = 5,
-  DuplicatePacket = 6,
-  MalformedFrame = 7,
-  UnknownPeer = 8,
-  StaleMessage = 9,
-  DuplicateMessage = 10,
-  TooFarAhead = 11,
-}
-export const DROP_REASON_COUNT = 12;
-
-/** Record layout: 8 x i32. */
-export const RECORD_INTS = 8;
-export const enum RecordField {
-  Type = 0,
-  Slot = 1,
-  A = 2,
-  B = 3,
-  C = 4,
-  D = 5,
-  Offset = 6,
-  Length = 7,
-}
-
-/** Receive descriptor layout: 4 x i32 per datagram: offset, length, slot (-1 = unknown), 0. */
-export const DESCRIPTOR_INTS = 4;
+export * from "./abi.generated.js";
+import type { DeliveryKind, DropReason, PacketType } from "./abi.generated.js";
 
 /** What the host chooses when creating an engine. The layout is derived from it. */
 export interface EngineConfig {

@@ -15,75 +15,25 @@
  */
 import { AckwireError } from "../channels/errors.js";
 import {
+  CHANNEL_BYTES,
+  COUNTER_BYTES,
+  CONFIG_BYTES,
   DeliveryKind,
+  DESCRIPTOR_INTS,
+  FRAME_HEADER_BYTES,
+  DATA_OVERHEAD_BYTES,
+  MAX_CHANNELS,
   MAX_DATAGRAM_BYTES,
   MESSAGE_WINDOW,
-  PACKET_WINDOW,
   RECORD_INTS,
-  DESCRIPTOR_INTS,
+  RESERVED_LOW_BYTES,
+  SCRATCH_BYTES,
+  SlotField,
   type EngineConfig,
   type Layout,
 } from "./abi.js";
 
-export const RESERVED_LOW_BYTES = 65536;
 export const PAGE_BYTES = 65536;
-export const MAX_CHANNELS = 32;
-
-/** Config area fields (byte offsets from Layout.configOffset), all u32. */
-export const enum ConfigField {
-  Magic = 0, // first half of the CRC prefix
-  ProtocolId = 4, // second half of the CRC prefix
-  MaxSlots = 8,
-  ChannelCount = 12,
-  SlotStride = 16,
-  RxArenaOffset = 20,
-  DescriptorOffset = 24,
-  RecordOffset = 28,
-  MaxRecords = 32,
-  TxArenaOffset = 36,
-  SlotOffset = 40,
-  CounterOffset = 44,
-  Consumed = 48, // output of processBatch
-  ScratchOffset = 52,
-  OrderedChannelCount = 56,
-  /** u8[MAX_CHANNELS]: DeliveryKind per channel. */
-  ChannelKinds = 64,
-}
-export const CONFIG_BYTES = 256;
-export const COUNTER_BYTES = 64;
-export const SCRATCH_BYTES = 1024;
-
-/**
- * Per-slot sub-layout (byte offsets from the slot base).
- * Sequence-window entries are u32: 0 = empty, otherwise 0x10000 | sequence, so an entry names
- * exactly which 16-bit sequence occupies it (seed 002's sequence buffer, "index = seq % N").
- */
-export const enum SlotField {
-  Flags = 0, // bit 0: has received a packet
-  NextSendSequence = 4,
-  MostRecentReceived = 8,
-  CrcState = 12, // u32: CRC state after the connection's prefix (PROTOCOL §1), before the final xor
-  ReceivedWindow = 16, // u32[PACKET_WINDOW]
-  SentWindow = 16 + PACKET_WINDOW * 4, // u32[PACKET_WINDOW]
-  SentCrcs = 16 + PACKET_WINDOW * 8, // u32[PACKET_WINDOW]: CRC of the newest packet sealed per index
-  Channels = 16 + PACKET_WINDOW * 12,
-}
-export const SLOT_FLAG_RECEIVED = 1;
-export const WINDOW_ENTRY_PRESENT = 0x10000;
-
-/**
- * Per-channel receive state (byte offsets from the channel base):
- *  Base: ReliableOrdered = next expected messageSeq; ReliableUnordered/LatestState = highest
- *        seen; sequenced kinds = newest delivered message id. Stored as u32 (16-bit value).
- *  Flags bit 0: something delivered (sequenced kinds).
- *  Bitmap: MESSAGE_WINDOW bits, bit (seq % MESSAGE_WINDOW): held (ordered) or seen (dedup).
- */
-export const enum ChannelField {
-  Base = 0,
-  Flags = 4,
-  Bitmap = 16,
-}
-export const CHANNEL_STRIDE = 16 + MESSAGE_WINDOW / 8;
 
 const align16 = (n: number): number => (n + 15) & ~15;
 
@@ -93,7 +43,7 @@ export function isOrdered(kind: DeliveryKind): boolean {
 
 /** Records one datagram may need at most, so processBatch can stop before overflowing. */
 export function maxRecordsPerDatagram(orderedChannelCount: number): number {
-  const maxFrames = Math.floor((MAX_DATAGRAM_BYTES - 13) / 6);
+  const maxFrames = Math.floor((MAX_DATAGRAM_BYTES - DATA_OVERHEAD_BYTES) / FRAME_HEADER_BYTES);
   return 34 + maxFrames + (MESSAGE_WINDOW - 1) * Math.min(maxFrames, orderedChannelCount);
 }
 
@@ -112,7 +62,7 @@ export function computeLayout(config: EngineConfig): Layout {
   const txArenaOffset = recordOffset + maxRecords * RECORD_INTS * 4;
   const txArenaBytes = align16(sendDatagrams * MAX_DATAGRAM_BYTES);
   const slotOffset = txArenaOffset + txArenaBytes;
-  const slotStride = align16(SlotField.Channels + config.channels.length * CHANNEL_STRIDE);
+  const slotStride = align16(SlotField.Channels + config.channels.length * CHANNEL_BYTES);
   const totalBytes = slotOffset + config.maxSlots * slotStride;
   return {
     configOffset,

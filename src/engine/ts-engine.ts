@@ -9,34 +9,46 @@
 import {
   ACK_DELAY_TRAILER_BYTES,
   ACKS_VALID,
+  CHANNEL_BYTES,
+  ChannelField,
+  ConfigField,
   CRC_BYTES,
   DATA_HEADER_BYTES,
   DeliveryKind,
   DESCRIPTOR_INTS,
   DropReason,
   FRAME_FLAG_FRAGMENT,
+  LengthRule,
   MAX_DATAGRAM_BYTES,
+  MAX_FRAGMENT_COUNT,
   MAX_KEY_BYTES,
   MESSAGE_WINDOW,
+  PACKET_LENGTH_FIXED,
+  PACKET_LENGTH_RULE,
+  PACKET_LENGTH_USER_DATA_AT,
+  PACKET_LENGTH_USER_DATA_MAX,
   PACKET_WINDOW,
   PacketType,
   PROTOCOL_MAGIC,
-  PUNCH_BODY_BYTES,
-  REBIND_BODY_BYTES,
   RECORD_INTS,
-  RecordType,
+  SLOT_FLAG_RECEIVED,
+  SlotField,
   SYSTEM_CHANNEL,
+  WINDOW_ENTRY_PRESENT,
+  writeControlRecord,
+  writeDatagramDroppedRecord,
+  writeFrameDroppedRecord,
+  writeHoldRecord,
+  writeMessageRecord,
+  writePacketAckedRecord,
+  writePacketReceivedRecord,
+  writeReleaseRecord,
+  writeUnknownPeerRecord,
   type Engine,
   type EngineConfig,
   type Layout,
 } from "./abi.js";
 import {
-  CHANNEL_STRIDE,
-  ChannelField,
-  ConfigField,
-  SLOT_FLAG_RECEIVED,
-  SlotField,
-  WINDOW_ENTRY_PRESENT,
   checkEngineConfig,
   computeLayout,
   isOrdered,
@@ -50,8 +62,6 @@ import {
 import { CRC32C_TABLES } from "./crc32c-table.js";
 import { sequenceGreaterThan } from "./sequence.js";
 
-/** Packet-type bit 4: the ack fields are meaningful (PROTOCOL §2). */
-const MAX_FRAGMENT_COUNT = MESSAGE_WINDOW;
 const WINDOW_MASK = PACKET_WINDOW - 1;
 const MESSAGE_MASK = MESSAGE_WINDOW - 1;
 
@@ -121,7 +131,7 @@ export class TsEngine implements Engine {
       const kind = this.kinds[ch];
       // Dedup windows start "just before 0" so messageSeq 0 is the first new one.
       if (kind === DeliveryKind.ReliableUnordered || kind === DeliveryKind.LatestState)
-        this.view.setUint32(base + SlotField.Channels + ch * CHANNEL_STRIDE + ChannelField.Base, 0xffff, true);
+        this.view.setUint32(base + SlotField.Channels + ch * CHANNEL_BYTES + ChannelField.Base, 0xffff, true);
     }
   }
 
@@ -202,23 +212,15 @@ export class TsEngine implements Engine {
     return this.layout.slotOffset + slot * this.layout.slotStride;
   }
 
-  private emit(type: RecordType, slot: number, a: number, b: number, c: number, d: number, off: number, len: number): void {
-    const r = this.records;
-    const p = this.recordCount * RECORD_INTS;
-    r[p] = type;
-    r[p + 1] = slot;
-    r[p + 2] = a;
-    r[p + 3] = b;
-    r[p + 4] = c;
-    r[p + 5] = d;
-    r[p + 6] = off;
-    r[p + 7] = len;
-    this.recordCount++;
+  /** Index of the next record's first i32 (processBatch's capacity rule guarantees room). */
+  private nextRecord(): number {
+    return this.recordCount++ * RECORD_INTS;
   }
+
 
   private drop(index: number, slot: number, reason: DropReason): void {
     this.counters[reason]++;
-    this.emit(RecordType.DatagramDropped, slot, reason, index, 0, 0, 0, 0);
+    writeDatagramDroppedRecord(this.records, this.nextRecord(), slot, reason, index);
   }
 
   private processDatagram(index: number, off: number, len: number, slot: number): void {
@@ -242,7 +244,7 @@ export class TsEngine implements Engine {
       const crc = crcFrom(this.prefixCrc, b, off, len - CRC_BYTES);
       if (crc !== v.getUint32(bodyEnd, true)) return this.drop(index, slot, DropReason.BadCrc);
       if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
-      this.emit(RecordType.Control, slot, type, index, 0, 0, off + 1, bodyLength);
+      writeControlRecord(this.records, this.nextRecord(), slot, type, index, off + 1, bodyLength);
       return;
     }
     if (slot < 0 || slot >= this.maxSlots) {
@@ -250,7 +252,7 @@ export class TsEngine implements Engine {
       // sequence and CRC so that only the real sender can act on the answer.
       if (!bodyLengthValid(v, type, off, bodyLength)) return this.drop(index, slot, DropReason.BadLength);
       this.counters[DropReason.UnknownPeer]++;
-      this.emit(RecordType.UnknownPeer, slot, 0, index, v.getUint16(off + 1, true), v.getInt32(bodyEnd, true), 0, 0);
+      writeUnknownPeerRecord(this.records, this.nextRecord(), slot, index, v.getUint16(off + 1, true), v.getInt32(bodyEnd, true));
       return;
     }
     const base = this.slotBase(slot);
@@ -286,7 +288,7 @@ export class TsEngine implements Engine {
       v.setUint32(base + SlotField.MostRecentReceived, seq, true);
     }
     v.setUint32(base + SlotField.ReceivedWindow + (seq & WINDOW_MASK) * 4, WINDOW_ENTRY_PRESENT | seq, true);
-    this.emit(RecordType.PacketReceived, slot, seq, index, type, 0, 0, 0);
+    writePacketReceivedRecord(this.records, this.nextRecord(), slot, seq, index, type);
 
     if (acksValid) this.scanAcks(slot, base, v.getUint16(off + 3, true), v.getUint32(off + 5, true));
     if (!trailer && framesStart < bodyEnd) this.applyFrames(slot, base, framesStart, bodyEnd);
@@ -301,7 +303,7 @@ export class TsEngine implements Engine {
       const at = base + SlotField.SentWindow + (s & WINDOW_MASK) * 4;
       if (v.getUint32(at, true) === (WINDOW_ENTRY_PRESENT | s)) {
         v.setUint32(at, 0, true);
-        this.emit(RecordType.PacketAcked, slot, s, 0, 0, 0, 0, 0);
+        writePacketAckedRecord(this.records, this.nextRecord(), slot, s);
       }
     }
   }
@@ -365,10 +367,10 @@ export class TsEngine implements Engine {
       p += 2;
       pos = p + length;
       if (channel === SYSTEM_CHANNEL || kind === DeliveryKind.Unreliable) {
-        this.emit(RecordType.Message, slot, channel, seq, fragInfo, key, p, length);
+        writeMessageRecord(this.records, this.nextRecord(), slot, channel, seq, fragInfo, key, p, length);
         continue;
       }
-      const ch = base + SlotField.Channels + channel * CHANNEL_STRIDE;
+      const ch = base + SlotField.Channels + channel * CHANNEL_BYTES;
       switch (kind) {
         case DeliveryKind.ReliableOrdered:
           this.applyOrdered(slot, ch, channel, seq, fragInfo, p, length);
@@ -396,10 +398,10 @@ export class TsEngine implements Engine {
       const at = ch + ChannelField.Bitmap + (bit >> 3);
       if (b[at] & (1 << (bit & 7))) return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq);
       b[at] |= 1 << (bit & 7);
-      this.emit(RecordType.Hold, slot, channel, seq, fragInfo, 0, p, length);
+      writeHoldRecord(this.records, this.nextRecord(), slot, channel, seq, fragInfo, 0, p, length);
       return;
     }
-    this.emit(RecordType.Message, slot, channel, seq, fragInfo, 0, p, length);
+    writeMessageRecord(this.records, this.nextRecord(), slot, channel, seq, fragInfo, 0, p, length);
     expected = (expected + 1) & 0xffff;
     for (;;) {
       const bit = expected & MESSAGE_MASK;
@@ -407,7 +409,7 @@ export class TsEngine implements Engine {
       const mask = 1 << (bit & 7);
       if ((b[at] & mask) === 0) break;
       b[at] &= ~mask;
-      this.emit(RecordType.Release, slot, channel, expected, 0, 0, 0, 0);
+      writeReleaseRecord(this.records, this.nextRecord(), slot, channel, expected);
       expected = (expected + 1) & 0xffff;
     }
     v.setUint32(ch + ChannelField.Base, expected, true);
@@ -435,7 +437,7 @@ export class TsEngine implements Engine {
         return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq);
     }
     b[ch + ChannelField.Bitmap + (bit >> 3)] |= 1 << (bit & 7);
-    this.emit(RecordType.Message, slot, channel, seq, fragInfo, key, p, length);
+    writeMessageRecord(this.records, this.nextRecord(), slot, channel, seq, fragInfo, key, p, length);
   }
 
   /** Newest-wins: a message id older than the newest delivered is stale. Fragments of the
@@ -451,45 +453,29 @@ export class TsEngine implements Engine {
     }
     v.setUint32(ch + ChannelField.Base, id, true);
     v.setUint32(ch + ChannelField.Flags, 1, true);
-    this.emit(RecordType.Message, slot, channel, seq, fragInfo, 0, p, length);
+    writeMessageRecord(this.records, this.nextRecord(), slot, channel, seq, fragInfo, 0, p, length);
   }
 
   private frameDrop(slot: number, reason: DropReason, channel: number, seq: number): void {
     this.counters[reason]++;
-    this.emit(RecordType.FrameDropped, slot, reason, channel, seq, 0, 0, 0);
+    writeFrameDroppedRecord(this.records, this.nextRecord(), slot, reason, channel, seq);
   }
 }
 
 
-/** PROTOCOL §1 table: the body-length rule per packet type. */
+/** PROTOCOL §1's body-length rule per packet type, from the ABI definition's table. */
 export function bodyLengthValid(v: DataView, type: number, off: number, body: number): boolean {
-  switch (type) {
-    case PacketType.Data:
-      return body >= 8;
-    case PacketType.Keepalive:
-      return body === 8;
-    case PacketType.ConnectRequest:
-      return body === 251;
-    case PacketType.Challenge:
-      return body === 20;
-    case PacketType.ConnectResponse:
-      return body >= 36 && v.getUint16(off + 35, true) <= 512 && body === 36 + v.getUint16(off + 35, true);
-    case PacketType.Accept:
-      return body >= 10 && v.getUint16(off + 9, true) <= 512 && body === 10 + v.getUint16(off + 9, true);
-    case PacketType.Deny:
-      return body >= 7 && v.getUint16(off + 6, true) <= 200 && body === 7 + v.getUint16(off + 6, true);
-    case PacketType.Disconnect:
-      return body >= 7 && v.getUint16(off + 6, true) <= 512 && body === 7 + v.getUint16(off + 6, true);
-    case PacketType.DisconnectAck:
-      return body === 4;
-    case PacketType.NoConnection:
-      return body === 6; // the echoed sequence and CRC (PROTOCOL §4)
-    case PacketType.RebindRequest:
-    case PacketType.RebindChallenge:
-    case PacketType.RebindResponse:
-      return body === REBIND_BODY_BYTES;
-    case PacketType.NatPunch:
-      return body === PUNCH_BODY_BYTES;
+  const fixed = PACKET_LENGTH_FIXED[type];
+  switch (PACKET_LENGTH_RULE[type]) {
+    case LengthRule.Exact:
+      return body === fixed;
+    case LengthRule.AtLeast:
+      return body >= fixed;
+    case LengthRule.UserData: {
+      if (body < fixed) return false;
+      const userDataLength = v.getUint16(off + PACKET_LENGTH_USER_DATA_AT[type], true);
+      return userDataLength <= PACKET_LENGTH_USER_DATA_MAX[type] && body === fixed + userDataLength;
+    }
     default:
       return false;
   }

@@ -10,10 +10,13 @@
 import { checkKeySlot, EngineUsageError } from "./layout.js";
 import {
   DATA_OVERHEAD_BYTES,
+  MAX_CHANNELS,
   MAX_DATAGRAM_BYTES,
   MAX_KEY_BYTES,
   PacketType,
+  InitResult,
   RECORD_INTS,
+  SCRATCH_BYTES,
   type DropReason,
   type Engine,
   type EngineConfig,
@@ -26,7 +29,6 @@ import {
   isOrdered,
   memoryPages,
   scratchOffsetOf,
-  SCRATCH_BYTES,
 } from "./layout.js";
 import { writeConfigArea } from "./ts-engine.js";
 import { WASM_RELEASE_BASE64 } from "./wasm-bytes-release.generated.js";
@@ -69,9 +71,9 @@ export type WasmBuild = "release" | "debug";
 export { EngineUsageError };
 
 const INIT_ERRORS: Record<number, string> = {
-  1: "the WASM module's static data overlaps the layout: raise RESERVED_LOW_BYTES in src/engine/layout.ts",
-  2: "slotStride is smaller than the engine's per-slot state: src/engine/layout.ts and assembly/layout.ts disagree",
-  3: "channel count must be 1..32",
+  [InitResult.StaticDataOverlaps]: "the WASM module's static data overlaps the layout: raise RESERVED_LOW_BYTES in src/engine/abi.definition.mjs",
+  [InitResult.SlotStrideTooSmall]: "slotStride is smaller than the engine's per-slot state: src/engine/layout.ts and assembly/layout.ts disagree",
+  [InitResult.BadChannelCount]: `channel count must be 1..${MAX_CHANNELS}`,
 };
 
 const modules = new Map<WasmBuild, Promise<WasmModule>>();
@@ -145,10 +147,10 @@ export class WasmEngine implements Engine {
     this.scratch = new Int32Array(buffer, scratchOffsetOf(L), SCRATCH_BYTES >> 2);
     this.maxSlots = config.maxSlots;
     this.batchDatagrams = config.batchDatagrams ?? 64;
-    if (this.wasm.dataEnd() > L.configOffset) throw new EngineConfigError(INIT_ERRORS[1]);
+    if (this.wasm.dataEnd() > L.configOffset) throw new EngineConfigError(INIT_ERRORS[InitResult.StaticDataOverlaps]);
     writeConfigArea(new DataView(buffer), L, config, config.channels.filter(isOrdered).length);
     const status = this.wasm.init(L.configOffset);
-    if (status !== 0) throw new EngineConfigError(INIT_ERRORS[status] ?? `engine init failed (${status})`);
+    if (status !== InitResult.Ok) throw new EngineConfigError(INIT_ERRORS[status] ?? `engine init failed (${status})`);
   }
 
   processBatch(count: number): number {

@@ -24,6 +24,14 @@ import {
   REBIND_BODY_BYTES,
   RECORD_INTS,
   RecordType,
+  RecordHeader,
+  ControlRecord,
+  DatagramDroppedRecord,
+  FrameDroppedRecord,
+  MessageRecord,
+  PacketAckedRecord,
+  PacketReceivedRecord,
+  UnknownPeerRecord,
   SYSTEM_CHANNEL,
   WIRE_VERSION,
   type Engine,
@@ -801,14 +809,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const arena = this.engine.bytes;
     for (let i = 0; i < n; i++) {
       const p = i * RECORD_INTS;
-      const type = r[p];
-      const slot = r[p + 1];
+      const type = r[p + RecordHeader.Type];
+      const slot = r[p + RecordHeader.Slot];
       const conn = slot >= 0 ? this.slots[slot] : undefined;
       switch (type) {
         case RecordType.DatagramDropped: {
-          const reason = r[p + 2];
+          const reason = r[p + DatagramDroppedRecord.Reason];
           this.counters.drops[reason]++;
-          const c = conn ?? this.byAddress.get(this.batchFrom[base + r[p + 3]]);
+          const c = conn ?? this.byAddress.get(this.batchFrom[base + r[p + DatagramDroppedRecord.Datagram]]);
           if (c !== undefined) {
             c.onDropCounted(
               reason === DropReason.BadCrc ? "crc" : reason === DropReason.DuplicatePacket ? "duplicate" : reason === DropReason.StalePacket ? "stale" : "invalid",
@@ -820,34 +828,46 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         }
         case RecordType.PacketReceived:
           if (conn !== undefined) {
-            const index = base + r[p + 3];
+            const index = base + r[p + PacketReceivedRecord.Datagram];
             const length = this.batchLength[index];
-            const data = r[p + 4] === PacketType.Data;
-            if (data && length === DATA_OVERHEAD_BYTES + ACK_DELAY_TRAILER_BYTES) this.onAckDelayTrailer(now, conn, index, r[p + 2] & 0xffff);
-            else conn.onPacketReceived(now, data && length > DATA_OVERHEAD_BYTES, r[p + 2] & 0xffff);
+            const data = r[p + PacketReceivedRecord.PacketType] === PacketType.Data;
+            const sequence = r[p + PacketReceivedRecord.Sequence] & 0xffff;
+            if (data && length === DATA_OVERHEAD_BYTES + ACK_DELAY_TRAILER_BYTES) this.onAckDelayTrailer(now, conn, index, sequence);
+            else conn.onPacketReceived(now, data && length > DATA_OVERHEAD_BYTES, sequence);
             this.touch(conn);
           }
           break;
         case RecordType.PacketAcked:
-          if (conn !== undefined) conn.onPacketAcked(now, r[p + 2] & 0xffff);
+          if (conn !== undefined) conn.onPacketAcked(now, r[p + PacketAckedRecord.Sequence] & 0xffff);
           break;
         case RecordType.Control:
-          this.onControl(now, this.batchFrom[base + r[p + 3]], r[p + 2], r[p + 6], r[p + 7]);
+          this.onControl(
+            now,
+            this.batchFrom[base + r[p + ControlRecord.Datagram]],
+            r[p + ControlRecord.PacketType],
+            r[p + ControlRecord.Offset],
+            r[p + ControlRecord.Length],
+          );
           break;
         case RecordType.Message:
           if (conn === undefined) break;
-          if (r[p + 2] === SYSTEM_CHANNEL) conn.onSystemMessage(now, arena, r[p + 6], r[p + 7]);
+          if (r[p + MessageRecord.Channel] === SYSTEM_CHANNEL) conn.onSystemMessage(now, arena, r[p + MessageRecord.Offset], r[p + MessageRecord.Length]);
           else conn.onChannelRecord(now, r, p, arena);
           break;
         case RecordType.Hold:
         case RecordType.Release:
         case RecordType.FrameDropped:
           if (conn !== undefined) conn.onChannelRecord(now, r, p, arena);
-          if (type === RecordType.FrameDropped) this.counters.drops[r[p + 2]]++;
+          if (type === RecordType.FrameDropped) this.counters.drops[r[p + FrameDroppedRecord.Reason]]++;
           break;
         case RecordType.UnknownPeer:
           this.counters.drops[DropReason.UnknownPeer]++;
-          this.replyNoConnection(now, this.batchFrom[base + r[p + 3]], r[p + 4], r[p + 5]);
+          this.replyNoConnection(
+            now,
+            this.batchFrom[base + r[p + UnknownPeerRecord.Datagram]],
+            r[p + UnknownPeerRecord.Sequence],
+            r[p + UnknownPeerRecord.Crc],
+          );
           break;
         default:
           break;

@@ -5,7 +5,7 @@
  * keeps the flow-control window exact whatever the ack order.
  */
 import { describe, expect, it } from "vitest";
-import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
+import { RECORD_INTS, RecordType, encodeRecord } from "../../src/engine/abi.js";
 import { ChannelSet, type ChannelOptions, type MessageSink, type PacketContents } from "../../src/channels/index.js";
 import { decodeFrames, drainMessages } from "./harness.js";
 
@@ -16,12 +16,7 @@ function receive(cs: ChannelSet, channel: number, seq: number, bytes: number[], 
   const arena = new Uint8Array(64);
   arena.set(bytes, 8);
   const records = new Int32Array(2 * RECORD_INTS);
-  records[RecordField.Type] = RecordType.Message;
-  records[RecordField.A] = channel;
-  records[RecordField.B] = seq;
-  records[RecordField.D] = key;
-  records[RecordField.Offset] = 8;
-  records[RecordField.Length] = bytes.length;
+  encodeRecord(records, 0, { type: RecordType.Message, channel, messageSeq: seq, key, offset: 8, length: bytes.length });
   cs.onRecord(0, records, 0, arena);
 }
 

@@ -4,7 +4,7 @@
  * views that start inside their buffer, must each come from their own arena.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
+import { RECORD_INTS, RecordType, encodeRecord } from "../../src/engine/abi.js";
 import { ChannelSet } from "../../src/channels/index.js";
 import { setOwnSmallCopies } from "../../src/channels/own-copies.js";
 import { resetSlab } from "../../src/channels/receive-copy.js";
@@ -21,11 +21,7 @@ beforeEach(() => resetSlab());
 
 function messageRecord(seq: number, offset: number, length: number): Int32Array {
   const r = new Int32Array(RECORD_INTS);
-  r[RecordField.Type] = RecordType.Message;
-  r[RecordField.A] = 0;
-  r[RecordField.B] = seq;
-  r[RecordField.Offset] = offset;
-  r[RecordField.Length] = length;
+  encodeRecord(r, 0, { type: RecordType.Message, channel: 0, messageSeq: seq, offset, length });
   return r;
 }
 

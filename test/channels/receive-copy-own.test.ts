@@ -4,7 +4,7 @@
  * seen by the application is the same as with the slab.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
+import { RECORD_INTS, RecordType, encodeRecord } from "../../src/engine/abi.js";
 import { ChannelSet, type ChannelOptions } from "../../src/channels/index.js";
 import { setOwnSmallCopies } from "../../src/channels/own-copies.js";
 import { drainMessages } from "./harness.js";
@@ -14,12 +14,13 @@ const make = (channels: ChannelOptions[]) => new ChannelSet({ channels, mtu: 120
 function recordsOf(list: { type?: RecordType; channel: number; seq: number; offset: number; length: number }[]): Int32Array {
   const r = new Int32Array(16 * RECORD_INTS);
   list.forEach((x, i) => {
-    const p = i * RECORD_INTS;
-    r[p + RecordField.Type] = x.type ?? RecordType.Message;
-    r[p + RecordField.A] = x.channel;
-    r[p + RecordField.B] = x.seq;
-    r[p + RecordField.Offset] = x.offset;
-    r[p + RecordField.Length] = x.length;
+    encodeRecord(r, i * RECORD_INTS, {
+      type: x.type ?? RecordType.Message,
+      channel: x.channel,
+      messageSeq: x.seq,
+      offset: x.offset,
+      length: x.length,
+    });
   });
   return r;
 }

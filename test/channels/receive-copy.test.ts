@@ -5,7 +5,7 @@
  * whatever the engine does with its arena.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RECORD_INTS, RecordField, RecordType } from "../../src/engine/abi.js";
+import { RECORD_INTS, RecordType, encodeRecord } from "../../src/engine/abi.js";
 import { ChannelSet, type ChannelOptions } from "../../src/channels/index.js";
 import { setOwnSmallCopies } from "../../src/channels/own-copies.js";
 import { resetSlab, SLAB_BYTES, SLAB_MAX_MESSAGE_BYTES } from "../../src/channels/receive-copy.js";
@@ -36,14 +36,15 @@ interface Rec {
 function recordsOf(list: Rec[], capacity = 16): Int32Array {
   const r = new Int32Array(capacity * RECORD_INTS);
   list.forEach((x, i) => {
-    const p = i * RECORD_INTS;
-    r[p + RecordField.Type] = x.type ?? RecordType.Message;
-    r[p + RecordField.Slot] = x.slot ?? 0;
-    r[p + RecordField.A] = x.channel;
-    r[p + RecordField.B] = x.seq;
-    r[p + RecordField.C] = x.fragInfo ?? 0;
-    r[p + RecordField.Offset] = x.offset;
-    r[p + RecordField.Length] = x.length;
+    encodeRecord(r, i * RECORD_INTS, {
+      type: x.type ?? RecordType.Message,
+      slot: x.slot ?? 0,
+      channel: x.channel,
+      messageSeq: x.seq,
+      fragment: x.fragInfo ?? 0,
+      offset: x.offset,
+      length: x.length,
+    });
   });
   return r;
 }

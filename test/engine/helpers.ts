@@ -5,8 +5,11 @@ import {
   DeliveryKind,
   FRAME_FLAG_FRAGMENT,
   MAX_DATAGRAM_BYTES,
+  DatagramDroppedRecord,
   PacketType,
   RECORD_INTS,
+  RecordHeader,
+  RecordType,
   type Engine,
   type EngineConfig,
 } from "../../src/engine/abi.js";
@@ -14,6 +17,9 @@ import { TsEngine } from "../../src/engine/ts-engine.js";
 import { createWasmEngine, type WasmBuild } from "../../src/engine/wasm-engine.js";
 
 export const PROTOCOL_ID = 0x1234abcd;
+
+/** Where datagram-level records keep their datagram index. */
+const DATAGRAM_FIELD = DatagramDroppedRecord.Datagram;
 
 /** One channel of every kind, plus a second ReliableOrdered channel. */
 export const ALL_KINDS: DeliveryKind[] = [
@@ -112,8 +118,16 @@ export function deliver(engine: Engine, datagrams: { bytes: Uint8Array; slot: nu
     const count = engine.processBatch(n);
     for (let r = 0; r < count; r++) {
       const rec = Array.from(engine.records.subarray(r * RECORD_INTS, (r + 1) * RECORD_INTS));
-      // Datagram index (b) of datagram-level records is relative to the batch: make it global.
-      if (rec[0] === 1 || rec[0] === 2 || rec[0] === 4 || rec[0] === 9) rec[3] += next;
+      // The datagram index of datagram-level records is relative to the batch: make it global.
+      // All four keep it at the same position (DATAGRAM_FIELD).
+      const type = rec[RecordHeader.Type];
+      if (
+        type === RecordType.DatagramDropped ||
+        type === RecordType.PacketReceived ||
+        type === RecordType.Control ||
+        type === RecordType.UnknownPeer
+      )
+        rec[DATAGRAM_FIELD] += next;
       out.push(rec);
     }
     next += engine.consumed();
