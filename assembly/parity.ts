@@ -1,4 +1,4 @@
-// XOR parity over a group of equal-length packets (seed 000's parity checking): the parity block
+// XOR parity over a group of equal-length packets (parity checking over packet groups): the parity block
 // of N packets is their XOR, and any one missing packet is the XOR of the other N-1 plus the
 // parity block — so `parityXor` both builds parity and recovers, ready for FEC.
 

@@ -1,4 +1,4 @@
-// The received-packet sequence buffer (seed 002): 256 u32 entries indexed by sequence % 256,
+// The received-packet sequence buffer: 256 u32 entries indexed by sequence % 256,
 // each 0 (empty) or 0x10000 | the sequence received there. Ack + ackBits are read from it.
 
 import { sequenceDistance, sequenceGreaterThan } from "./sequence";

@@ -122,8 +122,7 @@ export class Dashboard {
   #drawTable(s: DashboardState, rates: number[][]): void {
     const columns = this.#out.columns ?? 200;
     // The full table is ~100 columns; on a narrower terminal a compact one (the per-channel
-    // rates but movement left out), so no number is ever cut off (found by a review: on 80
-    // columns "in order 89/90" read "in order 89/8").
+    // rates but movement left out), so no number is ever cut off.
     const compact = columns < 110;
     const head = compact
       ? ["#", "rtt ms", "loss %", "bw est", "move/s", "resends", "reliable (arrived/sent)"]

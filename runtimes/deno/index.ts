@@ -3,7 +3,7 @@
  * one datagram at a time and batches a turn's burst through the TurnReceiver; sends go out
  * strictly in order through one send pump, because Deno's
  * un-awaited sends can leave out of order. Without --unstable-net it falls back to node:dgram
- * (measured ~50x slower under Deno) with a warning naming the flag, or throws
+ * (far slower under Deno: it delivers late) with a warning naming the flag, or throws
  * UnstableNetRequiredError when `requireUnstableNet` is set.
  * `import { listen, connect } from "ackwire/deno"`.
  */
@@ -55,7 +55,7 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
   if (typeof deno().listenDatagram !== "function") {
     if (denoOptions.requireUnstableNet) throw new UnstableNetRequiredError();
     // node:dgram under Deno throws a missing net permission from inside its own bind, where no
-    // caller can catch it, and the process dies (found by a newcomer review): ask first.
+    // caller can catch it, and the process dies: ask first.
     // Deno's descriptor is "host[:port]" (IPv6 in brackets): a grant scoped to a port answers
     // "granted" only when asked with it.
     const hostname = options.host.includes(":") ? `[${options.host}]` : options.host;

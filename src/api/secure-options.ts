@@ -58,7 +58,7 @@ export function makeRoomForSeal(config: EndpointConfig, call: string): void {
   }
   // maxMtu, a wire size too, is checked as the plain endpoint checks it (mtu..MAX_MTU) before
   // the overhead comes off: a larger one built probes the secure layer then dropped, a smaller
-  // one silently meant "no discovery" (found by a review).
+  // one would silently mean "no discovery".
   const maxMtu = config.maxMtu ?? Math.max(mtu, DEFAULT_MAX_MTU);
   if (!(Number.isInteger(maxMtu) && maxMtu >= mtu && maxMtu <= MAX_MTU)) {
     throw new SecureConfigError(`${call}: maxMtu must be an integer in mtu..${MAX_MTU} (${mtu}..${MAX_MTU}), sizes on the wire as on a plain connection, got ${String(config.maxMtu)}`);

@@ -1,7 +1,7 @@
 /**
  * The few most recently written one-frame messages of a channel that may be repeated in later
  * datagrams (internal to src/channels): `redundancy` copies on unreliable kinds, `piggyback`
- * copies on reliable kinds (seed 004: "the previous packet is piggybacked on the next").
+ * copies on reliable kinds ("the previous packet is piggybacked on the next").
  *
  * Created on a channel's first write, only on channels configured with copies. Capacity is the
  * configured count (1..3), so a message leaves the ring when that many newer ones were written.

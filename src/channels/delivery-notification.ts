@@ -1,10 +1,10 @@
 /**
- * DeliveryNotificationManager (seed 001, after the Starsiege: Tribes connection manager):
+ * DeliveryNotificationManager (Multiplayer Game Programming's, after the Starsiege: Tribes connection manager):
  * per outgoing packet sequence an in-flight record (time sent, size, and the application's own
  * "transmission data" T: what it wrote into that packet). When the packet is acknowledged the
  * record is reported delivered; when it is judged lost it is reported dropped. Each record is
  * reported exactly once, so the sender module decides what (if anything) to resend — nothing is
- * retransmitted at this level, and packet sequences are never reused (seed 002).
+ * retransmitted at this level, and packet sequences are never reused.
  *
  * Counters: dispatched == delivered + dropped + inFlight, always.
  *
@@ -13,11 +13,11 @@
  *    newest acknowledged one is lost (RFC 9002 §6.1.1, kPacketThreshold = 3: tolerates mild
  *    reordering, yet reacts within one round trip);
  *  - timeout: a packet in flight for `timeoutMs` or longer is lost (the caller passes its
- *    retransmission timeout, e.g. RFC 6298 RTO with backoff; seed 001's ProcessTimedOutPackets).
+ *    retransmission timeout, e.g. RFC 6298 RTO with backoff; the book's ProcessTimedOutPackets).
  * An ack that arrives after its packet was declared lost is counted in `lateAcks` and otherwise
  * ignored (the record was already reported).
  *
- * Storage is a ring indexed by `sequence % size` (seed 002's sequence buffer): one flat array of
+ * Storage is a ring indexed by `sequence % size` (a sequence buffer): one flat array of
  * numbers and one of references, interleaved per slot. The ring starts at `initialCapacity` slots and doubles when a packet
  * would land on a slot still in flight, up to `capacity`; most connections keep a few packets in
  * flight, so most rings stay small. Packets must be dispatched in sequence order (each one the
@@ -246,7 +246,7 @@ export class DeliveryNotificationManager<T, R = unknown> {
    * `packetThreshold` sequences behind it or at least `timeThresholdMs` old (RFC 9002 §6.1.1 and
    * §6.1.2). "Before" is by sequence because packets sent in one driver pass share one `now`: a
    * send-time comparison would declare the rest of a burst lost as soon as its first packet is
-   * acknowledged (measured on loopback: declared losses = receiver duplicates).
+   * acknowledged, and each such declaration becomes a duplicate at the receiver.
    */
   detectLosses(now: number, timeoutMs: number, timeThresholdMs = Infinity): number {
     let lost = 0;

@@ -1,6 +1,6 @@
 /**
  * Channels: delivery modes, aggregation, fragmentation, receipts, and the packet-level
- * DeliveryNotificationManager (seed 001). See docs/CHANNELS.md.
+ * DeliveryNotificationManager. See docs/CHANNELS.md.
  *
  * Contract with the connection (src/session/connection.ts), as agreed, with these additions:
  *

@@ -1,5 +1,5 @@
 /**
- * Network clock (seed 004): every client estimates the server's clock.
+ * Network clock (MTUDP's clock sync): every client estimates the server's clock.
  *
  * Exchange (wire proposal in docs/CONGESTION.md, "Clock frames"):
  *   client -> server: clientSendTime (client clock, u32 ms)
@@ -61,7 +61,7 @@ export interface NetworkClockConfig {
   minDriftSpanMs?: number;
   /** Drift estimates are clamped to +/- this (default 1000 ppm; real oscillators are < 200). */
   maxDriftPpm?: number;
-  /** Samples with rtt above this are rejected outright (default 10 s, as seed 004). */
+  /** Samples with rtt above this are rejected outright (default 10 s, as MTUDP does). */
   maxRttMs?: number;
 }
 
@@ -256,9 +256,8 @@ export class NetworkClock {
         const stdErr = Math.sqrt(sse / (n - 2) / sxx);
         // Use the fit only when it says more than the prior ("drift unknown, within
         // unknownDriftPpm"). Over a few seconds, offsets that scatter by a few ms (path
-        // asymmetry) give slopes off by ~1000 ppm; projecting along such a slope moved the
-        // estimate by several ms (measured through the session on a 50 +/- 10 ms link: error
-        // 2 ms -> 8 ms between 5 s and 10 s), while drift 0 with the prior allowance stays sound.
+        // asymmetry) give slopes off by ~1000 ppm, and projecting along such a slope moves the
+        // estimate by several ms, while drift 0 with the prior allowance stays sound.
         const fitAllowance = this.driftAllowance + 3 * stdErr;
         if (fitAllowance < this.unknownDrift) {
           this.allowance = fitAllowance;

@@ -4,7 +4,7 @@
  *
  * - Two modes: good = 30 packets/s, bad = 10 packets/s. The mode sets the pacing rate; every
  *   datagram costs one packet token whatever its size. There is no window.
- * - The signal is RTT smoothed as seed 002 does it: an exponential moving average that moves 10%
+ * - The signal is RTT smoothed as Fiedler's flow control does it: an exponential moving average that moves 10%
  *   toward each sample (the first sample initializes it).
  * - Good -> bad at once when the smoothed RTT exceeds 250 ms.
  * - Bad -> good once conditions have been good (smoothed RTT <= 250 ms) for time t.

@@ -24,7 +24,7 @@
  * - RTT: onAck computes now - record.sentTime itself. Pass `rttSampleMs` only to override it
  *   (e.g. after subtracting the peer's reported ack delay). Karn's rule is the caller's: never
  *   feed a sample for a packet that was transmitted twice (ackwire never does: a sequence is
- *   sent once, data is resent in new packets, seed 002).
+ *   sent once, data is resent in new packets).
  * - Each call reflects `now`; time must not run backwards between calls (earlier values are
  *   tolerated and treated as "no time passed").
  */

@@ -13,7 +13,7 @@
  *   released. Real runtimes' timers fire no sooner than 1 ms (Node, Bun, Deno) and often
  *   later; a pacer that asks for a wake-up every few microseconds (one packet at a high rate)
  *   gets one 1+ ms timer per packet, and everything the bucket could not hold during the
- *   oversleep is lost (measured on loopback: the 1000 B bulk sender stood idle between sends).
+ *   oversleep is lost (a bulk sender stands idle between sends).
  *   This is the "pacing quantum" of Linux's fq qdisc / BBR pacing: release about one timer
  *   granularity of the rate per wake-up. With quantum 0 it is the plain debt bucket.
  *

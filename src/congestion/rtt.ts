@@ -1,6 +1,6 @@
 /**
  * Round-trip-time estimator: RFC 6298 SRTT/RTTVAR/RTO, plus min RTT, latest RTT, jitter and the
- * seed-002 10% moving average.
+ * 10% moving average of the game-networking texts.
  *
  * Interface (all times in milliseconds, `now` passed in, floats allowed):
  *   const rtt = new RttEstimator({ minRtoMs: 30 });
@@ -10,8 +10,8 @@
  *   rtt.smoothedMs / rttVarMs / minMs / latestMs / jitterMs / ewma10Ms   (readouts)
  *
  * Karn's rule (RFC 6298 section 3) is the CALLER's job: feed only samples from packets that were
- * transmitted once. In ackwire a packet sequence is never reused (data is resent in a new packet,
- * seed 002), so every ack of a packet is a valid sample; a caller that measures per *message*
+ * transmitted once. In ackwire a packet sequence is never reused (data is resent in a new packet),
+ * so every ack of a packet is a valid sample; a caller that measures per *message*
  * (which may have been resent) must use the transmission ping in ping.ts instead.
  *
  * Deviations from RFC 6298, on purpose:
@@ -166,7 +166,7 @@ export class RttEstimator {
     windowedUpdate(s, MIN_FILTER, true, this.minRttWindowMs, sampleMs, now);
     // RFC 6298 2.2/2.3: RTO = SRTT + max(G, K*RTTVAR), then clamp (2.4, 2.5), except that the
     // maximum never pulls it below what the path measures: on a path slower than maxRtoMs a
-    // capped RTO resent every packet before its ack could arrive, for ever (found by a review).
+    // capped RTO would resend every packet before its ack could arrive, for ever.
     const base = Math.max(this.minRtoMs, smoothed + Math.max(this.granularityMs, K * rttVar));
     s[BASE_RTO] = base;
     // RFC 6298 5.7 (and Karn): a fresh valid sample ends the backoff (2^0: the base itself).

@@ -1,5 +1,5 @@
 /**
- * The one home of 16-bit wrap-around comparison (seed 002's sequence_greater_than).
+ * The one home of 16-bit wrap-around comparison (Fiedler's sequence_greater_than).
  * `a` is newer than `b` when going forward from `b` reaches `a` in fewer than half the
  * sequence space: (a - b) mod 65536 in 1..32767. Never compare wire sequences with `<`.
  */

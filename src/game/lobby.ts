@@ -1,5 +1,5 @@
 /**
- * A small matchmaking list (seed 000: "a matchmaking server keeping a list of game hosts").
+ * A small matchmaking list (a matchmaking server keeping a list of game hosts).
  * Hosts register over an ackwire connection and heartbeat; clients list and filter; an entry
  * whose host stops heartbeating (or disconnects) goes away.
  *

@@ -1,6 +1,6 @@
 /**
- * Deterministic lockstep turns for RTS-style games (seed 000's NETTURN/DONETURN, seed 002's
- * "deterministic peer-to-peer lockstep"): every peer runs the same commands on the same turn,
+ * Deterministic lockstep turns for RTS-style games (NETTURN/DONETURN turns, "deterministic
+ * peer-to-peer lockstep"): every peer runs the same commands on the same turn,
  * so only commands travel, never state.
  *
  * Rules:

@@ -1,5 +1,5 @@
 /**
- * NAT traversal through the lobby (seed 000's matchmaking server, as an introducer), sans-IO.
+ * NAT traversal through the lobby (the matchmaking server, as an introducer), sans-IO.
  *
  * Two hosts behind NATs that filter unsolicited packets cannot connect to each other directly,
  * but both can reach the lobby. The lobby introduces them:

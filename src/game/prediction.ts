@@ -1,5 +1,5 @@
 /**
- * Client-side prediction with rewind and replay (seed 002): the client applies its own inputs at
+ * Client-side prediction with rewind and replay: the client applies its own inputs at
  * once, keeps a fixed-size circular buffer of (input, predicted state) per tick, and when the
  * server's authoritative state for an older tick T arrives it rewinds to T, takes the server's
  * state, and replays the buffered inputs T+1..now with the game's step function.

@@ -280,8 +280,8 @@ export class ServerSecurity {
     if (a === undefined) return undefined;
     // One token, one connection (PROTOCOL §9): a connection still live on this association
     // is replaced, and the caller closes it. A token holder completing handshakes from many
-    // source ports of its host held as many connections, filled maxConnections and locked
-    // honest players out (found by a hostile review).
+    // source ports of its host would hold as many connections, fill maxConnections and lock
+    // honest players out.
     let replaced: number | undefined;
     if (a.connection >= 0 && this.#byConnection.get(a.connection) === a) {
       this.#byConnection.delete(a.connection);

@@ -83,9 +83,8 @@ export class DeadlineHeap {
 
   // The sift loops write the three arrays themselves rather than through a shared put(i, time,
   // slot) helper: reschedule() inlines schedule, nextDeadline and both sifts, and V8's inlining
-  // budget then ran out before put(), so every level of a sift became a call that boxed `time`
-  // in a new heap number (measured: ~5 MB of garbage per replay rep, the largest allocation
-  // site in the session).
+  // budget runs out before put(), and every level of a sift then becomes a call that boxes
+  // `time` in a new heap number.
 
   /** Place (time, slot) at hole `i` or above. */
   private siftUp(i: number, time: number, slot: number): void {

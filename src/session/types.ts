@@ -29,11 +29,11 @@ export interface ChannelConfig {
   maxKeys?: number;
   /** unreliable / unreliable-sequenced: every datagram that carries a new message of this
    *  channel also carries copies of up to this many previous messages (one-frame messages
-   *  younger than 100 ms, if they fit), so a single lost datagram costs nothing (seed 004).
+   *  younger than 100 ms, if they fit), so a single lost datagram costs nothing.
    *  0..3, default 0 (off). Same value on both peers (not covered by the channel hash). */
   redundancy?: number;
   /** Reliable modes: room left in a datagram after all due data carries copies of this
-   *  channel's most recently sent, still unacknowledged one-frame messages (seed 004), each
+   *  channel's most recently sent, still unacknowledged one-frame messages, each
    *  copied at most this many times and at most this many per datagram, while younger than
    *  100 ms; an acknowledged copy means the lost original is not resent. 0..3, default 0.
    *  Same value on both peers. */
@@ -82,11 +82,11 @@ export interface EndpointConfig {
   maxPendingHandshakes?: number; // default 256 (client attempts on this endpoint)
   /** Handshake packets accepted per address per second. Default 10. */
   handshakeRatePerAddress?: number;
-  /** No packet for this long -> timeout. Default 10_000 ms (seed 003). */
+  /** No packet for this long -> timeout. Default 10_000 ms. */
   timeoutMs?: number;
   /** No packet for this long -> "unresponsive" event. Default timeoutMs / 2. */
   unresponsiveMs?: number;
-  /** Send a keepalive after this long without sending. Default timeoutMs / 4 (seed 000). */
+  /** Send a keepalive after this long without sending. Default timeoutMs / 4. */
   keepaliveMs?: number;
   /** Client: CLOCK_REQUEST period once the clock has converged. Default 1000 ms. For the first
    *  5 s after connecting requests go out every 100 ms (or every clockSyncMs if smaller): the

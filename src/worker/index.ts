@@ -1,5 +1,5 @@
 /**
- * ackwire/worker: the transport on its own thread (seed 004, "network I/O must not wait for
+ * ackwire/worker: the transport on its own thread (MTUDP's "network I/O must not wait for
  * the game loop").
  *
  * `listen(options)` and `connect(target, options)` have the shape of the package root's, but

@@ -1,5 +1,5 @@
 /**
- * The network thread of `ackwire/worker` (seed 004: network I/O must not wait for the game
+ * The network thread of `ackwire/worker` (as MTUDP puts it: network I/O must not wait for the game
  * loop). It runs the package root's normal listen()/connect() - the runtime's socket adapter,
  * the driver and the WASM engine - and relays:
  *   events (connection, message, unresponsive, responsive, bandwidth, receipt, disconnect,
