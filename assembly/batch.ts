@@ -11,7 +11,7 @@ import {
   storeControlRecord, storeDatagramDroppedRecord, storePacketReceivedRecord, storeUnknownPeerRecord, ACKS_VALID,
   ACK_DELAY_TRAILER_BYTES, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, CRC_BYTES,
   DATA_HEADER_BYTES, DATA_OVERHEAD_BYTES, DROP_BAD_CRC, DROP_BAD_LENGTH, DROP_MALFORMED_FRAME, DROP_TOO_SHORT,
-  DROP_UNKNOWN_PEER, DROP_UNKNOWN_TYPE, FRAME_FLAG_FRAGMENT, FRAME_FLAG_KIND_MASK, FRAME_HEADER_BYTES,
+  DROP_UNKNOWN_PEER, DROP_UNKNOWN_TYPE, FRAME_FLAG_FRAGMENT, FRAME_FLAG_GAP, FRAME_FLAG_KIND_MASK, FRAME_HEADER_BYTES,
   INIT_BAD_CHANNEL_COUNT, INIT_OK, INIT_SLOT_STRIDE_TOO_SMALL, INIT_STATIC_DATA_OVERLAPS, KIND_LATEST_STATE,
   KIND_RELIABLE_UNORDERED, MAX_CHANNELS, MAX_DATAGRAM_BYTES, MAX_KEY_BYTES, MAX_PARITY_BLOCKS, MESSAGE_WINDOW,
   MIN_DATAGRAM_BYTES, PACKET_WINDOW, SLOT_CRC_STATE, SLOT_NEXT_SEND_SEQUENCE, SLOT_SENT_CRCS, SYSTEM_CHANNEL,
@@ -23,9 +23,12 @@ import { frameHeaderBytes, validateFrames } from "./frame";
 import { ackBits, hasReceived, mostRecentReceived, receiveCheck, receiveRecord, ACCEPT } from "./received-window";
 import { rememberSent, scanAcks } from "./ack-scan";
 import { applyFrame } from "./channel-rules";
+import { applyOrderedGap } from "./reorder";
 import { countDrop, nextRecord, recordCount, resetRecords } from "./records";
 import { parityXor } from "./parity";
 
+/** Records one GAP frame may add: a window of released bits, and a Skip between each two. */
+const GAP_RECORDS: u32 = MESSAGE_WINDOW + MESSAGE_WINDOW / 2 + 1;
 /** Frames one datagram can hold. */
 const MAX_FRAMES: u32 = <u32>((MAX_DATAGRAM_BYTES - DATA_OVERHEAD_BYTES) / FRAME_HEADER_BYTES);
 
@@ -45,7 +48,9 @@ export function init(config: i32): i32 {
   if (channelCount < 1 || channelCount > MAX_CHANNELS) return INIT_BAD_CHANNEL_COUNT;
   if (slotStride < slotBytesNeeded(channelCount)) return INIT_SLOT_STRIDE_TOO_SMALL;
   const ordered = orderedChannels < MAX_FRAMES ? orderedChannels : MAX_FRAMES;
-  recordsPerDatagram = 34 + MAX_FRAMES + (MESSAGE_WINDOW - 1) * ordered;
+  // PacketReceived and 33 acks, a record per frame, the releases of every ordered channel's
+  // held bits, and the releases and skips of the one GAP frame a datagram may hold.
+  recordsPerDatagram = 34 + MAX_FRAMES + (MESSAGE_WINDOW - 1) * ordered + GAP_RECORDS;
   crcInit(load<u32>(<usize>config + CONFIG_MAGIC), load<u32>(<usize>config + CONFIG_PROTOCOL_ID));
   return INIT_OK;
 }
@@ -165,7 +170,8 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
     const key = kind == KIND_LATEST_STATE ? load<i32>(p + header - 6) : 0;
     const payloadLength = <u32>load<u16>(p + header - 2);
     const cb: usize = channel == SYSTEM_CHANNEL ? <usize>0 : channelBase(base, channel);
-    applyFrame(slot, cb, channel, kind, messageSeq, fragment, key, <i32>(p + header), <i32>payloadLength);
+    if (flags & FRAME_FLAG_GAP) applyOrderedGap(slot, cb, channel, messageSeq, <u32>load<u16>(p + header));
+    else applyFrame(slot, cb, channel, kind, messageSeq, fragment, key, <i32>(p + header), <i32>payloadLength);
     p += header + <usize>payloadLength;
   }
 }

@@ -4,8 +4,9 @@
 //   channel u8 | flags u8 | messageSeq u16 | [fragIndex u16, fragCount u16] | [key u32] | length u16 | payload
 
 import {
-  FRAGMENT_EXTRA_BYTES, FRAME_FLAG_FRAGMENT, FRAME_FLAG_KIND_MASK, FRAME_FLAG_RESERVED, FRAME_HEADER_BYTES,
-  KIND_LATEST_STATE, LATEST_STATE_EXTRA_BYTES, MAX_FRAGMENT_COUNT, SYSTEM_CHANNEL,
+  FRAGMENT_EXTRA_BYTES, FRAME_FLAG_FRAGMENT, FRAME_FLAG_GAP, FRAME_FLAG_KIND_MASK, FRAME_FLAG_RESERVED,
+  FRAME_HEADER_BYTES, GAP_PAYLOAD_BYTES, KIND_LATEST_STATE, KIND_RELIABLE_ORDERED, LATEST_STATE_EXTRA_BYTES,
+  MAX_FRAGMENT_COUNT, SYSTEM_CHANNEL,
 } from "./abi.generated";
 import { channelCount, channelKind } from "./layout";
 
@@ -20,11 +21,14 @@ export function frameHeaderBytes(flags: u32): usize {
 
 /**
  * Validate every frame in [start, end). Returns the number of frames, or -1 if any frame is
- * malformed. Reads nothing at or past `end`.
+ * malformed. Reads nothing at or past `end`. A GAP frame (reliable-ordered, unfragmented, a u16
+ * count of 1..MAX_FRAGMENT_COUNT as its payload) may appear once per datagram: each can set a
+ * window's worth of held bits, and processBatch's record bound allows for one.
  */
 export function validateFrames(start: usize, end: usize): i32 {
   let p = start;
   let count = 0;
+  let gaps = 0;
   while (p < end) {
     if (end - p < FRAME_HEADER_BYTES) return -1;
     const channel = <u32>load<u8>(p);
@@ -45,6 +49,11 @@ export function validateFrames(start: usize, end: usize): i32 {
     }
     const length = <usize>load<u16>(p + header - 2);
     if (end - p - header < length) return -1;
+    if (flags & FRAME_FLAG_GAP) {
+      if (kind != KIND_RELIABLE_ORDERED || (flags & FRAME_FLAG_FRAGMENT) != 0 || length != GAP_PAYLOAD_BYTES || ++gaps > 1) return -1;
+      const skipped = <u32>load<u16>(p + header);
+      if (skipped < 1 || skipped > MAX_FRAGMENT_COUNT) return -1;
+    }
     p += header + length;
     count++;
   }

@@ -18,6 +18,7 @@ import {
   MessageRecord,
   RecordHeader,
   ReleaseRecord,
+  SkipRecord,
   RecordType,
 } from "../engine/abi.js";
 import type { ChannelConfig, DeliveryMode } from "../session/types.js";
@@ -29,7 +30,8 @@ import {
   TooManyKeysError,
   UnknownChannelError,
 } from "./errors.js";
-import { checkSendDelay, checkSendKey } from "./send-checks.js";
+import { checkSendDeadline, checkSendDelay, checkSendKey } from "./send-checks.js";
+import { DeadlineQueue } from "./deadline-queue.js";
 import { copyExact } from "./buffer-pool.js";
 import { firstUnknownKey, unknownOptionMessage } from "../util/closest-key.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
@@ -44,6 +46,8 @@ interface DelayedMessage {
   data: Uint8Array;
   receipt: number;
   key: number | undefined;
+  /** When it is given up if still not delivered (Infinity: no deadline). */
+  deadline: number;
 }
 
 export interface ChannelOptions extends ChannelConfig {
@@ -137,6 +141,8 @@ export interface ChannelStats {
   copiesDropped: number;
   /** Sender: unreliable messages dropped unsent after their channel's maxQueueMs. */
   expired: number;
+  /** Sender: messages given up at their send's deadlineMs. */
+  deadlinesMissed: number;
   /** Sender: bytes held to send (queuedBytes()). */
   queuedBytes: number;
 }
@@ -290,6 +296,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal The time of the current send, write or pending check (ReceiptSink.now). */
   now = 0;
   private delayedBytes = 0;
+  /** Messages sent with a deadline, earliest first (created with the first one). */
+  private deadlines: DeadlineQueue | undefined;
+  /** The writeFrames call (`writes`) whose datagram has its GAP frame. */
+  private gapWrite = -1;
 
   constructor(config: ChannelSetConfig) {
     const { channels, mtu, maxReceiveBufferBytes } = config;
@@ -379,7 +389,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * `opts.receipt` is set, else 0. Throws UnknownChannelError, MessageTooLargeError,
    * InvalidKeyError, TooManyKeysError on misuse.
    */
-  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number }, sentAt = NaN): number {
+  send(
+    now: number,
+    channel: number,
+    data: Uint8Array,
+    opts?: { receipt?: boolean; key?: number; delayMs?: number; deadlineMs?: number },
+    sentAt = NaN,
+  ): number {
     const delayMs = opts?.delayMs;
     checkSendDelay(delayMs);
     const ch = channel === 0 ? this.sender0 : this.senders[channel];
@@ -388,6 +404,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     if (data.length > ch.maxMessageBytes) throw new MessageTooLargeError(channel, data.length, ch.maxMessageBytes);
     const key = opts?.key;
     checkSendKey(channel, ch.kind === DeliveryKind.LatestState, key);
+    const deadlineMs = opts?.deadlineMs;
+    checkSendDeadline(deadlineMs, ch.kind === DeliveryKind.LatestState);
+    const deadline = deadlineMs === undefined ? Infinity : now + deadlineMs;
     if (ch.kind === DeliveryKind.LatestState && !ch.hasKey(key!) && ch.keyCount >= ch.maxKeys) throw new TooManyKeysError(channel, ch.maxKeys);
     let receipt = 0;
     if (opts?.receipt === true) {
@@ -395,19 +414,52 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       (this.outstandingReceipts ??= new Set<number>()).add(receipt);
     }
     if (delayMs !== undefined && delayMs > 0) {
-      this.hold(now + delayMs, channel, copyExact(data), receipt, key);
+      this.hold(now + delayMs, channel, copyExact(data), receipt, key, deadline);
       return receipt;
     }
-    this.release(ch, data, receipt, key, sentAt);
+    this.release(ch, data, receipt, key, sentAt, deadline);
     return receipt;
   }
 
   /** `sentAt`: the send's own time if the caller knew it, else NaN (SendChannel.enqueue). */
-  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN): void {
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN, deadline = Infinity): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
     if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
-    else ch.enqueue(data, receipt, sentAt);
+    else {
+      const m = ch.enqueue(data, receipt, sentAt);
+      if (deadline !== Infinity) {
+        m.deadline = deadline;
+        (this.deadlines ??= new DeadlineQueue()).push(m);
+      }
+    }
     ch.messagesSent++;
+  }
+
+  /**
+   * Give up every message whose deadline is at or before `now` (SendChannel.expire). Settled
+   * messages leave the queue as their deadlines come, so it holds at most the messages sent
+   * within the longest deadline.
+   */
+  private expireDeadlines(now: number): void {
+    const q = this.deadlines;
+    if (q === undefined) return;
+    for (let m = q.peek(); m !== undefined && m.deadline <= now; m = q.peek()) {
+      q.pop();
+      m.sender.expire(m);
+    }
+  }
+
+  /** The earliest of the delayed sends' release times and the messages' deadlines (Infinity: none). */
+  nextTimerAt(): number {
+    const deadline = this.deadlines?.peek()?.deadline ?? Infinity;
+    return Math.min(this.nextDelayedDue(), deadline);
+  }
+
+  /** Release the delayed sends due and give up the messages past their deadlines, at `now`. */
+  runTimers(now: number): void {
+    this.now = now;
+    this.releaseDue(now);
+    this.expireDeadlines(now);
   }
 
   /**
@@ -415,12 +467,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * order) only when released: later undelayed sends on the same channel may overtake it, and
    * it never blocks the channel while it waits (docs/CHANNELS.md "Delayed sends").
    */
-  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined): void {
+  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined, deadline: number): void {
     const list = (this.delayed ??= []);
     // Insert after every message due at or before `due` (stable: equal times keep send order).
     let i = list.length;
     while (i > 0 && list[i - 1].due > due) i--;
-    list.splice(i, 0, { due, channel, data, receipt, key });
+    list.splice(i, 0, { due, channel, data, receipt, key, deadline });
     this.delayedBytes += data.length;
   }
 
@@ -432,7 +484,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     while (n < list.length && list[n].due <= now) {
       const m = list[n++];
       this.delayedBytes -= m.data.length;
-      this.release(this.senders[m.channel], m.data, m.receipt, m.key);
+      // Its deadline counts from send(): one that passed while it waited gives it up unsent.
+      if (m.deadline <= now) {
+        if (m.receipt !== 0) this.receiptSettled(m.receipt, false);
+        this.senders[m.channel].deadlinesMissed++;
+        continue;
+      }
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key, NaN, m.deadline);
     }
     list.splice(0, n);
   }
@@ -493,8 +551,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
 
   /** Anything to send now: a lost reliable frame, or new data the flow-control window allows. */
   hasPending(now: number): boolean {
-    this.now = now;
-    this.releaseDue(now);
+    this.runTimers(now);
     // Only channels flagged since their last check are visited; a flagged channel with nothing
     // to write (queue drained, window full) is unflagged until the next send/loss/ack on it.
     while (this.pendingMask !== 0) {
@@ -652,6 +709,18 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
         else rc.onRelease(records[index + ReleaseRecord.MessageSeq] & 0xffff);
         return;
       }
+      case RecordType.Skip:
+      case RecordType.HoldGap: {
+        // HoldGap has Skip's layout (the ABI definition checks it).
+        const a = records[index + SkipRecord.Channel];
+        const rc = a === 0 ? this.receiver0 : this.receivers[a];
+        const seq = records[index + SkipRecord.MessageSeq] & 0xffff;
+        const count = records[index + SkipRecord.Count];
+        if (rc === undefined || rc.kind !== DeliveryKind.ReliableOrdered) this.counters.invalid++;
+        else if (type === RecordType.Skip) rc.onSkip(seq, count);
+        else rc.onHoldGap(seq, count);
+        return;
+      }
       case RecordType.FrameDropped: {
         const reason = records[index + FrameDroppedRecord.Reason];
         const channel = records[index + FrameDroppedRecord.Channel];
@@ -750,7 +819,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     let copiesSent = 0;
     let copyBytes = 0;
     let expired = 0;
+    let deadlinesMissed = 0;
     for (const s of this.senders) {
+      deadlinesMissed += s.deadlinesMissed;
       resends += s.resends;
       copiesSent += s.copiesSent;
       copyBytes += s.copyBytes;
@@ -768,6 +839,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       copyBytes,
       copiesDropped: this.counters.copiesDropped,
       expired,
+      deadlinesMissed,
       queuedBytes: this.queuedBytes(),
     };
   }
@@ -783,6 +855,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   markPending(index: number): void {
     this.pendingMask |= 1 << index;
+  }
+  /** @internal One GAP frame per datagram (PROTOCOL §3): true for the first ask in a writeFrames call. */
+  takeGapSlot(): boolean {
+    if (this.gapWrite === this.writes) return false;
+    this.gapWrite = this.writes;
+    return true;
   }
   /** @internal */
   deliver(channel: number, data: Uint8Array, key: number | undefined): void {

@@ -95,6 +95,20 @@ export class InvalidDelayError extends ChannelError {
   }
 }
 
+/** send() got a deadlineMs that is not a finite number > 0, or one on a latest-state channel. */
+export class InvalidDeadlineError extends ChannelError {
+  readonly deadlineMs: number;
+  constructor(deadlineMs: number, detail?: string) {
+    super(
+      "ERR_INVALID_DEADLINE",
+      detail ??
+        `deadlineMs must be a finite number > 0 (milliseconds from send() until the message is given up if not delivered), ` +
+          `got ${String(deadlineMs)}; omit it for no deadline`,
+    );
+    this.deadlineMs = deadlineMs;
+  }
+}
+
 /** send() got data that is not a Uint8Array (a string, an ArrayBuffer, a DataView, null...). */
 export class InvalidDataError extends ChannelError {
   /** `detail` replaces the message's generic advice (a detached buffer, say). */

@@ -51,6 +51,7 @@ export {
   MessageTooLargeError,
   InvalidKeyError,
   TooManyKeysError,
+  InvalidDeadlineError,
   InvalidDelayError,
   ChannelConfigError,
 } from "./errors.js";

@@ -9,6 +9,16 @@ export const enum FragState {
   Acked = 2,
 }
 
+/** A given-up reliable-ordered message's GAP frame (it stands for the message's sequences). */
+export const enum GapState {
+  None = 0,
+  NeedsSend = 1,
+  InFlight = 2,
+  Acked = 3,
+}
+/** The fragment index that stands for a message's GAP frame in packet contents and resends. */
+export const GAP_FRAGMENT = -1;
+
 const EMPTY = new Uint8Array(0);
 const DONE = 1;
 const ABANDONED = 2;
@@ -65,6 +75,10 @@ export class OutMessage {
   version = 0;
   /** Per-fragment states, only for fragmented messages. */
   private states: Uint8Array | undefined = undefined;
+  /** When the sender gives it up if not yet delivered (send's deadlineMs; Infinity: never). */
+  deadline = Infinity;
+  /** Reliable-ordered, given up after it started: its GAP frame's state (GapState.None before). */
+  gap: GapState = GapState.None;
 
   constructor(
     sender: SendChannel,

@@ -59,6 +59,8 @@ export class Partial {
 
 /** Held-ring entry for a ReliableOrdered fragment whose bytes went straight into its Partial. */
 const IN_PARTIAL: Uint8Array = new Uint8Array(0);
+/** A held-ring marker: a sequence a GAP frame skips (the sender gave its message up). */
+const GAP: Uint8Array = new Uint8Array(0);
 
 /** Everything a channel needs from its ChannelSet (accounting and output). */
 export interface ReceiveHost {
@@ -123,6 +125,10 @@ class HeldRing {
     return old;
   }
 
+  has(seq: number): boolean {
+    return this.seqs[seq & (this.seqs.length - 1)] === seq;
+  }
+
   /** Remove and return the frame held for `seq` (its fragInfo in `lastFragInfo`). */
   take(seq: number): Uint8Array | undefined {
     const i = seq & (this.seqs.length - 1);
@@ -178,6 +184,8 @@ export class ReceiveChannel {
   // ReliableOrdered: frames held until released (created on the first hold).
   private held: HeldRing | undefined = undefined;
   private orderedNext = 0;
+  /** ReliableOrdered: a GAP skipped sequences in order, and no message has started since. */
+  private skipping = false;
   /** Unreliable: bit i set = messageSeq (newestSeen - i) arrived (the duplicate filter). */
   private seenBits = 0;
   /** Sequenced kinds: newest message id delivered, unwrapped (NO_ID: none yet). */
@@ -291,6 +299,7 @@ export class ReceiveChannel {
    */
   wholeInOrder(seq: number): void {
     this.unwrap(seq);
+    this.skipping = false;
     if (this.orderedId !== NO_ID) this.dropOrdered();
     this.messagesReceived++;
   }
@@ -319,7 +328,48 @@ export class ReceiveChannel {
       return;
     }
     this.host.charge(-(payload.length + HELD_OVERHEAD_BYTES));
+    if (payload === GAP) return this.skipped();
     this.inOrder(seq, this.held!.lastFragInfo, payload);
+  }
+
+  /**
+   * An engine Skip record: the sender gave up the messages that `seq` .. `seq + count - 1`
+   * belong to (their deadline passed) and those sequences never arrived. Nothing is delivered
+   * for them; a message they leave incomplete is dropped (see `skipping`).
+   */
+  onSkip(seq: number, count: number): void {
+    for (let k = 0; k < count; k++) this.unwrap((seq + k) & 0xffff);
+    this.skipped();
+  }
+
+  /**
+   * An engine HoldGap record: as onSkip for those of `seq` .. `seq + count - 1` that hold
+   * nothing, once the in-order point reaches them (their Releases); held ones stay.
+   */
+  onHoldGap(seq: number, count: number): void {
+    const held = (this.held ??= new HeldRing());
+    for (let k = 0; k < count; k++) {
+      const s = (seq + k) & 0xffff;
+      this.unwrap(s);
+      if (held.has(s)) continue;
+      held.put(s, GAP, 0);
+      this.host.charge(HELD_OVERHEAD_BYTES);
+    }
+  }
+
+  /**
+   * In order, a sequence was skipped: the fragmented message in progress cannot complete, and
+   * the fragments after the skip up to the next message's start belong to messages that cannot
+   * either. They are dropped without counting them invalid: the sender gave them up.
+   */
+  private skipped(): void {
+    if (this.orderedId !== NO_ID) {
+      const p = this.partialsById?.get(this.orderedId);
+      if (p !== undefined) this.dropPartial(p);
+      this.orderedId = NO_ID;
+      this.orderedNext = 0;
+    }
+    this.skipping = true;
   }
 
   /**
@@ -327,6 +377,15 @@ export class ReceiveChannel {
    * so a message's fragments come contiguously; their bytes are already in the Partial.
    */
   private inOrder(seq: number, fragInfo: number, payload: Uint8Array): void {
+    if (this.skipping) {
+      if (fragInfo !== 0 && fragInfo >>> 16 !== 0) {
+        // A later fragment of a message a skip left incomplete.
+        const p = this.partialsById?.get(this.unwrap(seq) - (fragInfo >>> 16));
+        if (p !== undefined) this.dropPartial(p);
+        return;
+      }
+      this.skipping = false;
+    }
     if (fragInfo === 0) {
       if (this.orderedId !== NO_ID) this.dropOrdered();
       this.deliver(payload, undefined);

@@ -6,13 +6,15 @@ import {
   DeliveryKind,
   FRAGMENT_EXTRA_BYTES,
   FRAME_FLAG_FRAGMENT,
+  FRAME_FLAG_GAP,
   FRAME_HEADER_BYTES,
+  GAP_PAYLOAD_BYTES,
   LATEST_STATE_EXTRA_BYTES,
   MESSAGE_WINDOW,
 } from "../engine/abi.js";
 import { copyExact, copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
 import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
-import { FragState, OutMessage } from "./out-message.js";
+import { FragState, GAP_FRAGMENT, GapState, OutMessage } from "./out-message.js";
 import type { PacketContents } from "./packet-contents.js";
 import { PairQueue } from "./queue.js";
 
@@ -25,6 +27,8 @@ const PIGGYBACK_RING_EXTRA = 4;
 /** What a SendChannel reports to its ChannelSet. */
 export interface ReceiptSink {
   receiptSettled(receipt: number, delivered: boolean): void;
+  /** May the datagram being written take a GAP frame? True once per datagram (PROTOCOL §3). */
+  takeGapSlot(): boolean;
   /** Channel `index` may have a frame to write (new data, a resend, or a window that moved). */
   markPending(index: number): void;
   /** The datagram being written (read only by channels with copies). */
@@ -116,6 +120,8 @@ export class SendChannel {
   readonly maxQueueMs: number;
   /** Messages dropped unsent after maxQueueMs. */
   expired = 0;
+  /** Messages given up at their deadline (send's deadlineMs). */
+  deadlinesMissed = 0;
   /** The oldest queued message not yet stamped with queuedAt (unreliable kinds; see stampQueued). */
   private unstamped: OutMessage | undefined = undefined;
 
@@ -279,6 +285,9 @@ export class SendChannel {
         }
         return this.nextSeq; // the fresh head, not started (or abandoned): nothing started after it
       }
+      // Given up with its GAP not yet acknowledged: the receiver may still wait at any of its
+      // sequences, so the window stays where the message began.
+      if (m.gap !== GapState.None) return m.seqBase;
       while (m.firstUnacked < m.fragCount && m.state(m.firstUnacked) === FragState.Acked) m.firstUnacked++;
       return m.seqBase + m.firstUnacked;
     }
@@ -321,7 +330,7 @@ export class SendChannel {
         return false;
       }
       const f = lost.peekNumber();
-      if (m.done || m.abandoned || m.state(f) !== FragState.NeedsSend) {
+      if (f === GAP_FRAGMENT ? m.gap !== GapState.NeedsSend : m.done || m.abandoned || m.state(f) !== FragState.NeedsSend) {
         lost.shift();
         continue;
       }
@@ -394,6 +403,7 @@ export class SendChannel {
     const lost = this.lost!;
     const m = lost.peekItem()!;
     const f = lost.peekNumber();
+    if (f === GAP_FRAGMENT) return this.writeGap(bytes, pos, room, into, m);
     const size = this.frameBytes(m, f);
     if (size > room) return 0;
     lost.shift();
@@ -533,7 +543,7 @@ export class SendChannel {
       const m = ring.message(slot);
       if (now - ring.writtenTime(slot) > COPY_MAX_AGE_MS) break; // older ones are older still
       if (ring.datagramOf(slot) === datagram || ring.copyCount(slot) >= this.copyLimit) continue;
-      if (m.done || m.abandoned || m.seqBase < this.nextSeq - COPY_SEQ_WINDOW) continue;
+      if (m.done || m.abandoned || m.gap !== GapState.None || m.seqBase < this.nextSeq - COPY_SEQ_WINDOW) continue;
       if (unreliable ? m.data.length < m.length : m.state(0) !== FragState.InFlight) continue;
       const size = this.frameBytes(m, 0);
       if (total + size > room) continue;
@@ -659,6 +669,7 @@ export class SendChannel {
 
   /** Fragment `f` of `m` was acknowledged. */
   delivered(m: OutMessage, f: number): void {
+    if (f === GAP_FRAGMENT) return this.gapDelivered(m);
     if (m.carriers > 0) m.carriers--;
     if (m.state(f) !== FragState.InFlight) return;
     m.setState(f, FragState.Acked);
@@ -689,6 +700,13 @@ export class SendChannel {
 
   /** Fragment `f` of `m` was in a packet judged lost. */
   lostFragment(m: OutMessage, f: number): void {
+    if (f === GAP_FRAGMENT) {
+      if (m.gap !== GapState.InFlight) return;
+      m.gap = GapState.NeedsSend;
+      (this.lost ??= new PairQueue<OutMessage>()).push(m, GAP_FRAGMENT);
+      this.sink.markPending(this.index);
+      return;
+    }
     if (this.copyLimit !== 0 && m.fragCount === 1) {
       if (m.carriers > 0) m.carriers--;
       // Another packet (a copy, or the original when this was a copy) still carries it.
@@ -725,6 +743,66 @@ export class SendChannel {
     }
     (this.lost ??= new PairQueue<OutMessage>()).push(m, f);
     this.sink.markPending(this.index);
+  }
+
+  /**
+   * `m`'s deadline passed (ChannelSet's deadline heap). Not delivered yet: it is given up, its
+   * receipt reports lost, and it is never sent or resent again. On a reliable-ordered channel a
+   * message that already took its sequences leaves a GAP frame in their place, sent (and resent)
+   * like a reliable frame, so the receiver stops waiting for them. Unreliable kinds only drop a
+   * message that has not started: what is on the wire settles as it always does.
+   */
+  expire(m: OutMessage): void {
+    if (m.done || m.abandoned || m.gap !== GapState.None) return;
+    if (!this.reliable && m.seqBase !== -1) return;
+    this.deadlinesMissed++;
+    if (this.kind !== DeliveryKind.ReliableOrdered || m.seqBase === -1) {
+      this.abandon(m);
+      return;
+    }
+    if (m.receipt !== 0 && !m.lossReported) {
+      m.lossReported = true;
+      this.sink.receiptSettled(m.receipt, false);
+      m.receipt = 0;
+    }
+    this.freeData(m);
+    // Its frames still in flight settle for nothing now; none is resent or written first.
+    for (let f = 0; f < m.fragCount; f++) m.setState(f, FragState.Acked);
+    m.nextFrag = m.fragCount;
+    m.gap = GapState.NeedsSend;
+    (this.lost ??= new PairQueue<OutMessage>()).push(m, GAP_FRAGMENT);
+    this.sink.markPending(this.index);
+  }
+
+  /** The GAP frame for given-up `m`: its first sequence and how many it skips (PROTOCOL §3). */
+  private writeGap(bytes: Uint8Array, pos: number, room: number, into: PacketContents, m: OutMessage): number {
+    const size = FRAME_HEADER_BYTES + GAP_PAYLOAD_BYTES;
+    if (size > room || !this.sink.takeGapSlot()) return 0;
+    this.lost!.shift();
+    if (this.lost!.length === 0) this.lost = undefined;
+    const seq = m.seqBase & 0xffff;
+    bytes[pos] = this.index;
+    bytes[pos + 1] = this.kind | FRAME_FLAG_GAP;
+    bytes[pos + 2] = seq & 0xff;
+    bytes[pos + 3] = seq >>> 8;
+    bytes[pos + 4] = GAP_PAYLOAD_BYTES;
+    bytes[pos + 5] = 0;
+    bytes[pos + 6] = m.fragCount & 0xff;
+    bytes[pos + 7] = m.fragCount >>> 8;
+    m.gap = GapState.InFlight;
+    into.add(m, GAP_FRAGMENT);
+    into.resends++;
+    this.resends++;
+    return size;
+  }
+
+  /** The GAP of given-up `m` was acknowledged: the message no longer holds the window. */
+  private gapDelivered(m: OutMessage): void {
+    if (m.gap !== GapState.InFlight) return;
+    m.gap = GapState.Acked;
+    m.done = true;
+    if (this.queueHead === m && this.queueLength > this.freshCount) this.shiftQueue();
+    if (this.freshCount > 0) this.sink.markPending(this.index);
   }
 
   /** Stop caring about `m`: never (re)send it; a plain receipt reports lost. */

@@ -12,7 +12,7 @@
 
 /** Constants of the wire format and the engine's memory. `as` is the AssemblyScript type (default u32). */
 export const constants = [
-  { name: "WIRE_VERSION", value: 6, doc: "Wire version in CONNECT_REQUEST (PROTOCOL §4)." },
+  { name: "WIRE_VERSION", value: 7, doc: "Wire version in CONNECT_REQUEST (PROTOCOL §4)." },
   { name: "PROTOCOL_MAGIC", value: 0x776b6361, doc: '"ackw" little-endian: the first half of every CRC prefix (PROTOCOL §1).' },
   { name: "MAX_DATAGRAM_BYTES", value: 1500, as: "usize", doc: "Largest datagram the engine reads or seals." },
   { name: "MIN_DATAGRAM_BYTES", value: 5, as: "usize", doc: "A type byte and the CRC: anything shorter is TooShort." },
@@ -28,7 +28,12 @@ export const constants = [
   { name: "FRAME_HEADER_BYTES", value: 6, as: "usize", doc: "channel u8, flags u8, messageSeq u16, length u16 (PROTOCOL §3)." },
   { name: "FRAME_FLAG_KIND_MASK", value: 0x07, doc: "Frame flags bits 0-2: the delivery kind." },
   { name: "FRAME_FLAG_FRAGMENT", value: 0x08, doc: "Frame flags bit 3: fragIndex u16 and fragCount u16 follow messageSeq." },
-  { name: "FRAME_FLAG_RESERVED", value: 0xf0, doc: "Frame flags bits 4-7: must be zero." },
+  {
+    name: "FRAME_FLAG_GAP", value: 0x10,
+    doc: "Frame flags bit 4 (reliable-ordered only): the frame's messageSeq and the next count - 1 will never carry data; its payload is the u16 count (PROTOCOL §3).",
+  },
+  { name: "FRAME_FLAG_RESERVED", value: 0xe0, doc: "Frame flags bits 5-7: must be zero." },
+  { name: "GAP_PAYLOAD_BYTES", value: 2, as: "usize", doc: "A GAP frame's payload: the u16 count of message sequences it skips." },
   { name: "FRAGMENT_EXTRA_BYTES", value: 4, as: "usize", doc: "fragIndex u16 + fragCount u16." },
   { name: "LATEST_STATE_EXTRA_BYTES", value: 4, as: "usize", doc: "The latest-state key u32." },
   { name: "SYSTEM_CHANNEL", value: 255, doc: "Channel of the transport's own frames (acks, clock, MTU probes)." },
@@ -221,6 +226,16 @@ export const records = [
     name: "FrameDropped", id: 8,
     doc: "A frame of an accepted datagram was dropped.",
     fields: [["reason", "DropReason"], ["channel"], ["messageSeq"]],
+  },
+  {
+    name: "Skip", id: 10,
+    doc: "Reliable-ordered: a GAP reached the in-order point; messageSeq .. messageSeq + count - 1 carry nothing (drop what is held or partial for them) and count as delivered.",
+    fields: [["channel"], ["messageSeq", "the first skipped"], ["count", "1..MAX_FRAGMENT_COUNT"]],
+  },
+  {
+    name: "HoldGap", id: 11, sameLayoutAs: "Skip",
+    doc: "Reliable-ordered: a GAP arrived ahead of the in-order point; hold a marker for each of its sequences (replacing what is held there) until its Release.",
+    fields: [["channel"], ["messageSeq", "the first skipped"], ["count", "1..MAX_FRAGMENT_COUNT"]],
   },
   {
     name: "UnknownPeer", id: 9,

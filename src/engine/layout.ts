@@ -44,7 +44,11 @@ export function isOrdered(kind: DeliveryKind): boolean {
 /** Records one datagram may need at most, so processBatch can stop before overflowing. */
 export function maxRecordsPerDatagram(orderedChannelCount: number): number {
   const maxFrames = Math.floor((MAX_DATAGRAM_BYTES - DATA_OVERHEAD_BYTES) / FRAME_HEADER_BYTES);
-  return 34 + maxFrames + (MESSAGE_WINDOW - 1) * Math.min(maxFrames, orderedChannelCount);
+  // PacketReceived and 33 acks, a record per frame, the releases of every ordered channel's
+  // held bits, and the releases and skips of the one GAP frame a datagram may hold (a window of
+  // released bits, and a Skip between each two).
+  const gapRecords = MESSAGE_WINDOW + MESSAGE_WINDOW / 2 + 1;
+  return 34 + maxFrames + (MESSAGE_WINDOW - 1) * Math.min(maxFrames, orderedChannelCount) + gapRecords;
 }
 
 export function computeLayout(config: EngineConfig): Layout {

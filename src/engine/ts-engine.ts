@@ -18,6 +18,9 @@ import {
   DESCRIPTOR_INTS,
   DropReason,
   FRAME_FLAG_FRAGMENT,
+  FRAME_FLAG_GAP,
+  FRAME_FLAG_RESERVED,
+  GAP_PAYLOAD_BYTES,
   LengthRule,
   MAX_DATAGRAM_BYTES,
   MAX_FRAGMENT_COUNT,
@@ -38,11 +41,13 @@ import {
   writeControlRecord,
   writeDatagramDroppedRecord,
   writeFrameDroppedRecord,
+  writeHoldGapRecord,
   writeHoldRecord,
   writeMessageRecord,
   writePacketAckedRecord,
   writePacketReceivedRecord,
   writeReleaseRecord,
+  writeSkipRecord,
   writeUnknownPeerRecord,
   type Engine,
   type EngineConfig,
@@ -313,12 +318,13 @@ export class TsEngine implements Engine {
     const b = this.bytes;
     const v = this.view;
     let frames = 0;
+    let gaps = 0;
     while (pos < end) {
       if (end - pos < 6) return -1;
       const channel = b[pos];
       const flags = b[pos + 1];
       const kind = flags & 7;
-      if ((flags & 0xf0) !== 0 || kind > DeliveryKind.LatestState) return -1;
+      if ((flags & FRAME_FLAG_RESERVED) !== 0 || kind > DeliveryKind.LatestState) return -1;
       const fragment = (flags & FRAME_FLAG_FRAGMENT) !== 0;
       if (channel === SYSTEM_CHANNEL) {
         if (kind !== DeliveryKind.Unreliable || fragment) return -1;
@@ -336,6 +342,13 @@ export class TsEngine implements Engine {
       const length = v.getUint16(p, true);
       p += 2;
       if (end - p < length) return -1;
+      // A GAP: reliable-ordered, unfragmented, a u16 count as its payload, once per datagram
+      // (processBatch's record bound allows for one).
+      if ((flags & FRAME_FLAG_GAP) !== 0) {
+        if (kind !== DeliveryKind.ReliableOrdered || fragment || length !== GAP_PAYLOAD_BYTES || ++gaps > 1) return -1;
+        const count = v.getUint16(p, true);
+        if (count < 1 || count > MAX_FRAGMENT_COUNT) return -1;
+      }
       pos = p + length;
       frames++;
     }
@@ -371,6 +384,10 @@ export class TsEngine implements Engine {
         continue;
       }
       const ch = base + SlotField.Channels + channel * CHANNEL_BYTES;
+      if ((flags & FRAME_FLAG_GAP) !== 0) {
+        this.applyOrderedGap(slot, ch, channel, seq, v.getUint16(p, true));
+        continue;
+      }
       switch (kind) {
         case DeliveryKind.ReliableOrdered:
           this.applyOrdered(slot, ch, channel, seq, fragInfo, p, length);
@@ -402,7 +419,12 @@ export class TsEngine implements Engine {
       return;
     }
     writeMessageRecord(this.records, this.nextRecord(), slot, channel, seq, fragInfo, 0, p, length);
-    expected = (expected + 1) & 0xffff;
+    this.releaseFrom(slot, ch, channel, (expected + 1) & 0xffff);
+  }
+
+  /** Release the held run from `expected` on; the first sequence not held is the next expected. */
+  private releaseFrom(slot: number, ch: number, channel: number, expected: number): void {
+    const b = this.bytes;
     for (;;) {
       const bit = expected & MESSAGE_MASK;
       const at = ch + ChannelField.Bitmap + (bit >> 3);
@@ -412,7 +434,48 @@ export class TsEngine implements Engine {
       writeReleaseRecord(this.records, this.nextRecord(), slot, channel, expected);
       expected = (expected + 1) & 0xffff;
     }
-    v.setUint32(ch + ChannelField.Base, expected, true);
+    this.view.setUint32(ch + ChannelField.Base, expected, true);
+  }
+
+  /** A GAP frame: see assembly/reorder.ts applyOrderedGap. */
+  private applyOrderedGap(slot: number, ch: number, channel: number, seq: number, count: number): void {
+    const b = this.bytes;
+    const expected = this.view.getUint32(ch + ChannelField.Base, true);
+    let ahead = (seq - expected) & 0xffff;
+    if (ahead >= 0x8000) {
+      const behind = (expected - seq) & 0xffff;
+      if (behind >= count) return this.frameDrop(slot, DropReason.DuplicateMessage, channel, seq);
+      count -= behind;
+      seq = expected;
+      ahead = 0;
+    }
+    if (ahead + count > MESSAGE_WINDOW) return this.frameDrop(slot, DropReason.TooFarAhead, channel, seq);
+    if (ahead > 0) {
+      for (let k = 0; k < count; k++) {
+        const bit = (seq + k) & MESSAGE_MASK;
+        b[ch + ChannelField.Bitmap + (bit >> 3)] |= 1 << (bit & 7);
+      }
+      writeHoldGapRecord(this.records, this.nextRecord(), slot, channel, seq, count);
+      return;
+    }
+    let run = 0;
+    for (let k = 0; k < count; k++) {
+      const s = (seq + k) & 0xffff;
+      const bit = s & MESSAGE_MASK;
+      const at = ch + ChannelField.Bitmap + (bit >> 3);
+      const mask = 1 << (bit & 7);
+      if ((b[at] & mask) === 0) {
+        run++;
+        continue;
+      }
+      if (run > 0) writeSkipRecord(this.records, this.nextRecord(), slot, channel, (s - run) & 0xffff, run);
+      run = 0;
+      b[at] &= ~mask;
+      writeReleaseRecord(this.records, this.nextRecord(), slot, channel, s);
+    }
+    const end = (seq + count) & 0xffff;
+    if (run > 0) writeSkipRecord(this.records, this.nextRecord(), slot, channel, (end - run) & 0xffff, run);
+    this.releaseFrom(slot, ch, channel, end);
   }
 
   /** Exactly-once window (like an anti-replay window): highest seen + bitmap of the last 1024. */

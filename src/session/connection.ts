@@ -84,7 +84,8 @@ export const enum RareTimer {
   CloseTimeout = 3,
   /** Client: send the next CLOCK_REQUEST. */
   ClockSync = 4,
-  /** The earliest message held by send({ delayMs }) is due: release it into its channel. */
+  /** The channels' timers (ChannelSet.nextTimerAt): a delayed send is due, or a message's
+   *  deadline passed. */
   DelayedSend = 5,
   /** Client, migrating (rebind.ts): the next REBIND_REQUEST, or give up. */
   Rebind = 6,
@@ -1004,8 +1005,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (rareDue) {
       if (r[RareTimer.DelayedSend] <= now) {
-        this.channels.releaseDue(now);
-        this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
+        this.channels.runTimers(now);
+        this.setRare(RareTimer.DelayedSend, this.channels.nextTimerAt());
         wantsSend = true;
       }
       if (r[RareTimer.ClockSync] <= now) {
@@ -1041,9 +1042,17 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // ---- send path ------------------------------------------------------------------------------
 
   /** `sentAt`: the caller's own time of this send, if it gave one (else NaN; see SendChannel.enqueue). */
-  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }, sentAt = NaN): number {
+  send(
+    now: number,
+    channel: number,
+    data: Uint8Array,
+    options: { receipt?: boolean; key?: number; delayMs?: number; deadlineMs?: number },
+    sentAt = NaN,
+  ): number {
     const receipt = this.channels.send(now, channel, data, options, sentAt);
-    if (options.delayMs !== undefined && options.delayMs > 0) this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
+    if ((options.delayMs !== undefined && options.delayMs > 0) || options.deadlineMs !== undefined) {
+      this.setRare(RareTimer.DelayedSend, this.channels.nextTimerAt());
+    }
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
     const gap = now - this.num[Num.LastAppSendAt];
@@ -1630,6 +1639,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       copiesDropped: ch.copiesDropped,
       queuedBytes: ch.queuedBytes,
       messagesExpired: ch.expired,
+      deadlinesMissed: ch.deadlinesMissed,
     };
     if (clock !== undefined && clock.synchronized) {
       s.clockOffsetMs = clock.offsetMs(now);

@@ -385,8 +385,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (conn.state !== ConnectionState.Connected || conn.lingering) throw new ConnectionClosedError(connection, conn.lingering ? "closing" : stateName(conn.state));
     // Only a time the caller gave stamps an unreliable message's wait: lastNow may be long gone.
     const receipt = conn.send(this.lastNow, options.channel, data, options, now ?? NaN);
-    // A delayed message moves the connection's deadline (its DelayedSend timer) earlier maybe.
-    if (options.delayMs !== undefined && options.delayMs > 0) this.reschedule(conn);
+    // A delayed message or a deadline moves the connection's deadline (its DelayedSend timer)
+    // earlier maybe.
+    if ((options.delayMs !== undefined && options.delayMs > 0) || options.deadlineMs !== undefined) this.reschedule(conn);
     else this.markReady(conn);
     return receipt;
   }
@@ -856,6 +857,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           break;
         case RecordType.Hold:
         case RecordType.Release:
+        case RecordType.Skip:
+        case RecordType.HoldGap:
         case RecordType.FrameDropped:
           if (conn !== undefined) conn.onChannelRecord(now, r, p, arena);
           if (type === RecordType.FrameDropped) this.counters.drops[r[p + FrameDroppedRecord.Reason]]++;

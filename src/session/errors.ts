@@ -5,7 +5,7 @@
  *
  * `Endpoint.send()` checks its arguments in the channel layer: those errors are the channels'
  * (src/channels/errors.ts: UnknownChannelError, MessageTooLargeError, InvalidKeyError,
- * TooManyKeysError, InvalidDelayError, InvalidDataError; ChannelConfigError for a channel list
+ * TooManyKeysError, InvalidDelayError, InvalidDeadlineError, InvalidDataError; ChannelConfigError for a channel list
  * that cannot work), re-exported here so there is one class per error. All of them, and
  * SessionError, extend AckwireError.
  */
@@ -16,6 +16,7 @@ export {
   ChannelConfigError,
   ChannelError,
   InvalidDataError,
+  InvalidDeadlineError,
   InvalidDelayError,
   InvalidKeyError,
   MessageTooLargeError,

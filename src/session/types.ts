@@ -180,6 +180,18 @@ export interface SendOptions {
    * InvalidDelayError (`invalid-delay`). 0 or absent: at once.
    */
   delayMs?: number;
+  /**
+   * Give the message up if it is not delivered within `deadlineMs` of this send (counted from
+   * the send, delayMs included): it leaves the send queue and is never resent, and its receipt
+   * reports `false`. What each mode then promises (docs/CHANNELS.md, "Deadlines"):
+   * - reliable-ordered: the receiver is told to skip its message sequences (a GAP frame), so
+   *   later messages are not held behind it; it is delivered once or not at all;
+   * - reliable-unordered, reliable-sequenced: delivered once or not at all;
+   * - unreliable kinds: dropped if it has not left by then (a per-message maxQueueMs).
+   * Not taken on latest-state channels (the key's current value is resent until replaced).
+   * A finite number > 0, else InvalidDeadlineError (`ERR_INVALID_DEADLINE`).
+   */
+  deadlineMs?: number;
 }
 
 export type EndpointEvent =
@@ -248,4 +260,6 @@ export interface ConnectionStats {
   queuedBytes: number;
   /** Unreliable messages dropped unsent after their channel's `maxQueueMs`. */
   messagesExpired: number;
+  /** Messages given up at their send's `deadlineMs` (SendOptions.deadlineMs). */
+  deadlinesMissed: number;
 }

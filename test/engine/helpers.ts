@@ -51,13 +51,15 @@ export interface FrameSpec {
   fragment?: [index: number, count: number];
   key?: number;
   payload: Uint8Array;
+  /** Extra frame flag bits (a GAP frame's FRAME_FLAG_GAP). */
+  flags?: number;
 }
 
 /** Write one frame at `at` (PROTOCOL §3); returns the offset after it. */
 export function writeFrame(bytes: Uint8Array, at: number, f: FrameSpec): number {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   bytes[at] = f.channel;
-  bytes[at + 1] = f.kind | (f.fragment ? FRAME_FLAG_FRAGMENT : 0);
+  bytes[at + 1] = f.kind | (f.fragment ? FRAME_FLAG_FRAGMENT : 0) | (f.flags ?? 0);
   v.setUint16(at + 2, f.seq & 0xffff, true);
   let p = at + 4;
   if (f.fragment) {
