@@ -44,6 +44,8 @@ interface DelayedMessage {
   data: Uint8Array;
   receipt: number;
   key: number | undefined;
+  /** `data` is the caller's shared buffer (SendOptions.shared), not a copy of ours. */
+  shared: boolean;
 }
 
 export interface ChannelOptions extends ChannelConfig {
@@ -379,7 +381,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * `opts.receipt` is set, else 0. Throws UnknownChannelError, MessageTooLargeError,
    * InvalidKeyError, TooManyKeysError on misuse.
    */
-  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number }, sentAt = NaN): number {
+  send(now: number, channel: number, data: Uint8Array, opts?: { receipt?: boolean; key?: number; delayMs?: number; shared?: boolean }, sentAt = NaN): number {
     const delayMs = opts?.delayMs;
     checkSendDelay(delayMs);
     const ch = channel === 0 ? this.sender0 : this.senders[channel];
@@ -394,19 +396,21 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       receipt = this.nextReceipt++;
       (this.outstandingReceipts ??= new Set<number>()).add(receipt);
     }
+    const shared = opts?.shared === true;
     if (delayMs !== undefined && delayMs > 0) {
-      this.hold(now + delayMs, channel, copyExact(data), receipt, key);
+      this.hold(now + delayMs, channel, shared ? data : copyExact(data), receipt, key, shared);
       return receipt;
     }
-    this.release(ch, data, receipt, key, sentAt);
+    this.release(ch, data, receipt, key, sentAt, shared);
     return receipt;
   }
 
-  /** `sentAt`: the send's own time if the caller knew it, else NaN (SendChannel.enqueue). */
-  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN): void {
+  /** `sentAt`: the send's own time if the caller knew it, else NaN (SendChannel.enqueue).
+   *  `shared`: `data` is never written again (SendOptions.shared): kept, not copied. */
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN, shared = false): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
-    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
-    else ch.enqueue(data, receipt, sentAt);
+    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt, shared);
+    else ch.enqueue(data, receipt, sentAt, shared);
     ch.messagesSent++;
   }
 
@@ -415,12 +419,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * order) only when released: later undelayed sends on the same channel may overtake it, and
    * it never blocks the channel while it waits (docs/CHANNELS.md "Delayed sends").
    */
-  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined): void {
+  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined, shared: boolean): void {
     const list = (this.delayed ??= []);
     // Insert after every message due at or before `due` (stable: equal times keep send order).
     let i = list.length;
     while (i > 0 && list[i - 1].due > due) i--;
-    list.splice(i, 0, { due, channel, data, receipt, key });
+    list.splice(i, 0, { due, channel, data, receipt, key, shared });
     this.delayedBytes += data.length;
   }
 
@@ -432,7 +436,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     while (n < list.length && list[n].due <= now) {
       const m = list[n++];
       this.delayedBytes -= m.data.length;
-      this.release(this.senders[m.channel], m.data, m.receipt, m.key);
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key, NaN, m.shared);
     }
     list.splice(0, n);
   }

@@ -1041,7 +1041,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // ---- send path ------------------------------------------------------------------------------
 
   /** `sentAt`: the caller's own time of this send, if it gave one (else NaN; see SendChannel.enqueue). */
-  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number }, sentAt = NaN): number {
+  send(now: number, channel: number, data: Uint8Array, options: { receipt?: boolean; key?: number; delayMs?: number; shared?: boolean }, sentAt = NaN): number {
     const receipt = this.channels.send(now, channel, data, options, sentAt);
     if (options.delayMs !== undefined && options.delayMs > 0) this.setRare(RareTimer.DelayedSend, this.channels.nextDelayedDue());
     // The application's send cadence (several messages in one tick count once), for the ack

@@ -180,6 +180,12 @@ export interface SendOptions {
    * InvalidDelayError (`invalid-delay`). 0 or absent: at once.
    */
   delayMs?: number;
+  /**
+   * `data` is never written again, by anyone: the channels keep a reference instead of their
+   * own copy. For one payload sent to many connections (the API's `server.broadcast()` copies
+   * the caller's bytes once, into a buffer no one else holds, and shares it so).
+   */
+  shared?: boolean;
 }
 
 export type EndpointEvent =
