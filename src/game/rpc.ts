@@ -39,9 +39,10 @@
  *   5 CANCEL:  id
  */
 import { randomSeed, type AbortSignalLike } from "../api/host.js";
-import { ByteReader, ByteWriter, Malformed } from "./bytes.js";
+import { ByteReader, ByteWriter } from "./bytes.js";
 import { readValue, writeValue, type Value } from "./codec.js";
 import {
+  ByteReadError,
   CodecError,
   GameMessageTooLargeError,
   GameUsageError,
@@ -352,14 +353,14 @@ export class RpcPeer {
         case Kind.Notify: {
           const method = r.string(MAX_METHOD_BYTES);
           const params = readValue(r);
-          end(r);
+          r.expectEnd();
           if (kind === Kind.Request) this.#onRequest(id, method, params);
           else this.#onNotify(method, params);
           return;
         }
         case Kind.Result: {
           const value = readValue(r);
-          end(r);
+          r.expectEnd();
           const call = this.#settle(id);
           if (call === undefined) return;
           this.counters.callsAnswered++;
@@ -369,7 +370,7 @@ export class RpcPeer {
         case Kind.Error: {
           const code = r.string(MAX_ERROR_TEXT);
           const message = r.string(MAX_ERROR_TEXT);
-          end(r);
+          r.expectEnd();
           const call = this.#settle(id);
           if (call === undefined) return;
           this.counters.callsFailed++;
@@ -377,7 +378,7 @@ export class RpcPeer {
           return;
         }
         case Kind.Cancel: {
-          end(r);
+          r.expectEnd();
           // The slot is freed now: a handler is expected to stop on ctx.signal, and whatever it
           // returns later is not sent (its signal is aborted).
           const aborter = this.#running.get(id);
@@ -386,10 +387,10 @@ export class RpcPeer {
           return;
         }
         default:
-          throw new Malformed("unknown kind");
+          throw new ByteReadError("malformed", 0, `unknown RPC message kind ${kind}`);
       }
     } catch (error) {
-      if (!(error instanceof Malformed)) throw error;
+      if (!(error instanceof ByteReadError)) throw error;
       this.counters.malformed++;
     }
   }
@@ -579,10 +580,6 @@ export class RpcPeer {
     if (w.length > this.#maxBytes) throw new GameMessageTooLargeError("the encoded RPC message", w.length, this.#maxBytes);
     return w.finish();
   }
-}
-
-function end(r: ByteReader): void {
-  if (r.remaining !== 0) throw new Malformed("trailing bytes");
 }
 
 /** Cuts a string to at most `max` characters (UTF-16 units; the wire limit is in bytes, 4x). */
