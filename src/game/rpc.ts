@@ -41,6 +41,7 @@
 import { randomSeed, type AbortSignalLike } from "../api/host.js";
 import { ByteReader, ByteWriter } from "./bytes.js";
 import { readValue, writeValue, type Value } from "./codec.js";
+import type { RpcCallArgs, RpcHandlers, RpcMethodName, RpcMethods, RpcNotifyArgs, RpcResult, UntypedRpc } from "./rpc-types.js";
 import {
   ByteReadError,
   CodecError,
@@ -83,12 +84,13 @@ export interface RpcContext {
 /** Returns the result (a codec Value, or a promise of one). Throw to answer with an error. */
 export type RpcHandler = (params: Value, ctx: RpcContext) => unknown;
 
-export interface RpcOptions {
+/** `Local`: the method map this side answers (./rpc-types.ts), untyped by default. */
+export interface RpcOptions<Local extends RpcMethods<Local> = UntypedRpc> {
   send: (data: Uint8Array) => void;
   /** The clock (ms), e.g. the simulator's virtual time or performance.now(). */
   now: () => number;
   /** Methods this side answers (and notifications it accepts). */
-  handlers?: Record<string, RpcHandler>;
+  handlers?: RpcHandlers<Local>;
   /** Outgoing calls waiting for answers. Default 64. */
   maxInFlight?: number;
   /** Incoming calls running at once. Default 64. */
@@ -203,7 +205,11 @@ class FallbackAborter implements Aborter {
   }
 }
 
-export class RpcPeer {
+/**
+ * `Remote`: the method map the peer answers (what call() and notify() take); `Local`: the one
+ * this side answers (the handlers). Both untyped by default (./rpc-types.ts).
+ */
+export class RpcPeer<Remote extends RpcMethods<Remote> = UntypedRpc, Local extends RpcMethods<Local> = UntypedRpc> {
   readonly counters: RpcCounters = {
     callsSent: 0,
     callsAnswered: 0,
@@ -232,10 +238,10 @@ export class RpcPeer {
   #notifying = new Set<Aborter>();
   #closed: string | undefined;
 
-  constructor(options: RpcOptions) {
+  constructor(options: RpcOptions<Local>) {
     this.#send = options.send;
     this.#now = options.now;
-    this.#handlers = options.handlers ?? {};
+    this.#handlers = (options.handlers ?? {}) as Record<string, RpcHandler>;
     this.#maxInFlight = positive("maxInFlight", options.maxInFlight ?? 64);
     this.#maxHandlers = positive("maxConcurrentHandlers", options.maxConcurrentHandlers ?? 64);
     const defaultTimeout = checkTimeout("defaultTimeoutMs", options.defaultTimeoutMs ?? 5000);
@@ -268,9 +274,10 @@ export class RpcPeer {
    * CodecError / GameMessageTooLargeError (params), or the send callback's own error when the
    * request could not be sent (e.g. the channel's MessageTooLargeError).
    */
-  call(method: string, params: unknown = null, options: CallOptions = {}): Promise<Value> {
+  call<M extends RpcMethodName<Remote>>(method: M, ...args: RpcCallArgs<Remote[M]>): Promise<RpcResult<Remote[M]>> {
+    const [params = null, options] = args as [unknown?, CallOptions?];
     try {
-      return this.#call(method, params, options ?? {});
+      return this.#call(method, params, options ?? {}) as Promise<RpcResult<Remote[M]>>;
     } catch (error) {
       // The caller's own objects can still throw (a signal whose addEventListener throws, a
       // clock that throws): a rejection too, like every other failure.
@@ -330,7 +337,8 @@ export class RpcPeer {
   }
 
   /** One-way message: no answer, no id, no timeout. Throws what encoding or the send throws. */
-  notify(method: string, params: unknown = null): void {
+  notify<M extends RpcMethodName<Remote>>(method: M, ...args: RpcNotifyArgs<Remote[M]>): void {
+    const params: unknown = args[0] ?? null;
     if (this.#closed !== undefined) throw new RpcClosedError(this.#closed);
     const bytes = this.#encode(Kind.Notify, 0, method, (w) => writeValue(w, params));
     this.counters.notificationsSent++;
