@@ -12,6 +12,7 @@ import type { SendOptions } from "../session/types.js";
 import { Connection } from "./connection.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { InvalidOptionError } from "./errors.js";
+import { firstUnknownKey, unknownOptionMessage } from "../util/closest-key.js";
 
 export interface BroadcastOptions {
   /** Channel index (default 0). */
@@ -29,6 +30,8 @@ export interface BroadcastTarget {
 }
 
 const NO_OPTIONS: BroadcastOptions = Object.freeze({});
+const KNOWN = ["channel", "key", "except"] as const;
+const KNOWN_SET: ReadonlySet<string> = new Set(KNOWN);
 /** Reused for every send of every broadcast: the endpoint reads it during the call only. */
 const SEND: SendOptions & { key: number | undefined } = { channel: 0, key: undefined, shared: true };
 
@@ -42,6 +45,7 @@ const SEND: SendOptions & { key: number | undefined } = { channel: 0, key: undef
  */
 export function broadcastTo(target: BroadcastTarget, connections: Iterable<Connection>, data: Uint8Array, options: BroadcastOptions = NO_OPTIONS): number {
   if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
+  checkOptions(options);
   const channel = options.channel ?? 0;
   const endpoint = target.endpoint;
   const limits = endpoint.maxMessageBytes;
@@ -72,6 +76,15 @@ export function broadcastTo(target: BroadcastTarget, connections: Iterable<Conne
   if (queued > 0) target.requestService();
   if (failure !== undefined) throw failure;
   return queued;
+}
+
+/** A misspelt or unsupported option would be ignored silently: refused instead. */
+function checkOptions(options: BroadcastOptions): void {
+  if (typeof options !== "object" || options === null) throw new InvalidOptionError(`broadcast(): options is an object ({ channel, key, except }), got ${options === null ? "null" : typeof options}`);
+  const unknown = firstUnknownKey(options, KNOWN_SET);
+  if (unknown === undefined) return;
+  const hint = unknown === "receipt" || unknown === "delayMs" ? ` (a broadcast has no ${unknown}: loop over the connections with send() for that)` : undefined;
+  throw new InvalidOptionError(unknownOptionMessage("broadcast()", unknown, KNOWN, "it takes", hint));
 }
 
 /** `except` as a set (undefined: none). */

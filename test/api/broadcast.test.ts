@@ -101,6 +101,9 @@ describe("server.broadcast()", () => {
       expect(() => server.broadcast(new Uint8Array(201), { channel: 1 })).toThrow(MessageTooLargeError);
       expect(() => server.broadcast(Uint8Array.of(1), { channel: 2 })).toThrow(InvalidKeyError); // latest-state without a key
       expect(() => server.broadcast(Uint8Array.of(1), { except: 5 as never })).toThrow(InvalidOptionError);
+      expect(() => server.broadcast(Uint8Array.of(1), { chanel: 1 } as never)).toThrow(/unknown option "chanel" \(did you mean "channel"\?\)/);
+      expect(() => server.broadcast(Uint8Array.of(1), { receipt: true } as never)).toThrow(/a broadcast has no receipt/);
+      expect(() => server.broadcast(Uint8Array.of(1), null as never)).toThrow(InvalidOptionError);
       expect(server.broadcast(Uint8Array.of(9), { channel: 2, key: 1 })).toBe(2);
       await until(() => clients.every((c) => c.got.length === 1), "the latest-state broadcast");
       expect(clients.map((c) => [c.got[0]!.channel, c.got[0]!.key, c.got[0]!.data[0]])).toEqual([
