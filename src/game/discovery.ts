@@ -78,7 +78,8 @@ function seal(w: ByteWriter): Uint8Array {
 }
 
 function header(type: number, appId: number, nonce: number): ByteWriter {
-  return new ByteWriter(QUERY_BYTES).u32(DISCOVERY_MAGIC).u8(DISCOVERY_VERSION).u8(type).u32(appId >>> 0).u32(nonce >>> 0); // 32-bit patterns: a signed one (nonce ^ 1) is the same id
+  // Ids are 32-bit patterns: a signed spelling (nonce ^ 1) is the same id.
+  return new ByteWriter(QUERY_BYTES).u32(DISCOVERY_MAGIC).u8(DISCOVERY_VERSION).u8(type).u32(appId >>> 0).u32(nonce >>> 0);
 }
 
 export function encodeQuery(appId: number, nonce: number): Uint8Array {
