@@ -24,6 +24,9 @@ import { parseConnectToken } from "../secure/token.js";
 import { wasmAead } from "../secure/wasm-aead.js";
 import { SecureClientSocket, SecureServerSocket } from "./secure-socket.js";
 import { followConnections, type ClientIdentity, type ServerSecurityCounters } from "../secure/server-security.js";
+import { broadcastTo, type BroadcastOptions } from "./broadcast.js";
+import { GroupRegistry, type Group } from "./groups.js";
+import { serverStats, type ServerStats } from "./server-stats.js";
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -115,6 +118,7 @@ export class Server extends TypedEmitter<ServerEvents> {
   #attempts = new Map<number, ConnectAttempt>();
   #maxQueued: number;
   #closing: Promise<void> | undefined;
+  #groups: GroupRegistry;
 
   /** @internal use listen(). */
   constructor(adapter: RuntimeAdapter, driver: Driver, socket: RelayingSocket, maxQueued: number, secure?: SecureServerSocket) {
@@ -126,6 +130,8 @@ export class Server extends TypedEmitter<ServerEvents> {
     this.#secure = secure;
     this.address = driver.socket.localAddress;
     this.#maxQueued = maxQueued;
+    this.#groups = new GroupRegistry(driver, (c) => this.#connections.get(c.id) === c);
+    this.on("disconnect", ({ connection }) => this.#groups.leaveAll(connection));
   }
 
   /** Open connections, by id: the clients' and those this server opened with connect(). */
@@ -302,6 +308,26 @@ export class Server extends TypedEmitter<ServerEvents> {
       ...(endpoint instanceof Endpoint ? { session: sessionCounters(endpoint.counters) } : {}),
     };
     return this.#secure === undefined ? counters : { ...counters, secure: { ...this.#secure.security.counters } };
+  }
+
+  /** Sends `data` to every open connection (but `options.except`), one copy shared by all
+   *  (src/api/broadcast.ts); returns how many it was queued for. */
+  broadcast(data: Uint8Array, options?: BroadcastOptions): number {
+    return broadcastTo(this.#driver, this.#connections.values(), data, options);
+  }
+
+  /** The group (room) called `name`, made on first use; its members leave it at disconnect. */
+  group(name: string): Group {
+    return this.#groups.group(name);
+  }
+
+  get groups(): ReadonlyMap<string, Group> {
+    return this.#groups.groups;
+  }
+
+  /** Server-wide figures: counters since listen() and the open connections' stats summed. */
+  stats(): ServerStats {
+    return serverStats(this.counters(), this.#connections.values());
   }
 
   /** Tells every peer (reason "server-shutdown"), then closes the socket. */

@@ -48,6 +48,8 @@ interface DelayedMessage {
   key: number | undefined;
   /** When it is given up if still not delivered (Infinity: no deadline). */
   deadline: number;
+  /** `data` is the caller's shared buffer (SendOptions.shared), not a copy of ours. */
+  shared: boolean;
 }
 
 export interface ChannelOptions extends ChannelConfig {
@@ -393,7 +395,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     now: number,
     channel: number,
     data: Uint8Array,
-    opts?: { receipt?: boolean; key?: number; delayMs?: number; deadlineMs?: number },
+    opts?: { receipt?: boolean; key?: number; delayMs?: number; deadlineMs?: number; shared?: boolean },
     sentAt = NaN,
   ): number {
     const delayMs = opts?.delayMs;
@@ -413,20 +415,22 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       receipt = this.nextReceipt++;
       (this.outstandingReceipts ??= new Set<number>()).add(receipt);
     }
+    const shared = opts?.shared === true;
     if (delayMs !== undefined && delayMs > 0) {
-      this.hold(now + delayMs, channel, copyExact(data), receipt, key, deadline);
+      this.hold(now + delayMs, channel, shared ? data : copyExact(data), receipt, key, deadline, shared);
       return receipt;
     }
-    this.release(ch, data, receipt, key, sentAt, deadline);
+    this.release(ch, data, receipt, key, sentAt, deadline, shared);
     return receipt;
   }
 
-  /** `sentAt`: the send's own time if the caller knew it, else NaN (SendChannel.enqueue). */
-  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN, deadline = Infinity): void {
+  /** `sentAt`: the send's own time if the caller knew it, else NaN (SendChannel.enqueue).
+   *  `shared`: `data` is never written again (SendOptions.shared): kept, not copied. */
+  private release(ch: SendChannel, data: Uint8Array, receipt: number, key: number | undefined, sentAt = NaN, deadline = Infinity, shared = false): void {
     // The channel copies `data` (once: into a pooled buffer for a one-frame message).
-    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt);
+    if (ch.kind === DeliveryKind.LatestState) ch.publish(key as number, data, receipt, shared);
     else {
-      const m = ch.enqueue(data, receipt, sentAt);
+      const m = ch.enqueue(data, receipt, sentAt, shared);
       if (deadline !== Infinity) {
         m.deadline = deadline;
         (this.deadlines ??= new DeadlineQueue()).push(m);
@@ -467,12 +471,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
    * order) only when released: later undelayed sends on the same channel may overtake it, and
    * it never blocks the channel while it waits (docs/CHANNELS.md "Delayed sends").
    */
-  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined, deadline: number): void {
+  private hold(due: number, channel: number, data: Uint8Array, receipt: number, key: number | undefined, deadline: number, shared: boolean): void {
     const list = (this.delayed ??= []);
     // Insert after every message due at or before `due` (stable: equal times keep send order).
     let i = list.length;
     while (i > 0 && list[i - 1].due > due) i--;
-    list.splice(i, 0, { due, channel, data, receipt, key, deadline });
+    list.splice(i, 0, { due, channel, data, receipt, key, deadline, shared });
     this.delayedBytes += data.length;
   }
 
@@ -490,7 +494,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
         this.senders[m.channel].deadlinesMissed++;
         continue;
       }
-      this.release(this.senders[m.channel], m.data, m.receipt, m.key, NaN, m.deadline);
+      this.release(this.senders[m.channel], m.data, m.receipt, m.key, NaN, m.deadline, m.shared);
     }
     list.splice(0, n);
   }

@@ -24,6 +24,8 @@ const DONE = 1;
 const ABANDONED = 2;
 const LOSS_REPORTED = 4;
 const KEPT_FOR_COPIES = 8;
+/** `data` is a buffer shared with other messages (SendOptions.shared): never given to the pool. */
+const SHARED = 128;
 /** `data` was taken away (takeData): the message will never be written again. */
 const FREED = 64;
 const STATE0_SHIFT = 4;
@@ -39,7 +41,7 @@ export class OutMessage {
   /** Its channel's sender (acknowledgements and losses go straight to it). */
   readonly sender: SendChannel;
   /**
-   * Bits: DONE, ABANDONED, LOSS_REPORTED, KEPT_FOR_COPIES, FREED, and fragment 0's FragState (when not
+   * Bits: DONE, ABANDONED, LOSS_REPORTED, KEPT_FOR_COPIES, SHARED, FREED, and fragment 0's FragState (when not
    * fragmented) at STATE0_SHIFT. One field instead of five: an OutMessage is allocated per
    * message sent and lives about a round trip (it often survives a scavenge and is copied).
    */
@@ -100,12 +102,12 @@ export class OutMessage {
   }
 
   /** Replace the payload of a message that has not started (LatestState coalescing). */
-  replace(data: Uint8Array, length: number, fragCount: number, version: number): void {
+  replace(data: Uint8Array, length: number, fragCount: number, version: number, shared: boolean): void {
     this.data = data;
     this.length = length;
     this.version = version;
     this.fragCount = fragCount;
-    this.flags &= ~(STATE0_MASK | FREED);
+    this.flags = (this.flags & ~(STATE0_MASK | FREED | SHARED)) | (shared ? SHARED : 0);
     this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
   }
 
@@ -137,6 +139,14 @@ export class OutMessage {
   }
   set keptForCopies(v: boolean) {
     this.flags = v ? this.flags | KEPT_FOR_COPIES : this.flags & ~KEPT_FOR_COPIES;
+  }
+
+  /** Its data is shared with other messages (SendOptions.shared): the sender does not own it. */
+  get shared(): boolean {
+    return (this.flags & SHARED) !== 0;
+  }
+  set shared(v: boolean) {
+    this.flags = v ? this.flags | SHARED : this.flags & ~SHARED;
   }
 
   /** Its data was taken away (known without reading the data view, cold by the time of the ack). */

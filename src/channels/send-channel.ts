@@ -168,8 +168,9 @@ export class SendChannel {
    * The one copy of the caller's bytes: into a pooled buffer when the message fits one frame
    * (given back when the message can never be written again), else a fresh exact copy.
    */
-  private copyIn(data: Uint8Array): Uint8Array {
+  private copyIn(data: Uint8Array, shared: boolean): Uint8Array {
     if (data.length === 0) return EMPTY;
+    if (shared) return data;
     if (data.length <= this.singleFramePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
     return copyExact(data);
   }
@@ -183,12 +184,13 @@ export class SendChannel {
     const length = m.length; // = its data's length (the view itself is not read: cold by now)
     if (!m.keptForCopies) this.heldBytes -= length;
     const buffer = m.takeData();
-    if (this.isPooledFor(length)) releasePooled(buffer, length);
+    // A shared buffer belongs to no pool: other connections' messages still read it.
+    if (!m.shared && this.isPooledFor(length)) releasePooled(buffer, length);
   }
 
   /** Queue a message (already validated; copied here). `sentAt`: the caller's time of the send
    *  when it knows it (an unreliable message's wait counts from it), else NaN (see stampQueued). */
-  enqueue(data: Uint8Array, receipt: number, sentAt = NaN): OutMessage {
+  enqueue(data: Uint8Array, receipt: number, sentAt = NaN, shared = false): OutMessage {
     if (this.kind === DeliveryKind.ReliableSequenced) {
       // Only the newest is ever delivered: anything not yet fully written is pointless now.
       // (Not windowed: the queue holds only fresh messages.)
@@ -199,7 +201,8 @@ export class SendChannel {
       this.freshHead = undefined;
     }
     const length = data.length;
-    const m = new OutMessage(this, this.copyIn(data), length, this.fragmentCountFor(length), 0, 0, receipt);
+    const m = new OutMessage(this, this.copyIn(data, shared), length, this.fragmentCountFor(length), 0, 0, receipt);
+    if (shared) m.shared = true;
     if (this.maxQueueMs !== Infinity) {
       m.queuedAt = sentAt;
       if (sentAt !== sentAt && this.unstamped === undefined) this.unstamped = m;
@@ -216,7 +219,7 @@ export class SendChannel {
    * LatestState send: publish `data` (copied here) as the value of `key`. An empty value is a
    * tombstone: the key is deleted, and forgotten by the sender once the peer acknowledged it.
    */
-  publish(key: number, data: Uint8Array, receipt: number): void {
+  publish(key: number, data: Uint8Array, receipt: number, shared = false): void {
     if (this.keys === undefined) this.keys = new Map<number, KeyState>();
     let ks = this.keys.get(key);
     if (ks === undefined) {
@@ -230,12 +233,12 @@ export class SendChannel {
     }
     const length = data.length;
     const fragCount = this.fragmentCountFor(length);
-    const copy = this.copyIn(data);
+    const copy = this.copyIn(data, shared);
     if (ks.pending !== undefined) {
       // Coalesce: the queued transmission has not started, so it simply carries the new value.
       const p = ks.pending;
       this.freeData(p);
-      p.replace(copy, length, fragCount, version);
+      p.replace(copy, length, fragCount, version, shared);
       this.heldBytes += length;
       return;
     }
@@ -244,6 +247,7 @@ export class SendChannel {
       this.abandon(ks.current);
     }
     const m = new OutMessage(this, copy, length, fragCount, key, version, 0);
+    if (shared) m.shared = true;
     ks.pending = m;
     this.pushQueue(m);
     if (this.freshCount === 0) this.freshHead = m;

@@ -23,8 +23,8 @@
  * `{"0": ...}` for a Float32Array, which arrive as something else without a word. Convert them
  * first (`[...map]`, `date.getTime()`, `new Uint8Array(floats.buffer)`).
  */
-import { ByteReader, ByteWriter, Malformed } from "./bytes.js";
-import { CodecError } from "./errors.js";
+import { ByteReader, ByteWriter } from "./bytes.js";
+import { ByteReadError, CodecError } from "./errors.js";
 
 export type Value = null | boolean | number | string | Uint8Array | Value[] | { [key: string]: Value | undefined };
 
@@ -92,8 +92,9 @@ function describeObject(value: object): string {
   }
 }
 
-/** Reads one value; throws Malformed (internal) on bad input. Strings/bytes are copies. */
+/** Reads one value; throws ByteReadError on bad input. Strings/bytes are copies. */
 export function readValue(r: ByteReader, depth = 0): Value {
+  const at = r.offset;
   const tag = r.u8();
   switch (tag) {
     case Tag.Null:
@@ -113,18 +114,18 @@ export function readValue(r: ByteReader, depth = 0): Value {
     case Tag.Bytes:
       return r.blob(r.remaining);
     case Tag.Array: {
-      if (depth >= MAX_CODEC_DEPTH) throw new Malformed("too deep");
+      if (depth >= MAX_CODEC_DEPTH) throw new ByteReadError("malformed", at, `nested deeper than ${MAX_CODEC_DEPTH} levels`);
       const n = r.varuint();
       // Every item takes at least one byte: a count beyond what is left is a lie.
-      if (n > r.remaining) throw new Malformed("array count");
+      if (n > r.remaining) throw new ByteReadError("malformed", at, `array of ${n} items in ${r.remaining} bytes`);
       const out: Value[] = new Array<Value>(n);
       for (let i = 0; i < n; i++) out[i] = readValue(r, depth + 1);
       return out;
     }
     case Tag.Map: {
-      if (depth >= MAX_CODEC_DEPTH) throw new Malformed("too deep");
+      if (depth >= MAX_CODEC_DEPTH) throw new ByteReadError("malformed", at, `nested deeper than ${MAX_CODEC_DEPTH} levels`);
       const n = r.varuint();
-      if (n * 2 > r.remaining) throw new Malformed("map count");
+      if (n * 2 > r.remaining) throw new ByteReadError("malformed", at, `map of ${n} entries in ${r.remaining} bytes`);
       const out: { [key: string]: Value } = {};
       for (let i = 0; i < n; i++) {
         const key = r.string(r.remaining);
@@ -134,7 +135,7 @@ export function readValue(r: ByteReader, depth = 0): Value {
       return out;
     }
     default:
-      throw new Malformed("unknown tag");
+      throw new ByteReadError("malformed", at, `unknown value tag ${tag}`);
   }
 }
 
@@ -150,9 +151,10 @@ export function decodeValue(bytes: Uint8Array): Value | undefined {
   try {
     const r = new ByteReader(bytes);
     const value = readValue(r);
-    return r.remaining === 0 ? value : undefined;
+    r.expectEnd();
+    return value;
   } catch (error) {
-    if (error instanceof Malformed) return undefined;
+    if (error instanceof ByteReadError) return undefined;
     throw error;
   }
 }

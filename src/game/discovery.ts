@@ -21,8 +21,8 @@
 import { isValidAddress } from "../session/address.js";
 import type { Address, Transmit } from "../session/sans-io.js";
 import { crcUpdate } from "../engine/ts-engine.js";
-import { ByteReader, ByteWriter, Malformed, encodeUtf8 } from "./bytes.js";
-import { GameMessageTooLargeError, GameUsageError } from "./errors.js";
+import { ByteReader, ByteWriter, encodeUtf8 } from "./bytes.js";
+import { ByteReadError, GameMessageTooLargeError, GameUsageError } from "./errors.js";
 
 export const DISCOVERY_MAGIC = 0x444c5741;
 export const DISCOVERY_VERSION = 1;
@@ -78,7 +78,8 @@ function seal(w: ByteWriter): Uint8Array {
 }
 
 function header(type: number, appId: number, nonce: number): ByteWriter {
-  return new ByteWriter(QUERY_BYTES).u32(DISCOVERY_MAGIC).u8(DISCOVERY_VERSION).u8(type).u32(appId).u32(nonce);
+  // Ids are 32-bit patterns: a signed spelling (nonce ^ 1) is the same id.
+  return new ByteWriter(QUERY_BYTES).u32(DISCOVERY_MAGIC).u8(DISCOVERY_VERSION).u8(type).u32(appId >>> 0).u32(nonce >>> 0);
 }
 
 export function encodeQuery(appId: number, nonce: number): Uint8Array {
@@ -130,7 +131,7 @@ export function decodeDiscovery(bytes: Uint8Array): Parsed | undefined {
     if (body.remaining !== 0) return undefined;
     return { type, appId, nonce, info: { name, gamePort, players, maxPlayers, appData } };
   } catch (error) {
-    if (error instanceof Malformed) return undefined;
+    if (error instanceof ByteReadError) return undefined;
     throw error;
   }
 }

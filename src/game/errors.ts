@@ -88,6 +88,28 @@ export class RpcRemoteError extends GameError {
   }
 }
 
+/**
+ * ByteReader: a read past the end of the message (`kind: "truncated"`), or bytes that are not
+ * what the field allows (`"malformed"`: a varuint over 8 bytes or past 2^53, a bool byte other
+ * than 0/1, invalid UTF-8, a length over its limit, bytes left after the last field). `offset`
+ * is where the field started. Off the wire it means the message is damaged or foreign: drop it
+ * (and count it); the game layer's own decoders do.
+ */
+export class ByteReadError extends GameError {
+  readonly kind: "truncated" | "malformed";
+  readonly offset: number;
+  constructor(kind: "truncated" | "malformed", offset: number, detail: string) {
+    super(
+      "ERR_GAME_READ",
+      kind === "truncated"
+        ? `read past the end of the message at byte ${offset} (${detail}): it is shorter than its reader expects, so it is truncated or not this format; drop it, and check that writer and reader use the same fields in the same order`
+        : `malformed message at byte ${offset}: ${detail}; drop it, and check that writer and reader use the same fields in the same order`,
+    );
+    this.kind = kind;
+    this.offset = offset;
+  }
+}
+
 /** Codec: a value that cannot be encoded (functions, symbols, cycles, too deep, NaN keys...). */
 export class CodecError extends GameError {
   constructor(message: string) {

@@ -5,9 +5,11 @@
  * socket. See docs/GAME.md.
  */
 export * from "./errors.js";
+export { ByteWriter, ByteReader, MAX_VARUINT_BYTES } from "./bytes.js";
 export { encodeValue, decodeValue, MAX_CODEC_DEPTH, type Value } from "./codec.js";
 export { RpcPeer, type RpcOptions, type RpcHandler, type RpcContext, type CallOptions, type RpcCounters } from "./rpc.js";
 export { attachRpc, type AttachRpcOptions, type AttachedRpc } from "./rpc-connection.js";
+export type { RpcMethods, RpcParams, RpcResult, RpcHandlers, RpcCallArgs, RpcNotifyArgs, RpcMethodName, UntypedRpc } from "./rpc-types.js";
 export {
   LockstepPeer,
   LockstepRelay,

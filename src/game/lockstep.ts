@@ -29,8 +29,8 @@
  *   u8 type = 1 (NETTURN) | u8 player | u32 turn | u32 doneTurn + 1 (0 = none yet) |
  *   u32 doneHash | varuint length | commands (opaque bytes for the game)
  */
-import { ByteReader, ByteWriter, Malformed } from "./bytes.js";
-import { GameMessageTooLargeError, LockstepUsageError } from "./errors.js";
+import { ByteReader, ByteWriter } from "./bytes.js";
+import { ByteReadError, GameMessageTooLargeError, LockstepUsageError } from "./errors.js";
 
 const NETTURN = 1;
 /** FNV-1a 32-bit offset basis and prime. */
@@ -103,7 +103,7 @@ export interface NetTurn {
 }
 
 export function encodeNetTurn(m: NetTurn): Uint8Array {
-  return new ByteWriter(16 + m.commands.length).u8(NETTURN).u8(m.player).u32(m.turn).u32(m.doneTurn + 1).u32(m.doneHash).blob(m.commands).finish();
+  return new ByteWriter(16 + m.commands.length).u8(NETTURN).u8(m.player).u32(m.turn).u32(m.doneTurn + 1).u32(m.doneHash >>> 0).blob(m.commands).finish();
 }
 
 /** Parses one NETTURN; undefined if malformed or for a player outside 0..players-1. */
@@ -119,7 +119,7 @@ export function decodeNetTurn(bytes: Uint8Array, players: number, maxCommandByte
     if (r.remaining !== 0 || player >= players) return undefined;
     return { player, turn, doneTurn, doneHash, commands };
   } catch (error) {
-    if (error instanceof Malformed) return undefined;
+    if (error instanceof ByteReadError) return undefined;
     throw error;
   }
 }

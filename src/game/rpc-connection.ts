@@ -11,27 +11,28 @@
  */
 import type { Connection, Message } from "../api/connection.js";
 import { monotonicNow } from "../api/host.js";
-import { RpcPeer, type CallOptions, type RpcOptions } from "./rpc.js";
-import type { Value } from "./codec.js";
+import { RpcPeer, type RpcOptions } from "./rpc.js";
+import type { RpcCallArgs, RpcMethodName, RpcMethods, RpcNotifyArgs, RpcResult, UntypedRpc } from "./rpc-types.js";
 import { GameUsageError, RpcClosedError } from "./errors.js";
 import { ModuleTimer } from "./timer.js";
 
-export interface AttachRpcOptions extends Omit<RpcOptions, "send" | "now" | "firstCallId"> {
+export interface AttachRpcOptions<Local extends RpcMethods<Local> = UntypedRpc> extends Omit<RpcOptions<Local>, "send" | "now" | "firstCallId"> {
   /** The connection channel carrying RPC. Default 0 (reliable-ordered in DEFAULT_CHANNELS). */
   channel?: number;
 }
 
-export interface AttachedRpc {
-  peer: RpcPeer;
-  call(method: string, params?: unknown, options?: CallOptions): Promise<Value>;
-  notify(method: string, params?: unknown): void;
+/** `Remote` / `Local`: the method maps, as RpcPeer's (./rpc-types.ts). */
+export interface AttachedRpc<Remote extends RpcMethods<Remote> = UntypedRpc, Local extends RpcMethods<Local> = UntypedRpc> {
+  peer: RpcPeer<Remote, Local>;
+  call<M extends RpcMethodName<Remote>>(method: M, ...args: RpcCallArgs<Remote[M]>): Promise<RpcResult<Remote[M]>>;
+  notify<M extends RpcMethodName<Remote>>(method: M, ...args: RpcNotifyArgs<Remote[M]>): void;
   /** Stops listening on the connection and closes the peer (the connection stays open). */
   detach(): void;
 }
 
 /** Per connection, per channel: the attached peer (if any) and the next call id to use there.
  *  Weak: a connection the application drops takes its entry with it. */
-const channelsOf = new WeakMap<object, Map<number, { peer: RpcPeer | undefined; nextCallId: number; release: (() => void) | undefined }>>();
+const channelsOf = new WeakMap<object, Map<number, { peer: { readonly isClosed: boolean } | undefined; nextCallId: number; release: (() => void) | undefined }>>();
 
 /**
  * The number of channels the connection has (the channels maxMessageBytes() knows), or
@@ -48,7 +49,7 @@ function channelCount(conn: Connection): number | undefined {
  * Throws GameUsageError for a channel that is not a channel number, one the connection does not
  * have (sends there would all fail), or one that already has a peer attached.
  */
-export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): AttachedRpc {
+export function attachRpc<Remote extends RpcMethods<Remote> = UntypedRpc, Local extends RpcMethods<Local> = UntypedRpc>(conn: Connection, options: AttachRpcOptions<Local> = {}): AttachedRpc<Remote, Local> {
   const channel = options.channel ?? 0;
   if (!(Number.isInteger(channel) && channel >= 0 && channel <= 255)) throw new GameUsageError(`channel must be a channel number (an integer in 0..255), got ${String(channel)}`);
   const count = channelCount(conn);
@@ -65,7 +66,7 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
       `an RPC peer is already attached to channel ${channel} of connection ${String(conn.id)}: detach() it first (each message on a channel goes to one peer), or attach this one to another channel`,
     );
   }
-  const peer = new RpcPeer({
+  const peer = new RpcPeer<Remote, Local>({
     ...options,
     firstCallId: slot?.nextCallId,
     send: (data) => {
@@ -77,14 +78,14 @@ export function attachRpc(conn: Connection, options: AttachRpcOptions = {}): Att
     now: monotonicNow,
   });
   const timer = new ModuleTimer(peer);
-  const api: AttachedRpc = {
+  const api: AttachedRpc<Remote, Local> = {
     peer,
-    call(method, params, callOptions) {
-      const result = peer.call(method, params, callOptions);
+    call(method, ...args) {
+      const result = peer.call(method, ...args);
       timer.poke();
       return result;
     },
-    notify: (method, params) => peer.notify(method, params),
+    notify: (method, ...args) => peer.notify(method, ...args),
     detach: () => undefined,
   };
   if (!conn.isOpen) {

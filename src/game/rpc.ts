@@ -39,9 +39,11 @@
  *   5 CANCEL:  id
  */
 import { randomSeed, type AbortSignalLike } from "../api/host.js";
-import { ByteReader, ByteWriter, Malformed } from "./bytes.js";
+import { ByteReader, ByteWriter } from "./bytes.js";
 import { readValue, writeValue, type Value } from "./codec.js";
+import type { RpcCallArgs, RpcHandlers, RpcMethodName, RpcMethods, RpcNotifyArgs, RpcResult, UntypedRpc } from "./rpc-types.js";
 import {
+  ByteReadError,
   CodecError,
   GameMessageTooLargeError,
   GameUsageError,
@@ -82,12 +84,13 @@ export interface RpcContext {
 /** Returns the result (a codec Value, or a promise of one). Throw to answer with an error. */
 export type RpcHandler = (params: Value, ctx: RpcContext) => unknown;
 
-export interface RpcOptions {
+/** `Local`: the method map this side answers (./rpc-types.ts), untyped by default. */
+export interface RpcOptions<Local extends RpcMethods<Local> = UntypedRpc> {
   send: (data: Uint8Array) => void;
   /** The clock (ms), e.g. the simulator's virtual time or performance.now(). */
   now: () => number;
   /** Methods this side answers (and notifications it accepts). */
-  handlers?: Record<string, RpcHandler>;
+  handlers?: RpcHandlers<Local>;
   /** Outgoing calls waiting for answers. Default 64. */
   maxInFlight?: number;
   /** Incoming calls running at once. Default 64. */
@@ -202,7 +205,11 @@ class FallbackAborter implements Aborter {
   }
 }
 
-export class RpcPeer {
+/**
+ * `Remote`: the method map the peer answers (what call() and notify() take); `Local`: the one
+ * this side answers (the handlers). Both untyped by default (./rpc-types.ts).
+ */
+export class RpcPeer<Remote extends RpcMethods<Remote> = UntypedRpc, Local extends RpcMethods<Local> = UntypedRpc> {
   readonly counters: RpcCounters = {
     callsSent: 0,
     callsAnswered: 0,
@@ -231,10 +238,10 @@ export class RpcPeer {
   #notifying = new Set<Aborter>();
   #closed: string | undefined;
 
-  constructor(options: RpcOptions) {
+  constructor(options: RpcOptions<Local>) {
     this.#send = options.send;
     this.#now = options.now;
-    this.#handlers = options.handlers ?? {};
+    this.#handlers = (options.handlers ?? {}) as Record<string, RpcHandler>;
     this.#maxInFlight = positive("maxInFlight", options.maxInFlight ?? 64);
     this.#maxHandlers = positive("maxConcurrentHandlers", options.maxConcurrentHandlers ?? 64);
     const defaultTimeout = checkTimeout("defaultTimeoutMs", options.defaultTimeoutMs ?? 5000);
@@ -267,9 +274,10 @@ export class RpcPeer {
    * CodecError / GameMessageTooLargeError (params), or the send callback's own error when the
    * request could not be sent (e.g. the channel's MessageTooLargeError).
    */
-  call(method: string, params: unknown = null, options: CallOptions = {}): Promise<Value> {
+  call<M extends RpcMethodName<Remote>>(method: M, ...args: RpcCallArgs<Remote[M]>): Promise<RpcResult<Remote[M]>> {
+    const [params = null, options] = args as [unknown?, CallOptions?];
     try {
-      return this.#call(method, params, options ?? {});
+      return this.#call(method, params, options ?? {}) as Promise<RpcResult<Remote[M]>>;
     } catch (error) {
       // The caller's own objects can still throw (a signal whose addEventListener throws, a
       // clock that throws): a rejection too, like every other failure.
@@ -329,7 +337,8 @@ export class RpcPeer {
   }
 
   /** One-way message: no answer, no id, no timeout. Throws what encoding or the send throws. */
-  notify(method: string, params: unknown = null): void {
+  notify<M extends RpcMethodName<Remote>>(method: M, ...args: RpcNotifyArgs<Remote[M]>): void {
+    const params: unknown = args[0] ?? null;
     if (this.#closed !== undefined) throw new RpcClosedError(this.#closed);
     const bytes = this.#encode(Kind.Notify, 0, method, (w) => writeValue(w, params));
     this.counters.notificationsSent++;
@@ -352,14 +361,14 @@ export class RpcPeer {
         case Kind.Notify: {
           const method = r.string(MAX_METHOD_BYTES);
           const params = readValue(r);
-          end(r);
+          r.expectEnd();
           if (kind === Kind.Request) this.#onRequest(id, method, params);
           else this.#onNotify(method, params);
           return;
         }
         case Kind.Result: {
           const value = readValue(r);
-          end(r);
+          r.expectEnd();
           const call = this.#settle(id);
           if (call === undefined) return;
           this.counters.callsAnswered++;
@@ -369,7 +378,7 @@ export class RpcPeer {
         case Kind.Error: {
           const code = r.string(MAX_ERROR_TEXT);
           const message = r.string(MAX_ERROR_TEXT);
-          end(r);
+          r.expectEnd();
           const call = this.#settle(id);
           if (call === undefined) return;
           this.counters.callsFailed++;
@@ -377,7 +386,7 @@ export class RpcPeer {
           return;
         }
         case Kind.Cancel: {
-          end(r);
+          r.expectEnd();
           // The slot is freed now: a handler is expected to stop on ctx.signal, and whatever it
           // returns later is not sent (its signal is aborted).
           const aborter = this.#running.get(id);
@@ -386,10 +395,10 @@ export class RpcPeer {
           return;
         }
         default:
-          throw new Malformed("unknown kind");
+          throw new ByteReadError("malformed", 0, `unknown RPC message kind ${kind}`);
       }
     } catch (error) {
-      if (!(error instanceof Malformed)) throw error;
+      if (!(error instanceof ByteReadError)) throw error;
       this.counters.malformed++;
     }
   }
@@ -579,10 +588,6 @@ export class RpcPeer {
     if (w.length > this.#maxBytes) throw new GameMessageTooLargeError("the encoded RPC message", w.length, this.#maxBytes);
     return w.finish();
   }
-}
-
-function end(r: ByteReader): void {
-  if (r.remaining !== 0) throw new Malformed("trailing bytes");
 }
 
 /** Cuts a string to at most `max` characters (UTF-16 units; the wire limit is in bytes, 4x). */

@@ -1046,7 +1046,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     now: number,
     channel: number,
     data: Uint8Array,
-    options: { receipt?: boolean; key?: number; delayMs?: number; deadlineMs?: number },
+    options: { receipt?: boolean; key?: number; delayMs?: number; deadlineMs?: number; shared?: boolean },
     sentAt = NaN,
   ): number {
     const receipt = this.channels.send(now, channel, data, options, sentAt);

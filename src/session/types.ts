@@ -192,6 +192,12 @@ export interface SendOptions {
    * A finite number > 0, else InvalidDeadlineError (`ERR_INVALID_DEADLINE`).
    */
   deadlineMs?: number;
+  /**
+   * `data` is never written again, by anyone: the channels keep a reference instead of their
+   * own copy. For one payload sent to many connections (the API's `server.broadcast()` copies
+   * the caller's bytes once, into a buffer no one else holds, and shares it so).
+   */
+  shared?: boolean;
 }
 
 export type EndpointEvent =

@@ -31,6 +31,20 @@ describe("the package's entries", () => {
     expect(worker.DEFAULT_CHANNELS).toEqual(root.DEFAULT_CHANNELS);
   });
 
+  it("ackwire exports Group; ackwire/game the byte writer and reader and their read error", async () => {
+    const root = await entry(".");
+    const nodeEntry = await entry("./node");
+    expect(typeof root.Group).toBe("function");
+    expect(nodeEntry.Group).toBe(root.Group);
+    const game = await entry("./game");
+    const W = game.ByteWriter as new () => { varint(v: number): { string(s: string): { finish(): Uint8Array } } };
+    const R = game.ByteReader as new (b: Uint8Array) => { varint(): number; string(): string; u8(): number };
+    const bytes = new W().varint(-3).string("ok").finish();
+    const r = new R(bytes);
+    expect([r.varint(), r.string()]).toEqual([-3, "ok"]);
+    expect(() => r.u8()).toThrow(game.ByteReadError as new () => Error);
+  });
+
   it("ackwire/node exports startProxy, and the proxy forwards", async () => {
     const nodeEntry = await entry("./node");
     const startProxy = nodeEntry.startProxy as (o: object) => Promise<{ address: { port: number }; close(): Promise<void> }>;

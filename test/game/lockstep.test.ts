@@ -320,7 +320,7 @@ describe("lockstep rules without a network", () => {
       got[to] = [...bytes];
       structuredClone(bytes.buffer, { transfer: [bytes.buffer as ArrayBuffer] }); // detaches it, as a transfer does
     });
-    const batch = encodeNetTurn({ player: 1, turn: 3, doneTurn: 2, doneHash: 7, commands: [Uint8Array.of(5, 6)] });
+    const batch = encodeNetTurn({ player: 1, turn: 3, doneTurn: 2, doneHash: 7, commands: Uint8Array.of(5, 6) });
     relay.receive(1, batch.slice());
     expect(relay.counters.forwarded).toBe(3);
     expect([got[0], got[2], got[3]]).toEqual([[...batch], [...batch], [...batch]]);
