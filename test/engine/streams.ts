@@ -1,5 +1,5 @@
 // Seeded generators of hostile and valid datagram streams for the differential and fuzz tests.
-import { DeliveryKind, PacketType, type Engine } from "../../src/engine/abi.js";
+import { DeliveryKind, FRAME_FLAG_GAP, PacketType, type Engine } from "../../src/engine/abi.js";
 import { sealControlPacket, sealPacket, type FrameSpec } from "./helpers.js";
 
 /** Legal body lengths per control type (PROTOCOL §1), and where userDataLength sits. */
@@ -59,6 +59,15 @@ export class HostileStream {
       seq = (seq + 1 + this.int(30)) & 0xffff; // ahead of a gap
     } else if (r < 96) seq = (seq + 1000 + this.int(100)) & 0xffff; // near / past the window
     else seq = this.int(65536);
+    if (kind === DeliveryKind.ReliableOrdered && this.int(10) === 0) {
+      // A GAP (PROTOCOL §3): mostly a legal count of a few, now and then an illegal 0 or 1025.
+      // (A legal in-order one moves the stream on; were its datagram dropped, a long one would
+      // leave every later frame of the channel too far ahead.)
+      const legal = this.int(12) !== 0;
+      const count = legal ? 1 + this.int(8) : [0, 1025][this.int(2)];
+      if (legal && seq === ((this.nextMessage[channel] - 1) & 0xffff)) this.nextMessage[channel] = (seq + count) & 0xffff;
+      return { channel, kind, seq, payload: new Uint8Array([count & 0xff, count >> 8]), flags: FRAME_FLAG_GAP };
+    }
     const f: FrameSpec = { channel, kind, seq, payload: this.randomBytes(this.int(r < 5 ? 200 : 24)) };
     if (this.int(8) === 0) {
       const count = 2 + this.int(6);
