@@ -58,15 +58,15 @@ export interface ChannelOptions extends ChannelConfig {
   /**
    * unreliable / unreliable-sequenced: every datagram that carries a new message of this
    * channel also carries copies of up to this many previous messages (one-frame messages
-   * younger than 100 ms, if they fit), so a single lost datagram costs nothing (seed 004).
+   * younger than 100 ms, if they fit), so a single lost datagram costs nothing.
    * 0..3, default 0 (off). Same value on both peers (the receiver's duplicate filter and its
    * counters depend on it; not covered by the handshake's channel hash).
    */
   redundancy?: number;
   /**
    * Reliable kinds: room left in a datagram after all due data is filled with copies of this
-   * channel's most recently sent, still unacknowledged one-frame messages (seed 004: the
-   * previous reliable packet piggybacked on the next), each copied at most this many times
+   * channel's most recently sent, still unacknowledged one-frame messages (the previous
+   * reliable packet piggybacked on the next), each copied at most this many times
    * and at most this many per datagram, while younger than 100 ms. A copy that arrives
    * settles the message, so its lost original is not resent. 0..3, default 0 (off). Same
    * value on both peers (the receiver counts the copies it discards as `copiesDropped`).
@@ -597,10 +597,9 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
           let active = 0;
           for (let k = 0; k < group.length; k++) if ((pending & (1 << group[k])) !== 0) active++;
           let i = this.writes % group.length;
-          // Two or more busy: turns by bytes, not by frames. One frame per turn gave a 1177-byte
-          // bulk fragment and a 100-byte game frame the same share: beside a download on a slow
-          // link a 30 Hz stream got ~22 of its 30 frames a second through and fell seconds
-          // behind (found by an extreme-network review).
+          // Two or more busy: turns by bytes, not by frames. One frame per turn would give a
+          // 1177-byte bulk fragment and a 100-byte game frame the same share, and beside a
+          // download on a slow link a 30 Hz stream would fall seconds behind.
           const deficits = active > 1 ? (this.deficits ??= new Float64Array(this.senders.length)) : undefined;
           while (active > 0 && pos < end) {
             const c = group[i];

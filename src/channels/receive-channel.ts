@@ -23,9 +23,9 @@ export const PIECE_OVERHEAD_BYTES = 64;
  * the last has the same length (the sender's fragment size), so the first non-last fragment to
  * arrive fixes the layout, and each later one is checked against it. Each fragment is kept as a
  * copy of its own and the message is joined when the last one is in: memory follows what
- * arrived. (Allocating the whole message at its first fragment let a peer make a 1 KB datagram
- * allocate and zero 1 MiB, over and over on the kinds where the next start drops the partial:
- * found by a review.)
+ * arrived. (Allocating the whole message at its first fragment would let a peer make a 1 KB
+ * datagram allocate and zero 1 MiB, over and over on the kinds where the next start drops the
+ * partial.)
  */
 export class Partial {
   received = 0;
@@ -534,9 +534,9 @@ export class ReceiveChannel {
     const sequenced = this.isSequenced();
     // Unsequenced kinds: a partial becomes hopeless only as newestSeen moves on, so the sweep
     // waits until it moved HOPELESS_SWEEP_STEP since the last one (a hopeless partial lingers
-    // at most that many sequences more). Sweeping at every new partial cost a pass over every
-    // live one (~1024 a peer can keep open) per fragment start: ~5x a datagram's cost when a
-    // peer opened a new message with each frame (found by a review). Sequenced kinds keep at
+    // at most that many sequences more). Sweeping at every new partial would cost a pass over
+    // every live one (~1024 a peer can keep open) per fragment start, when a peer opens a new
+    // message with each frame. Sequenced kinds keep at
     // most a couple of partials (each start drops the older ones), so they sweep every time.
     if (!sequenced) {
       if (this.newestSeen - this.sweptAt < HOPELESS_SWEEP_STEP) return;

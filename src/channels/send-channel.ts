@@ -44,7 +44,7 @@ export interface WriteClock {
   datagram: number;
 }
 
-/** LatestState: what the sender knows about one key (seed 001's up-to-date reliability). */
+/** LatestState: what the sender knows about one key (up-to-date reliability). */
 export class KeyState {
   /** Version of the newest value the application sent for this key (1, 2, ...). */
   version = 0;
@@ -374,8 +374,8 @@ export class SendChannel {
   /**
    * The messages queued since the last write or pending check start their wait now, at that
    * call's time: send() may run with an endpoint time gone stale on a quiet connection (the
-   * API's passes none), and stamped with it a message expired before its first chance to leave
-   * (found by a review). Each message is stamped once: the pointer moves past it.
+   * API's passes none), and stamped with it a message would expire before its first chance to
+   * leave. Each message is stamped once: the pointer moves past it.
    */
   private stampQueued(): void {
     const now = this.sink.now;

@@ -105,7 +105,7 @@ export interface DefaultConfig {
    * timer (ackwire's session: 8 packets, 5 ms). Outside ProbeRTT the window never goes below
    * this many packets + 2 (or minWindowPackets if larger): a smaller window waits for the peer's timer
    * every round, and the delivery rate it then measures (a few packets per 5 ms) keeps the
-   * window that small (measured on loopback: estimate fell from 21 to 1 MB/s and stayed).
+   * window that small (on loopback the estimate would collapse and stay collapsed).
    * This is the peer's threshold when it follows no request, and the most this controller asks
    * for (peerAckThreshold()). Default 8; 0 = no such floor and no requests.
    */
@@ -485,9 +485,9 @@ export class DefaultController implements CongestionController {
   /**
    * The path's capacity as far as this flow has seen it: btlBw, or what it was when the network
    * last limited the flow if that is more. A light flow's model follows its own rate (its
-   * samples are not app-limited: see networkLimited()), which says nothing of the path; a game
-   * that sized its next download by it after a transfer read ~80 kbit/s on a 2 Mbit/s link
-   * (found by a review). A new network-limited spell measures the path again, lower or higher;
+   * samples are not app-limited: see networkLimited()), which says nothing of the path: a game
+   * sizing its next download by it after a transfer would read a fraction of the link. A new
+   * network-limited spell measures the path again, lower or higher;
    * without one the figure is dropped PATH_BW_KEEP_MS after it was measured (a path can slow
    * down under a light flow, which cannot see it), and at once when the connection moves.
    */
@@ -856,8 +856,8 @@ export class DefaultController implements CongestionController {
    * After Startup, the bandwidth filter takes one value per round: the UPPER QUARTILE of the
    * round's delivery-rate samples, not every sample. Each sample's interval (about one RTT) is
    * shortened or stretched by path jitter and ack bunching at both of its ends; a max over every
-   * sample of 10 rounds picks the most compressed one (measured: +3-8 % with 2 ms jitter each
-   * way, enough to keep a standing queue). Capping a sample by its send rate (done above, as the
+   * sample of 10 rounds picks the most compressed one (a few percent high under a few ms of
+   * jitter each way, enough to keep a standing queue). Capping a sample by its send rate (done above, as the
    * delivery-rate draft does) cannot remove this: in steady state the send rate IS the inflated
    * estimate. A quantile ignores the most compressed quarter of samples. Why not the median: a
    * round's samples are also pulled DOWN by things that are not the bottleneck (acks batched by

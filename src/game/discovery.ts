@@ -1,5 +1,5 @@
 /**
- * LAN discovery (seed 000's LANCALL / LANANSWER), sans-IO: an asker sends a small query to a
+ * LAN discovery (LANCALL / LANANSWER), sans-IO: an asker sends a small query to a
  * broadcast address (or a list of addresses); every game host's responder answers with its
  * name, game port, player count and app data. Both halves implement the SansIoNode shape
  * (handleDatagram / pollTransmit / pollTimeout), so they run on the simulator's Network as they

@@ -1,5 +1,5 @@
 /**
- * Request/response and notifications over one channel of a connection (seed 002's RPC notes:
+ * Request/response and notifications over one channel of a connection (after Fiedler's RPC notes:
  * a serialization framework, a call abstraction over the transport, concurrency semantics).
  *
  * `RpcPeer` is sans-IO: it sends through the `send` callback you give it, you feed it
