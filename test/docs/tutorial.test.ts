@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_CHANNELS } from "../../src/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const examples = join(root, "examples", "tutorial");
@@ -118,6 +119,11 @@ describe("docs/TUTORIAL.md", () => {
     const shown = js.map((b) => b.file).sort();
     expect(shown).toEqual(readdirSync(examples).map((name) => `examples/tutorial/${name}`).sort());
     expect(all.every((b) => ["js", "sh", "text"].includes(b.lang)), all.map((b) => b.lang).join(",")).toBe(true);
+  });
+
+  it("lists the default channel table as the code has it", () => {
+    const rows = [...doc.matchAll(/^\| (\d+) \| `([a-z-]+)` \|/gm)].map((m) => [Number(m[1]), m[2]]);
+    expect(rows).toEqual(DEFAULT_CHANNELS.map((c, i) => [i, c.mode]));
   });
 
   it("runs every command of the page, in order, on 127.0.0.1", async () => {
