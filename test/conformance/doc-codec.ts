@@ -190,6 +190,8 @@ export const Kind = {
   LatestState: 5,
 } as const;
 export const FRAGMENT = 0x08;
+/** §3: a ReliableOrdered frame whose u16 payload is a count of message sequences to skip. */
+export const GAP = 0x10;
 export const SYSTEM_CHANNEL = 255;
 export const System = { ClockRequest: 1, ClockReply: 2, AckDelay: 3, Padding: 4, AckFrequency: 5, ReceiveTime: 6 } as const;
 
@@ -198,6 +200,8 @@ export interface Frame {
   kind: number;
   messageSeq: number;
   fragment?: { index: number; count: number };
+  /** §3 GAP: `payload` is a u16 count of sequences from `messageSeq` on that will never come. */
+  gap?: boolean;
   key?: number;
   payload: Uint8Array;
 }
@@ -211,7 +215,7 @@ export interface Header {
 }
 
 export function encodeFrame(f: Frame): Uint8Array {
-  const w = new Writer().u8(f.channel).u8(f.kind | (f.fragment ? FRAGMENT : 0)).u16(f.messageSeq);
+  const w = new Writer().u8(f.channel).u8(f.kind | (f.fragment ? FRAGMENT : 0) | (f.gap ? GAP : 0)).u16(f.messageSeq);
   if (f.fragment) w.u16(f.fragment.index).u16(f.fragment.count);
   if (f.kind === Kind.LatestState) w.u32(f.key ?? 0);
   return w.u16(f.payload.length).raw(f.payload).finish();
@@ -256,8 +260,9 @@ export function decodeData(prefix: Uint8Array, datagram: Uint8Array): Data | str
     if (p + 6 > body.length) return `frame header runs past the end at ${p}`;
     const channel = body[p];
     const flags = body[p + 1];
-    if ((flags & 0xf0) !== 0) return `reserved flag bits ${flags}`;
+    if ((flags & 0xe0) !== 0) return `reserved flag bits ${flags}`;
     const frame: Frame = { channel, kind: flags & 0x07, messageSeq: u16At(body, p + 2), payload: new Uint8Array(0) };
+    if (flags & GAP) frame.gap = true;
     p += 4;
     if (flags & FRAGMENT) {
       frame.fragment = { index: u16At(body, p), count: u16At(body, p + 2) };

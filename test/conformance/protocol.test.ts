@@ -3,7 +3,7 @@
 // builds every packet from the document's tables, and decodes the server's replies with the
 // same tables: the handshake (a denied old wire version, then CONNECT_REQUEST -> CHALLENGE ->
 // CONNECT_RESPONSE -> ACCEPT, user data both ways), DATA with a frame of each delivery kind and
-// a fragmented message, the system channel's CLOCK_REQUEST/REPLY, acks both ways (a server
+// a fragmented message, a GAP frame, the system channel's CLOCK_REQUEST/REPLY, acks both ways (a server
 // receipt resolves on the document's ack), a pure ack with ackDelay, KEEPALIVE, DISCONNECT and
 // its ack, and NO_CONNECTION for data after the connection is gone.
 import { createSocket, type Socket } from "node:dgram";
@@ -119,6 +119,12 @@ class AckState {
       if (back >= 1 && back <= 32) this.bits = (this.bits | (1 << (back - 1))) >>> 0;
     }
   }
+}
+
+/** §2: the header's `ack`, or bit i of `ackBits` for sequence ack - 1 - i. */
+function acknowledges(data: Data, sequence: number): boolean {
+  const back = (data.header.ack - sequence) & 0xffff;
+  return back === 0 || (back >= 1 && back <= 32 && ((data.header.ackBits >>> (back - 1)) & 1) === 1);
 }
 
 const control = (type: Control["type"]) => (d: Uint8Array) => {
@@ -279,11 +285,20 @@ describe("a client written from docs/PROTOCOL.md alone", () => {
       [6, "fragmented", undefined],
     ]);
 
+    // A GAP frame (§3) for channel 0's messageSeq 1, then messageSeq 2: the server skips 1, which
+    // never came, and delivers 2 at once instead of holding it for 1.
+    sendData([
+      encodeFrame({ channel: 0, kind: Kind.ReliableOrdered, messageSeq: 1, gap: true, payload: new Writer().u16(1).finish() }),
+      encodeFrame({ channel: 0, kind: Kind.ReliableOrdered, messageSeq: 2, payload: text("after the gap") }),
+    ]);
+    await until("the message after the gap", () => messages.some((m) => m.channel === 0 && str(m.data) === "after the gap"));
+    expect(messages.filter((m) => m.channel === 0).map((m) => str(m.data))).toEqual(["ordered", "after the gap"]);
+
     // The server acknowledges that packet (ACKS_VALID, ack = its sequence) and answers the
     // clock request on the system channel (§3: CLOCK_REPLY echoes clientSendTime).
     await client.next("an ack of the first DATA", (d) => {
       const data = dataFrom(d);
-      return data && data.header.acksValid && data.header.ack === first.header.sequence ? data : undefined;
+      return data && data.header.acksValid && acknowledges(data, first.header.sequence) ? data : undefined;
     });
     const reply = received.flatMap((d) => d.frames).find((f) => f.channel === SYSTEM_CHANNEL && f.payload[0] === System.ClockReply)
       ?? (await client.next("CLOCK_REPLY", (d) => dataFrom(d)?.frames.find((f) => f.channel === SYSTEM_CHANNEL && f.payload[0] === System.ClockReply)));
