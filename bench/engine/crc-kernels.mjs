@@ -8,8 +8,11 @@
 //   wasm  a loop inside WebAssembly (as the engine calls it), inputs at all 16 alignments
 //   call  one JS -> WebAssembly call per CRC (as engine.crc32c() is called)
 // Prints min and median over the rounds and the per-round ratio slicing/engine (min, median).
+// With --aead, also the secure layer's ChaCha20-Poly1305 (src/secure/wasm-aead.ts, from dist/:
+// build first) sealing and opening a 1020 B datagram with its 13 bytes of associated data, in
+// the same rounds: what the CRC costs next to the envelope that also authenticates the datagram.
 //
-//   node bench/engine/crc-kernels.mjs [--rounds=31] [--calls=20000]
+//   node bench/engine/crc-kernels.mjs [--rounds=31] [--calls=20000] [--aead]
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -24,6 +27,7 @@ const option = (name, fallback) => {
 };
 const rounds = option("rounds", 31);
 const calls = option("calls", 20_000);
+const withAead = process.argv.includes("--aead");
 
 const wasmPath = join(root, "build", "crc32c-kernels.wasm");
 mkdirSync(join(root, "build"), { recursive: true });
@@ -55,6 +59,23 @@ const kernels = {
   engine: { loop: k.engineLoop, one: k.engineCrc },
   slicing: { loop: k.slicingLoop, one: k.slicingCrc },
 };
+let aead;
+if (withAead) {
+  const { wasmAead } = await import(join(root, "dist", "src", "secure", "wasm-aead.js"));
+  const key = Uint8Array.from({ length: 32 }, (_, i) => (i * 29 + 7) & 0xff);
+  const ad = Uint8Array.from({ length: 13 }, (_, i) => i);
+  const plaintext = Uint8Array.from({ length: 1020 }, (_, i) => (i * 7) & 0xff);
+  const sealed = new Uint8Array(1020 + 16);
+  const opened = new Uint8Array(1020);
+  wasmAead.seal(key, 5, ad, plaintext, sealed, 0);
+  let pn = 1000;
+  // Fewer calls: one seal or open costs several CRCs.
+  aead = {
+    seal: (n) => { let x = 0; for (let i = 0; i < n; i++) x ^= wasmAead.seal(key, pn++, ad, plaintext, sealed, 0); return x; },
+    open: (n) => { let x = 0; for (let i = 0; i < n; i++) x ^= wasmAead.open(key, 5, ad, sealed, opened); return x; },
+  };
+  if (aead.open(1) !== 1020) throw new Error("wasmAead.open failed on its own sealed datagram");
+}
 const samples = {}; // "size kernel figure" -> ns per CRC, one per round
 const push = (key, ns) => (samples[key] ??= []).push(ns);
 let sink = 0;
@@ -70,6 +91,14 @@ for (let round = 0; round <= rounds; round++) {
       if (round === 0) continue; // warm-up
       push(`${size} ${name} wasm`, wasm);
       push(`${size} ${name} call`, call);
+    }
+  }
+  if (aead) {
+    const n = Math.max(1, calls >> 3);
+    for (const op of ["seal", "open"]) {
+      const t0 = performance.now();
+      sink ^= aead[op](n);
+      if (round > 0) push(`aead ${op}`, ((performance.now() - t0) * 1e6) / n);
     }
   }
 }
@@ -89,7 +118,17 @@ for (const size of sizes) {
     };
   }
 }
+if (aead) {
+  for (const op of ["seal", "open"]) {
+    const ns = samples[`aead ${op}`];
+    result[`aead ${op} 1020`] = { ns: { min: +sorted(ns)[0].toFixed(1), median: +median(ns).toFixed(1) } };
+  }
+}
 for (const [key, r] of Object.entries(result)) {
+  if (key.startsWith("aead")) {
+    console.log(`${key.padEnd(14)} ${r.ns.min}/${r.ns.median} ns   [min/median]`);
+    continue;
+  }
   if (typeof r !== "object") continue;
   console.log(
     `${key.padEnd(9)} engine ${r.engineNs.min}/${r.engineNs.median} ns  slicing ${r.slicingNs.min}/${r.slicingNs.median} ns` +
