@@ -9,8 +9,8 @@
 // SIMD does it): a zero polynomial Z(y) = y^181 + y^66 + y^60 + y^36 + y^19 + y^17 + y^4 + 1,
 // y = x^8, is a multiple of the CRC polynomial, so a byte at least 181 bytes before the end may
 // be xored into the bytes 181-e positions after it (e in 0, 4, 17, 19, 36, 60, 66) and cleared
-// without changing the CRC. Folded in order from the front, every byte but the last 181..196
-// ends up clear; those few then go through slicing. Written as a "pull" over 16-byte vectors,
+// without changing the CRC. Folded in order from the front, every byte but the last 192 (12
+// vectors, at least 181) ends up clear; those few then go through slicing. Written as a "pull" over 16-byte vectors,
 // byte j of the folded copy is the input byte xor the folded bytes j-181+e: eight unaligned
 // v128 loads, seven xors and one store per 16 bytes. The nearest term reads 115 bytes back,
 // seven vectors: a load overlapping a store still in flight cannot be forwarded and waits for
@@ -98,24 +98,28 @@ function sliced(state: u32, ptr: usize, len: usize): u32 {
   return crc;
 }
 
-/** The zero polynomial's degree in bytes: every byte but the last FOLD_SPAN..FOLD_SPAN+15 folds. */
+/** The zero polynomial's degree in bytes: a byte folds 181-e bytes on, so the last 181 cannot. */
 const FOLD_SPAN: usize = 181;
-/** Shortest input that takes the fold; shorter goes to slicing alone. At least FOLD_SPAN + 16 (one
- *  folded vector); below about 240 bytes the tail's 12-13 vectors cost more than they save. */
+/** Bytes left to slicing after the fold: whole vectors, at least FOLD_SPAN. A fixed count spares
+ *  the tail the overlapping store and the slicing its 1..15-byte remainder steps. */
+const FOLD_TAIL_BYTES: usize = 192;
+/** Shortest input that takes the fold; shorter goes to slicing alone. Above FOLD_TAIL_BYTES;
+ *  below about 240 bytes the tail's 12 vectors cost more than they save. */
 const FOLD_MIN: usize = 240;
 /** Longest input folded at once; longer input goes in FOLD_CHUNK-byte pieces, chained. */
 const FOLD_CHUNK: usize = 2048;
-/** Bytes past the folded copy that the tail's pulls reach: at most 81 (a last vector at 196 - 16,
- *  minus FOLD_SPAN, plus the y^66 term's 66 and 15 more bytes). Zeroed on every call, as an
- *  earlier, longer input left its folded bytes there. */
+/** Bytes past the folded copy that must read as zeros: the fold's last vector writes up to 15
+ *  past it, and the tail's pulls reach at most 76 past it (its last vector at 176, minus
+ *  FOLD_SPAN, plus the y^66 term's 66 and 15 more bytes). Zeroed on every call, which also
+ *  clears what an earlier, longer input left there. */
 const FOLD_CLEAR: usize = 96;
 
-/** Scratch: FOLD_SPAN zero bytes, then the folded copy (at most FOLD_CHUNK - FOLD_SPAN bytes),
- *  then FOLD_CLEAR bytes that are zeroed before the tail reads them. */
+/** Scratch: FOLD_SPAN zero bytes, then the folded copy (less than FOLD_CHUNK bytes), then
+ *  FOLD_CLEAR bytes that are zeroed before the tail reads them. */
 const FOLD_SCRATCH: usize = memory.data(<i32>(FOLD_SPAN + FOLD_CHUNK + FOLD_CLEAR), 16);
 const FOLDED: usize = FOLD_SCRATCH + FOLD_SPAN;
-/** The last 181..196 bytes after folding, for slicing. */
-const FOLD_TAIL: usize = memory.data(<i32>(FOLD_SPAN + 16), 16);
+/** The last FOLD_TAIL_BYTES after folding, for slicing. */
+const FOLD_TAIL: usize = memory.data(<i32>FOLD_TAIL_BYTES, 16);
 
 /** Input vector `v` xor the seven folded vectors that Z(y) pulls into it; `from` is the folded
  *  copy's address FOLD_SPAN bytes before `v`'s own, so each term's distance is a load offset. */
@@ -132,8 +136,11 @@ function pulled(v: v128, from: usize): v128 {
 function folded(state: u32, ptr: usize, len: usize): u32 {
   // The state xors into the first four bytes (a raw state is "these bits still to divide"),
   // after which the CRC of the whole input from state 0 is the same.
-  const folds = (len - FOLD_SPAN) & ~<usize>15;
+  const folds = len - FOLD_TAIL_BYTES;
   store<v128>(FOLDED, pulled(v128.xor(v128.load(ptr), i32x4.replace_lane(i32x4.splat(0), 0, state)), FOLDED - FOLD_SPAN));
+  // The last vector may run up to 15 bytes past `folds`: those bytes' pulls all come from before
+  // `folds` (every term is 115 or more bytes back), so they hold tail values, never read as
+  // folded ones (cleared below) and never past the input (the tail is 192 bytes).
   for (let j: usize = 16; j < folds; j += 16) {
     store<v128>(FOLDED + j, pulled(v128.load(ptr + j), FOLDED + j - FOLD_SPAN));
   }
@@ -146,17 +153,12 @@ function folded(state: u32, ptr: usize, len: usize): u32 {
   v128.store(clear, zero, 48);
   v128.store(clear, zero, 64);
   v128.store(clear, zero, 80);
-  // The tail's 181..196 bytes as 16-byte vectors, the last one ending at the input's end (it may
-  // overlap the one before; both write the same bytes).
-  const tail = len - folds;
   const src = ptr + folds;
   const from = clear - FOLD_SPAN;
-  for (let t: usize = 0; t < tail - 16; t += 16) {
+  for (let t: usize = 0; t < FOLD_TAIL_BYTES; t += 16) {
     store<v128>(FOLD_TAIL + t, pulled(v128.load(src + t), from + t));
   }
-  const last = tail - 16;
-  store<v128>(FOLD_TAIL + last, pulled(v128.load(src + last), from + last));
-  return sliced(0, FOLD_TAIL, tail);
+  return sliced(0, FOLD_TAIL, FOLD_TAIL_BYTES);
 }
 
 /** `len` >= FOLD_MIN bytes: FOLD_CHUNK-byte pieces while longer, each continuing the last. */
