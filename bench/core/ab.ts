@@ -1,7 +1,7 @@
 /**
  * Paired comparison of two builds' servers on the same recorded bench:core inputs, for changes
  * to the hot path: on this shared 2-core host, the server-alone figure of the same code moves by
- * half between runs (bench/RESULTS.md, fifth session), far more than most single changes do.
+ * half between runs, far more than most single changes do.
  * Here both builds replay one recording, alternately (A B, B A, A B, ...), each replay in a
  * fresh process with nothing else in it, so both see the same host over the same minutes.
  *

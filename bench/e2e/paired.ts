@@ -1,8 +1,7 @@
 // The goals' three ratios, measured paired: raw UDP and ackwire alternated in ONE process
 // (raw, ackwire, raw, ackwire, ...), so both arms of a ratio see the same host over the same
 // seconds. The other groups run in separate processes minutes apart, and on this shared 2-core
-// host that drift alone flipped goal verdicts between runs of the same code (bench/RESULTS.md,
-// fifth session). Same drivers, transports and flows as the raw and ackwire groups:
+// host that drift alone can flip a goal's verdict between runs of the same code. Same drivers, transports and flows as the raw and ackwire groups:
 // - reliable-ordered 1000 B: ackwire MB/s over raw MB/s;
 // - aggregated 100 B: ackwire reliable-ordered messages/s over raw datagrams/s;
 // - ping: ackwire reliable-ordered p50 over raw p50.

@@ -1,6 +1,6 @@
 // CRC32C per call on the WASM engine (the release build), for the sizes a datagram has: a pure
 // ack (13 B), a small game packet (122 B) and a full 1000 B message's datagram (1020 B). Best of
-// 5 runs of 200,000 calls each; the figure behind the e2e budget arithmetic in RESULTS.md.
+// 5 runs of 200,000 calls each: the CRC's share of the per-message budget of the e2e goals.
 //   node|bun|deno dist/bench/engine/crc-per-call.js
 import { createWasmEngine } from "../../src/engine/wasm-engine.js";
 import { DeliveryKind } from "../../src/engine/abi.js";

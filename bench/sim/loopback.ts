@@ -1,5 +1,5 @@
 // Loopback throughput with the congestion controller on and off, plus a trace of what the
-// controller and its pacer did (bench/RESULTS.md "sim" -> "loopback").
+// controller and its pacer did (the bench:sim figures, on real loopback).
 //
 //   node dist/bench/sim/loopback.js [--runs=3] [--duration=1500] [--warmup=300]
 //        [--sizes=1000,100] [--cc=default,none,raw] [--trace]

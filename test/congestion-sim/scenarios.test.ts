@@ -53,7 +53,7 @@ describe("congestion through the session on the simulator", () => {
 
   it.each([1, 2, 3, 4])("clock: within 2 ms after 5 s when clock requests go out at 10/s (seed %i)", (seed) => {
     // The session's default is 1 request/s, which leaves ~5 samples by 5 s: not enough to find
-    // the fast path in both directions on a +/- 10 ms link (see bench/RESULTS.md, "sim").
+    // the fast path in both directions on a +/- 10 ms link.
     const r = runClock({ seed, latencyMs: 40, jitterMs: 20, serverClockOffsetMs: -4321.5, afterMs: 5000, clockSyncMs: 100 });
     expect(r.errorMs, `seed ${seed}: ${JSON.stringify(r)}`).toBeLessThanOrEqual(2);
     expect(r.boundViolations, `seed ${seed}: ${JSON.stringify(r)}`).toBe(0);

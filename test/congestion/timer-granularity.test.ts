@@ -5,8 +5,8 @@
  * after 8 packets, else after its 5 ms ack-delay timer (ackwire's session rule). Virtual clock,
  * no randomness; every loop is bounded by the simulated end time and an event cap.
  *
- * What goes wrong without the send quantum and the ack-threshold window floor (both measured
- * on real loopback, bench/RESULTS.md "sim" -> "loopback"): the pacer asks for a wake-up a few
+ * What goes wrong without the send quantum and the ack-threshold window floor (both seen on
+ * real loopback, `node dist/bench/sim/loopback.js`): the pacer asks for a wake-up a few
  * microseconds away, gets one 1+ ms later, and the bucket (1 ms of the rate) cannot hold what
  * the oversleep earned; and a window below 8 packets waits for the receiver's 5 ms timer every
  * round, so the delivery rate it measures keeps the window that small.

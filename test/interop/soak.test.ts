@@ -2,7 +2,7 @@
 // on Node: client lives come and go through the impairment proxy (loss, jitter that reorders,
 // duplicates, flipped bits, NAT rebindings); some say goodbye, some vanish. It must exit 0 with
 // no failure line, and the run must really have had the churn and the impairments it claims.
-// The long runs (10 minutes and more, memory judged) are in bench/RESULTS.md.
+// The long runs (10 minutes and more, memory judged): npm run soak (bench/README.md).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
