@@ -17,6 +17,8 @@ export interface ResolvedConfig {
   maxConnections: number;
   maxPendingHandshakes: number;
   handshakeRatePerAddress: number;
+  /** Server: connections per source host (rateKeyOf); 65536 (no limit) by default. */
+  maxConnectionsPerHost: number;
   timeoutMs: number;
   unresponsiveMs: number;
   keepaliveMs: number;
@@ -134,6 +136,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     maxConnections: positive("maxConnections", config.maxConnections ?? 64, 0, 65536),
     maxPendingHandshakes: positive("maxPendingHandshakes", config.maxPendingHandshakes ?? 256, 1, 65536),
     handshakeRatePerAddress: positive("handshakeRatePerAddress", config.handshakeRatePerAddress ?? 10, 0.001),
+    maxConnectionsPerHost: positive("maxConnectionsPerHost", config.maxConnectionsPerHost ?? 65536, 1, 65536),
     timeoutMs,
     unresponsiveMs: positive("unresponsiveMs", config.unresponsiveMs ?? timeoutMs / 2, 1),
     keepaliveMs: positive("keepaliveMs", config.keepaliveMs ?? timeoutMs / 4, 1),

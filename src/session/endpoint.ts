@@ -37,7 +37,7 @@ import {
   type Engine,
 } from "../engine/abi.js";
 import { createEngine } from "../engine/index.js";
-import { isValidAddress } from "./address.js";
+import { isValidAddress, rateKeyOf } from "./address.js";
 import { resolveConfig, type ResolvedConfig } from "./config.js";
 import { Connection, ConnectionState, Role, checkConnectionConfig, reasonName } from "./connection.js";
 import { sipHash64, type SipKey } from "./cookie.js";
@@ -127,6 +127,8 @@ export interface EndpointCounters {
   handshakeMoves: number;
   /** Server: handshakes refused because the accept hook threw (the API reports the error). */
   acceptHookErrors: number;
+  /** Server: handshakes denied "server-full" because their host holds maxConnectionsPerHost connections. */
+  hostFull: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -176,7 +178,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly prfInput = new Uint8Array(8);
   private readonly prfOutput = new Uint8Array(8);
   private readonly cookies: CookieJar;
+  /** Keyed by source host (rateKeyOf), not address: a sender picks its ports freely. */
   private readonly handshakeLimiter: AddressRateLimiter;
+  /** Server connections per source host (rateKeyOf), for maxConnectionsPerHost; bounded by maxConnections. */
+  private readonly perHost = new Map<string, number>();
   private readonly punchTokens = new PunchTokens();
   private readonly noConnectionLimiter: AddressRateLimiter;
   /** Challenges to REBIND_REQUESTs with a valid proof, per address: a bucket of their own, so
@@ -298,6 +303,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       migrations: 0,
       handshakeMoves: 0,
       acceptHookErrors: 0,
+      hostFull: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -648,12 +654,21 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap.schedule(conn.slot, conn.nextDeadline());
   }
 
+  /** Server connections per source host (rateKeyOf): `delta` is +1 or -1. */
+  private countHost(address: Address, delta: number): void {
+    const host = rateKeyOf(address);
+    const n = (this.perHost.get(host) ?? 0) + delta;
+    if (n > 0) this.perHost.set(host, n);
+    else this.perHost.delete(host);
+  }
+
   private allocate(now: number, address: Address, role: Role, salt: number): Connection {
     const slot = this.freeSlots.pop() as number;
     this.engine.resetSlot(slot, this.random() & 0xffff); // random initial sequence (seed 000)
     const conn = new Connection(this, this.nextId++, slot, address, role, now, salt, this.random());
     this.slots[slot] = conn;
     this.byAddress.set(address, conn);
+    if (role === Role.Server) this.countHost(address, 1);
     this.lastFrom = undefined;
     this.byId.set(conn.id, conn);
     return conn;
@@ -672,6 +687,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.lastSentConnection = undefined;
     }
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
+    if (conn.role === Role.Server) this.countHost(conn.address, -1);
     if (this.bySession.get(conn.sessionId) === conn) this.bySession.delete(conn.sessionId);
     if (this.bySalt.get(conn.salt) === conn) this.bySalt.delete(conn.salt);
     this.lastFrom = undefined;
@@ -903,7 +919,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     switch (type) {
       case PacketType.ConnectRequest: {
         if (!this.config.server) return this.unexpected();
-        if (!this.handshakeLimiter.allow(now, from)) {
+        if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) {
           this.counters.handshakeRateLimited++;
           return;
         }
@@ -920,7 +936,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       case PacketType.ConnectResponse: {
         if (!this.config.server) return this.unexpected();
-        if (!this.handshakeLimiter.allow(now, from)) {
+        if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) {
           this.counters.handshakeRateLimited++;
           return;
         }
@@ -963,6 +979,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         // Every connection counts, whoever opened it, our own attempts too (as in connect()):
         // each becomes a connection.
         if (this.byId.size >= this.config.maxConnections || this.freeSlots.length === 0) {
+          return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
+        }
+        // One host completing handshakes from many source ports must not fill every slot.
+        if ((this.perHost.get(rateKeyOf(from)) ?? 0) >= this.config.maxConnectionsPerHost) {
+          this.counters.hostFull++;
           return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
         }
         let acceptData: Uint8Array = EMPTY;
@@ -1151,7 +1172,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       // from a moving client's new address spend only this one.
       this.counters.rebindsRefused++;
       if (type !== PacketType.RebindRequest) return;
-      if (!this.handshakeLimiter.allow(now, from)) this.counters.handshakeRateLimited++;
+      if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) this.counters.handshakeRateLimited++;
       else this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
       return;
     }
@@ -1209,6 +1230,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const from = conn.address;
     if (this.byAddress.get(from) === conn) this.byAddress.delete(from);
     this.byAddress.set(to, conn);
+    // A connection that moves keeps its slot even onto a host at its limit (refusing the move
+    // would end it); the count follows it, so new handshakes from there wait.
+    if (conn.role === Role.Server) {
+      this.countHost(from, -1);
+      this.countHost(to, 1);
+    }
     this.lastFrom = undefined;
     conn.moveTo(now, to);
     this.emit({ type: "migrate", connection: conn.id, from, to });

@@ -80,8 +80,17 @@ export interface EndpointConfig {
   server?: boolean;
   maxConnections?: number; // default 64
   maxPendingHandshakes?: number; // default 256 (client attempts on this endpoint)
-  /** Handshake packets accepted per address per second. Default 10. */
+  /**
+   * Handshake packets accepted per source host per second (a host: its IPv4 address or IPv6
+   * /64, whatever its ports; burst the same number, at least 3). Default 10.
+   */
   handshakeRatePerAddress?: number;
+  /**
+   * Server: most connections from one source host (as for handshakeRatePerAddress) at once; a
+   * handshake beyond them is denied "server-full" (counted `hostFull`). Default no limit beyond
+   * maxConnections: players behind one NAT share its address.
+   */
+  maxConnectionsPerHost?: number;
   /** No packet for this long -> timeout. Default 10_000 ms. */
   timeoutMs?: number;
   /** No packet for this long -> "unresponsive" event. Default timeoutMs / 2. */
