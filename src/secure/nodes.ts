@@ -29,7 +29,8 @@ export class SecureServerNode<E> extends WrappingNode<E> {
     // buffer again (a duplicated datagram), so the layer works on its own copy.
     this.#now = now;
     const inner = this.security.open(from, bytes.slice(), now);
-    if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
+    // With the identity it opened under: the Endpoint handles it later, in a batch.
+    if (inner !== undefined) this.inner.handleDatagram(now, from, inner, this.security.openedIdentity);
   }
 
   /** The inner node's events, followed by the layer as a secure Server follows its Endpoint's

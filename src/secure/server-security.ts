@@ -143,8 +143,8 @@ export interface ServerSecurityCounters {
  * its association (a token is good for one connection); the Endpoint's reset() ends it.
  */
 export function followConnections(security: ServerSecurity, event: unknown, nowMs: number): number | undefined {
-  const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address };
-  if (e.type === "connect") return security.connectionOpened(e.connection!, e.address!);
+  const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address; identity?: ClientIdentity };
+  if (e.type === "connect") return security.connectionOpened(e.connection!, e.address!, e.identity);
   if (e.type === "migrate") security.connectionMoved(e.connection!, e.from!, e.to!);
   else if (e.type === "disconnect") security.connectionEnded(e.connection!, nowMs);
   return undefined;
@@ -213,6 +213,10 @@ export class ServerSecurity {
   readonly #ad = new Uint8Array(AD_BYTES);
   readonly #out = new Uint8Array(MAX_SECURE_DATAGRAM);
   #lastSweepMs = -Infinity;
+  /** The association of the datagram open() last returned. */
+  #opened: Association | undefined;
+  /** Live associations by their identity object (one per association), for events that carry it. */
+  readonly #byIdentity = new WeakMap<ClientIdentity, Association>();
   /** The latest time passed in (seal() takes none). */
   #lastNowMs = 0;
 
@@ -237,11 +241,22 @@ export class ServerSecurity {
   }
 
   /**
+   * The identity of the association the datagram `open` last returned opened under (undefined
+   * after a drop). A carrier hands it in with that datagram (SansIoNode.handleDatagram's
+   * `identity`): by the time the Endpoint handles the datagram, later ones of the same batch
+   * may have moved the client off the address it came from.
+   */
+  get openedIdentity(): ClientIdentity | undefined {
+    return this.#opened?.identity;
+  }
+
+  /**
    * A received datagram: the inner ackwire datagram (decrypted in place, a view of `bytes`), or
    * undefined when it is dropped (counted).
    */
   open(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
     this.#lastNowMs = nowMs;
+    this.#opened = undefined;
     this.#sweepEvery(nowMs);
     const type = bytes[0];
     if (type === SEALED) return this.#openSealed(from, bytes, nowMs);
@@ -275,9 +290,15 @@ export class ServerSecurity {
    * The Endpoint opened connection `connection` with the client at `address` (its "connect"
    * event): the connection belongs to that address's association from now on.
    */
-  connectionOpened(connection: number, address: Address): number | undefined {
-    const a = this.#byAddress.get(address);
+  connectionOpened(connection: number, address: Address, identity?: ClientIdentity): number | undefined {
+    // By the identity the handshake's datagram carried, if the event has it: the client may
+    // have moved on from `address` within the batch that datagram came in.
+    const byIdentity = identity === undefined ? undefined : this.#byIdentity.get(identity);
+    const a = byIdentity !== undefined && this.#byId.get(byIdentity.id) === byIdentity ? byIdentity : this.#byAddress.get(address);
     if (a === undefined) return undefined;
+    // The Endpoint checked `address` (its cookie came back from there, sealed for this
+    // client): the connection's sends go there, so the association holds it.
+    this.#claimChecked(a, address);
     // One token, one connection (PROTOCOL §9): a connection still live on this association
     // is replaced, and the caller closes it. A token holder completing handshakes from many
     // source ports of its host would hold as many connections, fill maxConnections and lock
@@ -309,19 +330,7 @@ export class ServerSecurity {
   connectionMoved(connection: number, from: Address, to: Address): void {
     const a = this.#byConnection.get(connection);
     if (a === undefined || !this.#byId.has(a.id)) return;
-    const holder = this.#byAddress.get(to);
-    if (holder !== undefined && holder !== a) {
-      // The layer runs a batch ahead of the Endpoint: another client's datagrams may have
-      // claimed `to` since this client's were opened. The Endpoint checked that `to` answers
-      // for this connection, so the claim gives way: that client goes back to where its own
-      // connection is, or is forgotten if it has none elsewhere.
-      if (holder.endpointAddress !== to) {
-        holder.address = holder.endpointAddress;
-      } else {
-        this.#forget(holder);
-        this.counters.replaced++;
-      }
-    }
+    this.#claimChecked(a, to);
     if (a.endpointAddress !== a.address && this.#byAddress.get(a.endpointAddress) === a) this.#byAddress.delete(a.endpointAddress);
     if (from !== a.endpointAddress && from !== a.address && this.#byAddress.get(from) === a) this.#byAddress.delete(from);
     a.endpointAddress = to;
@@ -339,6 +348,25 @@ export class ServerSecurity {
     const a = this.#byConnection.get(connection);
     this.#byConnection.delete(connection);
     if (a !== undefined && a.endedAtMs < 0 && this.#byId.has(a.id)) a.endedAtMs = nowMs;
+  }
+
+  /**
+   * `a` holds `address`, which the Endpoint checked answers for its connection. The layer runs
+   * a batch ahead of the Endpoint: another client's datagrams may have claimed it since this
+   * client's were opened. That claim gives way: the other client goes back to where its own
+   * connection is, or is forgotten if it has none elsewhere.
+   */
+  #claimChecked(a: Association, address: Address): void {
+    const holder = this.#byAddress.get(address);
+    if (holder !== undefined && holder !== a) {
+      if (holder.endpointAddress !== address) {
+        holder.address = holder.endpointAddress;
+      } else {
+        this.#forget(holder);
+        this.counters.replaced++;
+      }
+    }
+    this.#byAddress.set(address, a);
   }
 
   /** Forgets the quietest association no connection opened on, if it has been quiet PENDING_IDLE_MS. */
@@ -541,6 +569,7 @@ export class ServerSecurity {
     }
     this.#accept(a, pn, nowMs);
     this.#byId.set(a.id, a);
+    this.#byIdentity.set(a.identity, a);
     this.#byAddress.set(from, a);
     this.#tokens.set(tokenKey, { expiresAt: contents.expiresAt, association: a });
     counters.opened++;
@@ -557,6 +586,7 @@ export class ServerSecurity {
 
   /** An authenticated datagram handed in: its number is used up, and the client was heard from. */
   #accept(a: Association, pn: number, nowMs: number): void {
+    this.#opened = a;
     a.window.accept(pn);
     a.lastHeardMs = nowMs;
     this.counters.accepted++;

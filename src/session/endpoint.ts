@@ -82,7 +82,8 @@ import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
-import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+import type { ConnectionId, ConnectionStats, ConnectRequestInfo, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+import type { ClientIdentity } from "../secure/server-security.js";
 
 /** A stateless reply queued for an address that has no connection (or none for this packet). */
 interface ControlReply {
@@ -246,6 +247,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private batchCount = 0;
   private readonly batchFrom: Address[];
   private readonly batchLength: Int32Array;
+  /** Per queued datagram: who the layer in front authenticated its sender as (handleDatagram's `identity`). */
+  private readonly batchIdentity: (ClientIdentity | undefined)[];
   private lastNow = 0;
   /** The engine memory under `engine.bytes` (Transmit views are made over it). */
   private readonly arenaBuffer: ArrayBufferLike;
@@ -274,6 +277,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
     this.batchLength = new Int32Array(batch);
+    this.batchIdentity = new Array<ClientIdentity | undefined>(batch).fill(undefined);
     this.rngState = (c.seed ^ 0x9e3779b9) >>> 0 || 1;
     this.secretKey = secretKeyOf(c.secret, c.seed);
     const cookieSecret: SipKey = [this.secureRandom(), this.secureRandom(), this.secureRandom(), this.secureRandom()];
@@ -473,7 +477,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   // ---- SansIoNode -----------------------------------------------------------------------------
 
-  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+  handleDatagram(now: number, from: Address, bytes: Uint8Array, identity?: ClientIdentity): void {
     if (now > this.lastNow) this.lastNow = now;
     this.counters.datagramsReceived++;
     this.counters.bytesReceived += bytes.length;
@@ -496,6 +500,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     engine.descriptors[d + 2] = conn !== undefined && conn.acceptsData ? conn.slot : -1;
     engine.descriptors[d + 3] = 0;
     this.batchFrom[i] = from;
+    this.batchIdentity[i] = identity;
     this.batchLength[i] = bytes.length;
   }
 
@@ -864,6 +869,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
             r[p + ControlRecord.PacketType],
             r[p + ControlRecord.Offset],
             r[p + ControlRecord.Length],
+            this.batchIdentity[base + r[p + ControlRecord.Datagram]],
           );
           break;
         case RecordType.Message:
@@ -913,7 +919,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   // ---- the handshake, server and client side (PROTOCOL §4; see handshake.ts) -----------------
 
-  private onControl(now: number, from: Address, type: number, offset: number, length: number): void {
+  private onControl(now: number, from: Address, type: number, offset: number, length: number, identity: ClientIdentity | undefined): void {
     const b = this.engine.bytes;
     const conn = this.byAddress.get(from);
     switch (type) {
@@ -991,7 +997,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         if (hook !== undefined) {
           let decision: { accepted: boolean; data: Uint8Array } | undefined;
           try {
-            decision = readAcceptDecision(hook({ address: from, userData: res.userData, appVersion: res.appVersion }));
+            const request: ConnectRequestInfo = { address: from, userData: res.userData, appVersion: res.appVersion };
+            if (identity !== undefined) request.identity = identity;
+            decision = readAcceptDecision(hook(request));
           } catch {
             decision = undefined;
           }
@@ -1016,7 +1024,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         created.acceptedResponse = { appVersion: res.appVersion, channelHash: res.channelHash, userData: res.userData.slice(), left: [] };
         created.acceptDue = true;
         created.acceptUserData = acceptData;
-        this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
+        this.emit(identity === undefined ? { type: "connect", connection: created.id, address: from, userData: res.userData } : { type: "connect", connection: created.id, address: from, userData: res.userData, identity });
         this.markReady(created);
         this.reschedule(created);
         return;

@@ -3,6 +3,7 @@
  * commands and observes. The sans-IO `Endpoint` (src/session/endpoint.ts) implements
  * `SansIoNode<EndpointEvent>` from ./sans-io.ts plus the commands below.
  */
+import type { ClientIdentity } from "../secure/server-security.js";
 import type { DeliveryKind } from "../engine/abi.js";
 import type { CongestionConfig } from "../congestion/controller.js";
 import type { Address } from "./sans-io.js";
@@ -151,6 +152,12 @@ export interface ConnectRequestInfo {
   address: Address;
   userData: Uint8Array;
   appVersion: number;
+  /**
+   * Who a layer in front of the Endpoint authenticated this handshake's sender as (a secure
+   * server: the connect token's client), carried with the datagram itself: present whatever
+   * the layer learned about addresses since.
+   */
+  identity?: ClientIdentity;
 }
 
 export type AcceptDecision =
@@ -210,7 +217,14 @@ export interface SendOptions {
 }
 
 export type EndpointEvent =
-  | { type: "connect"; connection: ConnectionId; address: Address; userData: Uint8Array }
+  | {
+      type: "connect";
+      connection: ConnectionId;
+      address: Address;
+      userData: Uint8Array;
+      /** Who a layer in front (the secure layer) authenticated the handshake's sender as, if any. */
+      identity?: ClientIdentity;
+    }
   | { type: "message"; connection: ConnectionId; channel: number; data: Uint8Array; key?: number }
   | { type: "unresponsive"; connection: ConnectionId; silentMs: number }
   | { type: "responsive"; connection: ConnectionId }
