@@ -134,8 +134,7 @@ describe("RETRY when the token-opening budget is short", () => {
 describe("a HELLO flood from 1,000 spoofed addresses at the full budget", () => {
   it("honest clients connect in well under 1 s (virtual), and the server sends less than it receives", () => {
     // 1,000 addresses nobody holds, 20 HELLOs a second each, every one a new token minted under
-    // another key: 10 times the budget passes the per-host limit. Without RETRY no honest
-    // client connected while the flood lasted.
+    // another key: 10 times the budget passes the per-host limit.
     const r = runHelloFlood({ hosts: 1000, ratePerHost: 20, honest: 2 });
     const why = JSON.stringify({ ...r, security: undefined });
     expect(r.hellosSent).toBeGreaterThan(70_000);
