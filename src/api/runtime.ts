@@ -497,6 +497,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.maxPendingHandshakes !== undefined) extra.maxPendingHandshakes = options.maxPendingHandshakes;
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   if (options.maxConnectionsPerHost !== undefined) extra.maxConnectionsPerHost = options.maxConnectionsPerHost;
+  if (options.maxTotalReceiveBufferBytes !== undefined) extra.maxTotalReceiveBufferBytes = options.maxTotalReceiveBufferBytes;
   let secure: SecureServerSocket | undefined;
   const accept = options.accept;
   if (accept !== undefined || options.secure !== undefined) {

@@ -23,6 +23,7 @@ export interface ResolvedConfig {
   unresponsiveMs: number;
   keepaliveMs: number;
   maxReceiveBufferBytes: number;
+  maxTotalReceiveBufferBytes: number;
   congestion: string;
   congestionOptions: Omit<CongestionConfig, "algorithm">;
   accept?: EndpointConfig["accept"];
@@ -141,6 +142,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     unresponsiveMs: positive("unresponsiveMs", config.unresponsiveMs ?? timeoutMs / 2, 1),
     keepaliveMs: positive("keepaliveMs", config.keepaliveMs ?? timeoutMs / 4, 1),
     maxReceiveBufferBytes: positive("maxReceiveBufferBytes", config.maxReceiveBufferBytes ?? 8 * 1024 * 1024, 1500),
+    maxTotalReceiveBufferBytes: positive("maxTotalReceiveBufferBytes", config.maxTotalReceiveBufferBytes ?? 256 * 1024 * 1024, 1500),
     congestion: config.congestion ?? "default",
     congestionOptions: config.congestionOptions ?? {},
     accept: config.accept,

@@ -80,6 +80,7 @@ import {
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
+import { ReceiveBudget } from "../channels/receive-budget.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, ConnectRequestInfo, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
@@ -130,6 +131,8 @@ export interface EndpointCounters {
   acceptHookErrors: number;
   /** Server: handshakes denied "server-full" because their host holds maxConnectionsPerHost connections. */
   hostFull: number;
+  /** Connections ended ("receive-buffer-exceeded") to bring what all hold received under maxTotalReceiveBufferBytes. */
+  receiveBudgetCloses: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -181,6 +184,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly cookies: CookieJar;
   /** Keyed by source host (rateKeyOf), not address: a sender picks its ports freely. */
   private readonly handshakeLimiter: AddressRateLimiter;
+  /** What all connections hold received, together (maxTotalReceiveBufferBytes). */
+  readonly receiveBudget: ReceiveBudget;
   /** Server connections per source host (rateKeyOf), for maxConnectionsPerHost; bounded by maxConnections. */
   private readonly perHost = new Map<string, number>();
   private readonly punchTokens = new PunchTokens();
@@ -283,6 +288,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const cookieSecret: SipKey = [this.secureRandom(), this.secureRandom(), this.secureRandom(), this.secureRandom()];
     this.cookies = new CookieJar(cookieSecret, c.cookieWindowMs);
     // Burst of 3 lets a client's request + response + one resend through at once.
+    this.receiveBudget = new ReceiveBudget(c.maxTotalReceiveBufferBytes);
     this.handshakeLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
     this.noConnectionLimiter = new AddressRateLimiter(c.noConnectionRatePerAddress, 2, c.rateLimitEntries);
     this.rebindLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
@@ -308,6 +314,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       handshakeMoves: 0,
       acceptHookErrors: 0,
       hostFull: 0,
+      receiveBudgetCloses: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -659,6 +666,30 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap.schedule(conn.slot, conn.nextDeadline());
   }
 
+  /**
+   * All connections together hold more received than maxTotalReceiveBufferBytes (each evicted
+   * its own unreliable partials first): the one holding the most is ended, and the next, until
+   * the rest fit. Ended at once, its memory freed with it: a flood of many connections each
+   * holding its own maximum must not outgrow the endpoint's bound while they close.
+   */
+  private enforceReceiveBudget(): void {
+    for (let left = this.byId.size; this.receiveBudget.over && left > 0; left--) {
+      let largest: Connection | undefined;
+      let most = 0;
+      for (const conn of this.byId.values()) {
+        const held = conn.channels.receiveBufferedBytes();
+        if (held > most) {
+          most = held;
+          largest = conn;
+        }
+      }
+      if (largest === undefined) return;
+      this.counters.receiveBudgetCloses++;
+      largest.finish("receive-buffer-exceeded");
+      this.remove(largest);
+    }
+  }
+
   /** Server connections per source host (rateKeyOf): `delta` is +1 or -1. */
   private countHost(address: Address, delta: number): void {
     const host = rateKeyOf(address);
@@ -788,6 +819,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.reschedule(conn);
       }
     }
+    if (this.receiveBudget.over) this.enforceReceiveBudget();
     clearArray(this.touched);
   }
 

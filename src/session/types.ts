@@ -116,6 +116,13 @@ export interface EndpointConfig {
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
   maxReceiveBufferBytes?: number;
   /**
+   * Bound on what all connections hold together (as maxReceiveBufferBytes counts). Past it, a
+   * connection evicts its oldest unreliable partial messages first, and then the connection
+   * holding the most is ended ("receive-buffer-exceeded", counted `receiveBudgetCloses`).
+   * Default 256 MiB.
+   */
+  maxTotalReceiveBufferBytes?: number;
+  /**
    * Address migration (PROTOCOL §5). A client whose address changed under it (NAT rebinding,
    * a network switch) learns it from the server's NO_CONNECTION and moves its connection to
    * the new address instead of closing; a server lets its clients do so (the "migrate" event).
