@@ -60,7 +60,20 @@ export interface ListenOptions extends CommonOptions {
   host?: string;
   maxConnections?: number;
   maxPendingHandshakes?: number;
+  /** Handshake packets per source host (IPv4 address or IPv6 /64, any port) per second. Default 10. */
   handshakeRatePerAddress?: number;
+  /**
+   * Most connections from one source host at once; beyond them a client is denied
+   * "server-full". Default no limit: players behind one NAT share its address, so set it to
+   * what one address may fairly hold (a LAN party, a household) when slots are scarce.
+   */
+  maxConnectionsPerHost?: number;
+  /**
+   * What all connections may hold received together (as maxReceiveBufferBytes counts for
+   * one): past it, unreliable partial messages are evicted oldest first, then the connection
+   * holding the most is ended ("receive-buffer-exceeded"). Default 256 MiB.
+   */
+  maxTotalReceiveBufferBytes?: number;
   /**
    * Sees each client's handshake user data (and on a secure server its `identity` from the
    * connect token); return true, false or { accept, userData }.
@@ -122,7 +135,7 @@ const COMMON_KEYS = [
   "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "seed", "engineLimits", "createEndpoint", "congestionOptions",
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
-const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
+const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "maxConnectionsPerHost", "maxTotalReceiveBufferBytes", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
 const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken"] as const satisfies readonly (keyof ConnectOptions)[];
 /**
  * ackwire/worker's own listen()/connect() options (src/worker/index.ts WorkerFrontOptions). Its

@@ -496,6 +496,8 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.maxConnections !== undefined) extra.maxConnections = options.maxConnections;
   if (options.maxPendingHandshakes !== undefined) extra.maxPendingHandshakes = options.maxPendingHandshakes;
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
+  if (options.maxConnectionsPerHost !== undefined) extra.maxConnectionsPerHost = options.maxConnectionsPerHost;
+  if (options.maxTotalReceiveBufferBytes !== undefined) extra.maxTotalReceiveBufferBytes = options.maxTotalReceiveBufferBytes;
   let secure: SecureServerSocket | undefined;
   const accept = options.accept;
   if (accept !== undefined || options.secure !== undefined) {

@@ -69,7 +69,9 @@ export class SecureServerSocket extends SealingSocket {
   }
 
   protected open(from: Address, bytes: Uint8Array, now: number): Uint8Array | undefined {
-    return this.security.open(from, bytes, now);
+    const inner = this.security.open(from, bytes, now);
+    for (let r = this.security.pollRetry(); r !== undefined; r = this.security.pollRetry()) this.inner.send(r.bytes, r.to);
+    return inner;
   }
 }
 
@@ -98,6 +100,11 @@ export class SecureClientSocket extends SealingSocket {
       this.strangers++;
       return undefined;
     }
-    return this.security.open(bytes);
+    const inner = this.security.open(bytes);
+    if (inner === undefined) {
+      const hello = this.security.takeRetryHello();
+      if (hello !== undefined) this.inner.send(hello, this.#server);
+    }
+    return inner;
   }
 }

@@ -5,6 +5,7 @@
  * hand over the engine's per-message records. See index.ts for the contract, docs/CHANNELS.md
  * for the behaviour.
  */
+import type { ReceiveBudget } from "./receive-budget.js";
 import {
   DATA_OVERHEAD_BYTES,
   DeliveryKind,
@@ -100,6 +101,8 @@ export interface ChannelSetConfig {
   mtu: number;
   /** Per-connection bound on held + partially reassembled received bytes. */
   maxReceiveBufferBytes: number;
+  /** The bound shared with other connections (the endpoint's), if any. */
+  budget?: ReceiveBudget;
 }
 
 export interface ReceivedMessage {
@@ -288,6 +291,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** Unreliable partial messages in arrival order, for eviction (created on the first). */
   private unreliablePartials: Set<Partial> | undefined;
   private readonly maxReceiveBufferBytes: number;
+  private readonly budget: ReceiveBudget | undefined;
   private readonly counters = { duplicates: 0, stale: 0, invalid: 0, evicted: 0, copiesDropped: 0 };
   /** Reliable channels with piggyback, highest priority first (the copy pass of writeFrames). */
   private readonly piggybackers: SendChannel[];
@@ -316,6 +320,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       throw new ChannelConfigError(`maxReceiveBufferBytes must be positive, got ${maxReceiveBufferBytes}`);
     }
     this.maxReceiveBufferBytes = maxReceiveBufferBytes;
+    this.budget = config.budget;
     const room = mtu - DATA_OVERHEAD_BYTES;
     const senders: SendChannel[] = [];
     const receivers: ReceiveChannel[] = [];
@@ -817,6 +822,15 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     return this.buffered;
   }
 
+  /**
+   * The connection is gone: what it holds leaves the shared budget (the set is dropped with
+   * it, and charges nothing more).
+   */
+  releaseBudget(): void {
+    if (this.budget !== undefined) this.budget.total -= this.buffered;
+    this.buffered = 0;
+  }
+
   stats(): ChannelStats {
     let resends = 0;
     let copiesSent = 0;
@@ -889,10 +903,12 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal */
   charge(bytes: number): void {
     this.buffered += bytes;
+    if (this.budget !== undefined) this.budget.total += bytes;
   }
   /** @internal */
   makeRoomForUnreliable(bytes: number): boolean {
-    while (this.buffered + bytes > this.maxReceiveBufferBytes) {
+    const budget = this.budget;
+    while (this.buffered + bytes > this.maxReceiveBufferBytes || (budget !== undefined && budget.total + bytes > budget.limit)) {
       if (this.unreliablePartials === undefined) return false;
       const oldest = this.unreliablePartials.values().next();
       if (oldest.done) return false;

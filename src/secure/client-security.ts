@@ -10,7 +10,24 @@ import { host } from "../api/host.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
 import type { ConnectToken } from "./token.js";
-import { AD_BYTES, HELLO, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU32, readU64, SEALED, SEALED_HEADER_BYTES, unsealPayload, writeAd, writeU64 } from "./wire.js";
+import {
+  AD_BYTES,
+  HELLO,
+  HELLO_COOKIE,
+  HELLO_TAIL_BYTES,
+  MAX_SECURE_DATAGRAM,
+  readU32,
+  readU64,
+  RETRY,
+  RETRY_BYTES,
+  RETRY_COOKIE_BYTES,
+  RETRY_ECHO_BYTES,
+  SEALED,
+  SEALED_HEADER_BYTES,
+  unsealPayload,
+  writeAd,
+  writeU64,
+} from "./wire.js";
 
 export interface ClientSecurityCounters {
   /** Too short, or not a SEALED datagram. */
@@ -21,10 +38,12 @@ export interface ClientSecurityCounters {
   replayed: number;
   /** Sends too large once sealed (a HELLO carries the token too). */
   sendDropped: number;
+  /** RETRYs taken (each answered with the last HELLO again, now with the server's cookie). */
+  retries: number;
 }
 
 export class ClientSecurity {
-  readonly counters: ClientSecurityCounters = { malformed: 0, badTag: 0, replayed: 0, sendDropped: 0 };
+  readonly counters: ClientSecurityCounters = { malformed: 0, badTag: 0, replayed: 0, sendDropped: 0, retries: 0 };
   readonly #token: ConnectToken;
   readonly #aead: PacketAead;
   readonly #window = new ReplayWindow();
@@ -39,6 +58,12 @@ export class ClientSecurity {
   /** The association id the server gave; -1 until its first authentic datagram. */
   #id = -1;
   #sendPn = 0;
+  /** The server's retry cookie (its latest RETRY), sent with every HELLO from then on. */
+  #cookie: Uint8Array | undefined;
+  /** A copy of the inner datagram of the latest HELLO, to send again at once after a RETRY. */
+  #lastHelloInner: Uint8Array | undefined;
+  /** That HELLO again, with the cookie, waiting for takeRetryHello(). */
+  #retryHello: Uint8Array | undefined;
 
   constructor(token: ConnectToken, aead: PacketAead = nobleAead, clientNonce = host.crypto.getRandomValues(new Uint8Array(CLIENT_NONCE_BYTES))) {
     this.#token = token;
@@ -57,14 +82,22 @@ export class ClientSecurity {
     const out = this.#out;
     const pn = this.#sendPn;
     if (this.#id < 0) {
+      // After a RETRY: the cookie first, then the HELLO from its byte 1 (PROTOCOL §9).
+      const cookie = this.#cookie;
+      const start = cookie === undefined ? 0 : RETRY_COOKIE_BYTES;
       const body = this.#token.helloBody;
-      const at = 1 + body.length + HELLO_TAIL_BYTES;
+      const at = start + 1 + body.length + HELLO_TAIL_BYTES;
       if (at + inner.length + TAG_BYTES > MAX_SECURE_DATAGRAM) return this.#drop();
-      out[0] = HELLO;
-      out.set(body, 1);
-      out.set(this.#clientNonce, 1 + body.length);
-      writeU64(out, 1 + body.length + CLIENT_NONCE_BYTES, pn);
+      if (cookie === undefined) out[0] = HELLO;
+      else {
+        out[0] = HELLO_COOKIE;
+        out.set(cookie, 1);
+      }
+      out.set(body, start + 1);
+      out.set(this.#clientNonce, start + 1 + body.length);
+      writeU64(out, start + 1 + body.length + CLIENT_NONCE_BYTES, pn);
       this.#sendPn++;
+      if (this.#lastHelloInner !== inner) this.#lastHelloInner = inner.slice();
       const n = this.#aead.seal(this.#sendKey, pn, writeAd(this.#ad, HELLO, 0, pn), inner, out, at);
       return out.subarray(0, at + n);
     }
@@ -77,6 +110,10 @@ export class ClientSecurity {
 
   /** A datagram from the server: the inner datagram (decrypted in place, a view of `bytes`), or undefined (dropped, counted). */
   open(bytes: Uint8Array): Uint8Array | undefined {
+    if (bytes[0] === RETRY) {
+      this.#onRetry(bytes);
+      return undefined;
+    }
     if (bytes[0] !== SEALED || bytes.length < SEALED_HEADER_BYTES + TAG_BYTES) {
       this.counters.malformed++;
       return undefined;
@@ -94,6 +131,32 @@ export class ClientSecurity {
     // Only the server (and the backend) has the key, so the id is the server's own.
     this.#id = id;
     return inner;
+  }
+
+  /**
+   * The HELLO to send at once after a RETRY (a copy; the last one sealed again, with the
+   * server's cookie), or undefined. A carrier asks after each open().
+   */
+  takeRetryHello(): Uint8Array | undefined {
+    const hello = this.#retryHello;
+    this.#retryHello = undefined;
+    return hello;
+  }
+
+  /**
+   * A RETRY: taken while the client sends HELLOs, if it echoes this attempt's nonce (which
+   * only a party that saw the HELLO knows); anything else is `malformed`.
+   */
+  #onRetry(bytes: Uint8Array): void {
+    let echoed = bytes.length === RETRY_BYTES && this.#id < 0 && this.#lastHelloInner !== undefined;
+    for (let i = 0; echoed && i < RETRY_ECHO_BYTES; i++) echoed = bytes[1 + i] === this.#clientNonce[i];
+    if (!echoed) {
+      this.counters.malformed++;
+      return;
+    }
+    this.counters.retries++;
+    this.#cookie = bytes.slice(1 + RETRY_ECHO_BYTES, RETRY_BYTES);
+    this.#retryHello = this.seal(this.#lastHelloInner!)?.slice();
   }
 
   /** The server's sending key for association `id` (derived once per id). */

@@ -29,7 +29,8 @@ export class SecureServerNode<E> extends WrappingNode<E> {
     // buffer again (a duplicated datagram), so the layer works on its own copy.
     this.#now = now;
     const inner = this.security.open(from, bytes.slice(), now);
-    if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
+    // With the identity it opened under: the Endpoint handles it later, in a batch.
+    if (inner !== undefined) this.inner.handleDatagram(now, from, inner, this.security.openedIdentity);
   }
 
   /** The inner node's events, followed by the layer as a secure Server follows its Endpoint's
@@ -50,6 +51,8 @@ export class SecureServerNode<E> extends WrappingNode<E> {
 
   pollTransmit(now: number): Transmit | undefined {
     this.#now = now;
+    const retry = this.security.pollRetry();
+    if (retry !== undefined) return retry;
     for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
       const sealed = this.security.seal(tx.bytes, tx.to);
       if (sealed !== undefined) return { to: tx.to, bytes: sealed };
@@ -64,6 +67,8 @@ export class SecureClientNode<E> extends WrappingNode<E> {
   readonly server: Address;
   /** Datagrams from another address than the server. */
   strangers = 0;
+  /** A HELLO to send again at once (after a RETRY). */
+  #retryHello: Uint8Array | undefined;
 
   constructor(inner: SansIoNode<E>, server: Address, token: ConnectToken, aead?: PacketAead) {
     super(inner);
@@ -78,9 +83,15 @@ export class SecureClientNode<E> extends WrappingNode<E> {
     }
     const inner = this.security.open(bytes.slice());
     if (inner !== undefined) this.inner.handleDatagram(now, from, inner);
+    else this.#retryHello = this.security.takeRetryHello() ?? this.#retryHello;
   }
 
   pollTransmit(now: number): Transmit | undefined {
+    const retry = this.#retryHello;
+    if (retry !== undefined) {
+      this.#retryHello = undefined;
+      return { to: this.server, bytes: retry };
+    }
     for (let tx = this.inner.pollTransmit(now); tx !== undefined; tx = this.inner.pollTransmit(now)) {
       // A client endpoint sends only to its server; anything else would leave unsealed.
       if (tx.to !== this.server) continue;

@@ -27,12 +27,31 @@ import { PacketType } from "../engine/abi.js";
 import { tokenKey as hexKey } from "../relay/wire.js";
 import { AddressRateLimiter } from "../session/rate-limit.js";
 import type { Address } from "../session/sans-io.js";
-import { rateKeyOf } from "../session/address.js";
+import { addressBytes, rateKeyOf } from "../session/address.js";
+import { cookiesEqual, sipHash128, type SipKey } from "../session/cookie.js";
 import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
 import { MAX_PRIVATE_BYTES, MAX_TOKEN_SECONDS, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
-import { AD_BYTES, HELLO, HELLO_FIXED_BYTES, HELLO_TAIL_BYTES, MAX_SECURE_DATAGRAM, readU32, readU64, SEALED, SEALED_HEADER_BYTES, unsealPayload, writeAd } from "./wire.js";
+import {
+  AD_BYTES,
+  HELLO,
+  HELLO_COOKIE,
+  HELLO_FIXED_BYTES,
+  HELLO_TAIL_BYTES,
+  MAX_SECURE_DATAGRAM,
+  readU32,
+  readU64,
+  RETRY,
+  RETRY_BYTES,
+  RETRY_COOKIE_BYTES,
+  RETRY_ECHO_BYTES,
+  SEALED,
+  SEALED_HEADER_BYTES,
+  unsealPayload,
+  writeAd,
+  writeU32,
+} from "./wire.js";
 
 /** How long an association outlives the end of its connection (its DISCONNECT_ACK is sealed meanwhile). */
 export const ENDED_GRACE_MS = 3000;
@@ -48,6 +67,18 @@ export const MOVE_SETTLE_MS = 5000;
 export const PENDING_IDLE_MS = 5000;
 /** How far ahead of the server's clock a backend's may be. */
 const TOKEN_CLOCK_SLACK_SECONDS = 600;
+/** New tokens opened a second in all (the shared budget), and its burst. */
+export const TOKEN_OPENINGS_PER_SECOND = 2000;
+const TOKEN_OPENINGS_BURST = 4000;
+/**
+ * The part of the burst kept for HELLOs that came back with a retry cookie (their sender
+ * receives at its address): below it, a HELLO without one is answered with a RETRY.
+ */
+export const VALIDATED_RESERVE = TOKEN_OPENINGS_BURST / 2;
+/** A retry cookie's time window: it is good in the window it was made in and the next one. */
+export const RETRY_WINDOW_MS = 10_000;
+/** RETRYs waiting for the carrier to send them (one per HELLO answered; more are dropped). */
+const RETRY_QUEUE_LIMIT = 1024;
 
 export interface ServerSecurityOptions {
   serverKey: Uint8Array;
@@ -117,8 +148,18 @@ export interface ServerSecurityCounters {
   full: number;
   /** HELLO with a new token from an address a live association of another client holds. */
   addressInUse: number;
-  /** New tokens beyond the rate at which they are opened: 10/s per address (burst 20), 2000/s in all (burst 4000). */
+  /**
+   * New tokens beyond the rate at which they are opened: 10/s per source host (burst 20), 2000/s
+   * in all (burst 4000); for a HELLO with a valid retry cookie, the whole burst.
+   */
   rateLimited: number;
+  /**
+   * HELLOs with a new token answered with a RETRY instead of being opened: the shared budget was
+   * down to the part kept for HELLOs with a valid retry cookie (VALIDATED_RESERVE).
+   */
+  retried: number;
+  /** HELLO_COOKIEs whose cookie is not this server's for the address and token (taken as HELLOs without one). */
+  badRetryCookie: number;
   /**
    * Authentic datagrams not handed in: from an address another client's association holds (the
    * client is not moved there), or older than the newest from an address this one does not hold.
@@ -143,8 +184,8 @@ export interface ServerSecurityCounters {
  * its association (a token is good for one connection); the Endpoint's reset() ends it.
  */
 export function followConnections(security: ServerSecurity, event: unknown, nowMs: number): number | undefined {
-  const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address };
-  if (e.type === "connect") return security.connectionOpened(e.connection!, e.address!);
+  const e = event as { type?: unknown; connection?: number; address?: Address; from?: Address; to?: Address; identity?: ClientIdentity };
+  if (e.type === "connect") return security.connectionOpened(e.connection!, e.address!, e.identity);
   if (e.type === "migrate") security.connectionMoved(e.connection!, e.from!, e.to!);
   else if (e.type === "disconnect") security.connectionEnded(e.connection!, nowMs);
   return undefined;
@@ -154,7 +195,7 @@ export function followConnections(security: ServerSecurity, event: unknown, nowM
 export function securityDrops(c: ServerSecurityCounters): number {
   return (
     c.malformed + c.plain + c.wrongProtocol + c.expiredToken + c.badToken + c.wrongServer + c.tokenUsed + c.full + c.addressInUse +
-    c.rateLimited + c.noAssociation + c.badTag + c.replayed + c.migrationRefused
+    c.rateLimited + c.retried + c.noAssociation + c.badTag + c.replayed + c.migrationRefused
   );
 }
 
@@ -191,7 +232,7 @@ interface TokenEntry {
 export class ServerSecurity {
   readonly counters: ServerSecurityCounters = {
     accepted: 0, opened: 0, idle: 0, replaced: 0, migrated: 0, malformed: 0, plain: 0, wrongProtocol: 0, expiredToken: 0, badToken: 0,
-    wrongServer: 0, tokenUsed: 0, full: 0, addressInUse: 0, rateLimited: 0, migrationRefused: 0, noAssociation: 0, badTag: 0, replayed: 0, sendDropped: 0, connectionsReplaced: 0,
+    wrongServer: 0, tokenUsed: 0, full: 0, addressInUse: 0, rateLimited: 0, retried: 0, badRetryCookie: 0, migrationRefused: 0, noAssociation: 0, badTag: 0, replayed: 0, sendDropped: 0, connectionsReplaced: 0,
   };
   readonly #options: Required<ServerSecurityOptions>;
   readonly #byId = new Map<number, Association>();
@@ -208,11 +249,25 @@ export class ServerSecurity {
    * bounded rate per source host (rateKeyOf: the IP, or an IPv6 /64, whatever the port).
    */
   readonly #helloRate = new AddressRateLimiter(10, 20, 4096);
-  /** The same for all addresses together: senders that spoof many addresses are bounded too. */
-  readonly #helloRateAll = new AddressRateLimiter(2000, 4000, 1);
+  /**
+   * The same for all addresses together: senders that spoof many addresses are bounded too.
+   * They could spend it all and lock honest clients out, so its last VALIDATED_RESERVE are
+   * for HELLOs whose sender showed it receives at its address (a retry cookie).
+   */
+  readonly #helloRateAll = new AddressRateLimiter(TOKEN_OPENINGS_PER_SECOND, TOKEN_OPENINGS_BURST, 1);
+  /** Key of the retry cookies: random per server, so no state is needed to check one. */
+  readonly #retryKey: SipKey;
+  readonly #retryScratch = new Uint8Array(320);
+  readonly #retryCookie = new Uint8Array(RETRY_COOKIE_BYTES);
+  /** RETRYs to send, oldest first (pollRetry). */
+  #retries: { to: Address; bytes: Uint8Array }[] = [];
   readonly #ad = new Uint8Array(AD_BYTES);
   readonly #out = new Uint8Array(MAX_SECURE_DATAGRAM);
   #lastSweepMs = -Infinity;
+  /** The association of the datagram open() last returned. */
+  #opened: Association | undefined;
+  /** Live associations by their identity object (one per association), for events that carry it. */
+  readonly #byIdentity = new WeakMap<ClientIdentity, Association>();
   /** The latest time passed in (seal() takes none). */
   #lastNowMs = 0;
 
@@ -225,6 +280,16 @@ export class ServerSecurity {
       ...options,
     };
     this.#maxTokens = Math.max(1024, 4 * options.maxAssociations);
+    const k = host.crypto.getRandomValues(new Uint32Array(4));
+    this.#retryKey = [k[0]!, k[1]!, k[2]!, k[3]!];
+  }
+
+  /**
+   * The next RETRY to send (to a HELLO's source; PROTOCOL §9), or undefined. A carrier sends
+   * them as they come, unsealed: they carry no secret, and the client checks their echo.
+   */
+  pollRetry(): { to: Address; bytes: Uint8Array } | undefined {
+    return this.#retries.shift();
   }
 
   get size(): number {
@@ -237,15 +302,38 @@ export class ServerSecurity {
   }
 
   /**
+   * The identity of the association the datagram `open` last returned opened under (undefined
+   * after a drop). A carrier hands it in with that datagram (SansIoNode.handleDatagram's
+   * `identity`): by the time the Endpoint handles the datagram, later ones of the same batch
+   * may have moved the client off the address it came from.
+   */
+  get openedIdentity(): ClientIdentity | undefined {
+    return this.#opened?.identity;
+  }
+
+  /**
    * A received datagram: the inner ackwire datagram (decrypted in place, a view of `bytes`), or
    * undefined when it is dropped (counted).
    */
   open(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
     this.#lastNowMs = nowMs;
+    this.#opened = undefined;
     this.#sweepEvery(nowMs);
     const type = bytes[0];
     if (type === SEALED) return this.#openSealed(from, bytes, nowMs);
-    if (type === HELLO) return this.#openHello(from, bytes, nowMs);
+    if (type === HELLO) return this.#openHello(from, bytes, nowMs, undefined);
+    if (type === HELLO_COOKIE) {
+      if (bytes.length < 1 + RETRY_COOKIE_BYTES) {
+        this.counters.malformed++;
+        return undefined;
+      }
+      // The cookie moves out of the way and the rest is the HELLO it carries (byte 16 becomes
+      // its type byte).
+      const cookie = bytes.slice(1, 1 + RETRY_COOKIE_BYTES);
+      const hello = bytes.subarray(RETRY_COOKIE_BYTES);
+      hello[0] = HELLO;
+      return this.#openHello(from, hello, nowMs, cookie);
+    }
     if (type !== undefined && type < 0x80) this.counters.plain++;
     else this.counters.malformed++;
     return undefined;
@@ -275,9 +363,15 @@ export class ServerSecurity {
    * The Endpoint opened connection `connection` with the client at `address` (its "connect"
    * event): the connection belongs to that address's association from now on.
    */
-  connectionOpened(connection: number, address: Address): number | undefined {
-    const a = this.#byAddress.get(address);
+  connectionOpened(connection: number, address: Address, identity?: ClientIdentity): number | undefined {
+    // By the identity the handshake's datagram carried, if the event has it: the client may
+    // have moved on from `address` within the batch that datagram came in.
+    const byIdentity = identity === undefined ? undefined : this.#byIdentity.get(identity);
+    const a = byIdentity !== undefined && this.#byId.get(byIdentity.id) === byIdentity ? byIdentity : this.#byAddress.get(address);
     if (a === undefined) return undefined;
+    // The Endpoint checked `address` (its cookie came back from there, sealed for this
+    // client): the connection's sends go there, so the association holds it.
+    this.#claimChecked(a, address);
     // One token, one connection (PROTOCOL §9): a connection still live on this association
     // is replaced, and the caller closes it. A token holder completing handshakes from many
     // source ports of its host would hold as many connections, fill maxConnections and lock
@@ -309,19 +403,7 @@ export class ServerSecurity {
   connectionMoved(connection: number, from: Address, to: Address): void {
     const a = this.#byConnection.get(connection);
     if (a === undefined || !this.#byId.has(a.id)) return;
-    const holder = this.#byAddress.get(to);
-    if (holder !== undefined && holder !== a) {
-      // The layer runs a batch ahead of the Endpoint: another client's datagrams may have
-      // claimed `to` since this client's were opened. The Endpoint checked that `to` answers
-      // for this connection, so the claim gives way: that client goes back to where its own
-      // connection is, or is forgotten if it has none elsewhere.
-      if (holder.endpointAddress !== to) {
-        holder.address = holder.endpointAddress;
-      } else {
-        this.#forget(holder);
-        this.counters.replaced++;
-      }
-    }
+    this.#claimChecked(a, to);
     if (a.endpointAddress !== a.address && this.#byAddress.get(a.endpointAddress) === a) this.#byAddress.delete(a.endpointAddress);
     if (from !== a.endpointAddress && from !== a.address && this.#byAddress.get(from) === a) this.#byAddress.delete(from);
     a.endpointAddress = to;
@@ -339,6 +421,25 @@ export class ServerSecurity {
     const a = this.#byConnection.get(connection);
     this.#byConnection.delete(connection);
     if (a !== undefined && a.endedAtMs < 0 && this.#byId.has(a.id)) a.endedAtMs = nowMs;
+  }
+
+  /**
+   * `a` holds `address`, which the Endpoint checked answers for its connection. The layer runs
+   * a batch ahead of the Endpoint: another client's datagrams may have claimed it since this
+   * client's were opened. That claim gives way: the other client goes back to where its own
+   * connection is, or is forgotten if it has none elsewhere.
+   */
+  #claimChecked(a: Association, address: Address): void {
+    const holder = this.#byAddress.get(address);
+    if (holder !== undefined && holder !== a) {
+      if (holder.endpointAddress !== address) {
+        holder.address = holder.endpointAddress;
+      } else {
+        this.#forget(holder);
+        this.counters.replaced++;
+      }
+    }
+    this.#byAddress.set(address, a);
   }
 
   /** Forgets the quietest association no connection opened on, if it has been quiet PENDING_IDLE_MS. */
@@ -415,7 +516,8 @@ export class ServerSecurity {
     return true;
   }
 
-  #openHello(from: Address, bytes: Uint8Array, nowMs: number): Uint8Array | undefined {
+  /** A HELLO (`cookie`: the retry cookie it came with, if any). */
+  #openHello(from: Address, bytes: Uint8Array, nowMs: number, cookie: Uint8Array | undefined): Uint8Array | undefined {
     const counters = this.counters;
     if (bytes.length < HELLO_FIXED_BYTES + MIN_PRIVATE_BYTES + HELLO_TAIL_BYTES + TAG_BYTES) {
       counters.malformed++;
@@ -475,8 +577,21 @@ export class ServerSecurity {
     // Opening it is the costliest step a sender without a token can cause: bounded per address
     // and in all.
     // Per host, not per port: one host sending from many ports must not spend the shared budget.
-    if (!this.#helloRate.allow(nowMs, rateKeyOf(from)) || !this.#helloRateAll.allow(nowMs, "")) {
+    if (!this.#helloRate.allow(nowMs, rateKeyOf(from))) {
       counters.rateLimited++;
+      return undefined;
+    }
+    const tagAt = HELLO_FIXED_BYTES + n - TAG_BYTES;
+    let validated = false;
+    if (cookie !== undefined) {
+      validated = this.#checkRetryCookie(from, bytes, tagAt, nowMs, cookie);
+      if (!validated) counters.badRetryCookie++;
+    }
+    // Short of budget, a sender that has not shown it receives at `from` gets a RETRY instead
+    // (stateless, and smaller than its HELLO): spoofed sources cannot spend the reserve.
+    if (!this.#helloRateAll.allow(nowMs, "", validated ? 0 : VALIDATED_RESERVE)) {
+      if (validated) counters.rateLimited++;
+      else this.#retry(from, bytes, tagAt, pnAt - CLIENT_NONCE_BYTES, nowMs);
       return undefined;
     }
     let contents = openHelloToken(this.#options.serverKey, bytes, n);
@@ -541,10 +656,40 @@ export class ServerSecurity {
     }
     this.#accept(a, pn, nowMs);
     this.#byId.set(a.id, a);
+    this.#byIdentity.set(a.identity, a);
     this.#byAddress.set(from, a);
     this.#tokens.set(tokenKey, { expiresAt: contents.expiresAt, association: a });
     counters.opened++;
     return inner;
+  }
+
+  /**
+   * The retry cookie for a HELLO from `from` whose token's tag is at `hello[tagAt..]`, in the
+   * window `windowOffset` windows before the one of `nowMs`: SipHash-2-4-128 under the
+   * server's random key of the address text, the tag and the window number (u32).
+   */
+  #mintRetryCookie(from: Address, hello: Uint8Array, tagAt: number, nowMs: number, windowOffset: number): Uint8Array {
+    const scratch = this.#retryScratch;
+    const n = addressBytes(from, scratch, 0);
+    scratch.set(hello.subarray(tagAt, tagAt + TAG_BYTES), n);
+    writeU32(scratch, n + TAG_BYTES, (Math.floor(nowMs / RETRY_WINDOW_MS) - windowOffset) >>> 0);
+    sipHash128(this.#retryKey, scratch, 0, n + TAG_BYTES + 4, this.#retryCookie, 0);
+    return this.#retryCookie;
+  }
+
+  #checkRetryCookie(from: Address, hello: Uint8Array, tagAt: number, nowMs: number, cookie: Uint8Array): boolean {
+    return cookiesEqual(this.#mintRetryCookie(from, hello, tagAt, nowMs, 0), 0, cookie, 0) || cookiesEqual(this.#mintRetryCookie(from, hello, tagAt, nowMs, 1), 0, cookie, 0);
+  }
+
+  /** Queues a RETRY for the HELLO from `from` (its client nonce at `hello[nonceAt..]`). */
+  #retry(from: Address, hello: Uint8Array, tagAt: number, nonceAt: number, nowMs: number): void {
+    this.counters.retried++;
+    if (this.#retries.length >= RETRY_QUEUE_LIMIT) return;
+    const out = new Uint8Array(RETRY_BYTES);
+    out[0] = RETRY;
+    out.set(hello.subarray(nonceAt, nonceAt + RETRY_ECHO_BYTES), 1);
+    out.set(this.#mintRetryCookie(from, hello, tagAt, nowMs, 0), 1 + RETRY_ECHO_BYTES);
+    this.#retries.push({ to: from, bytes: out });
   }
 
   /**
@@ -557,6 +702,7 @@ export class ServerSecurity {
 
   /** An authenticated datagram handed in: its number is used up, and the client was heard from. */
   #accept(a: Association, pn: number, nowMs: number): void {
+    this.#opened = a;
     a.window.accept(pn);
     a.lastHeardMs = nowMs;
     this.counters.accepted++;

@@ -21,6 +21,17 @@
  *     5      u64  packet number
  *     13     ..   sealed inner datagram (ciphertext + 16-byte tag)
  *
+ *   RETRY (server -> client: "show me you receive at that address" when the server is short
+ *   of its budget for opening new tokens; smaller than any HELLO, and nothing is kept)
+ *     0      u8   0x82
+ *     1      8    the HELLO's client nonce, bytes 0..8 (an off-path sender cannot know it)
+ *     9      16   retry cookie (the server's MAC of the address, the token, the time window)
+ *
+ *   HELLO_COOKIE (client -> server, a HELLO after a RETRY)
+ *     0      u8   0x83
+ *     1      16   the retry cookie
+ *     17     ..   the HELLO from its byte 1 on (sealed as a HELLO: type 0x80 in its AD)
+ *
  * The inner datagram is an ordinary ackwire datagram, sealed with ChaCha20-Poly1305 under the
  * sending direction's key (./aead.ts), derived for this attempt and association (./keys.ts). Its associated data is the type byte, the 4 bytes after
  * it in SEALED (the association id; zeros in HELLO) and the packet number: the 13 bytes
@@ -32,6 +43,13 @@ import { readU32, writeU32 } from "../session/handshake.js";
 
 export const HELLO = 0x80;
 export const SEALED = 0x81;
+export const RETRY = 0x82;
+export const HELLO_COOKIE = 0x83;
+
+export const RETRY_COOKIE_BYTES = 16;
+/** Bytes of the client nonce a RETRY echoes. */
+export const RETRY_ECHO_BYTES = 8;
+export const RETRY_BYTES = 1 + RETRY_ECHO_BYTES + RETRY_COOKIE_BYTES;
 
 /** SEALED header: type, association id, packet number. */
 export const SEALED_HEADER_BYTES = 13;

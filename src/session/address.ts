@@ -18,14 +18,17 @@ export function isValidAddress(address: Address): boolean {
 /**
  * The host a rate limit counts `address` under: its IPv4 address, or the /64 of its IPv6 one
  * (one subscriber's network: a host gets a whole /64 and can send from any of its addresses),
- * without the port, which a sender picks freely. An address that does not parse counts alone.
+ * without the port, which a sender picks freely. An address that does not parse counts alone,
+ * and so does a loopback one: the network cannot forge it (the kernel drops it from outside),
+ * and every local client of one machine (tests, a bot fleet) would share one bucket.
  */
 export function rateKeyOf(address: Address): string {
   const colon = address.lastIndexOf(":");
   if (colon <= 0) return address;
   const host = address.slice(0, colon);
-  if (!host.startsWith("[")) return host;
+  if (!host.startsWith("[")) return host.startsWith("127.") ? address : host;
   const text = host.slice(1, -1).toLowerCase();
+  if (text === "::1" || text.startsWith("::ffff:127.")) return address;
   // An IPv4 client of a dual-stack socket (IPv4-mapped, ::ffff:a.b.c.d or ::ffff:XXXX:XXXX):
   // its IPv4 host, else every IPv4 client would share ::ffff:0:0/96's one /64.
   if (text.startsWith("::ffff:")) {

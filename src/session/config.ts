@@ -17,10 +17,13 @@ export interface ResolvedConfig {
   maxConnections: number;
   maxPendingHandshakes: number;
   handshakeRatePerAddress: number;
+  /** Server: connections per source host (rateKeyOf); 65536 (no limit) by default. */
+  maxConnectionsPerHost: number;
   timeoutMs: number;
   unresponsiveMs: number;
   keepaliveMs: number;
   maxReceiveBufferBytes: number;
+  maxTotalReceiveBufferBytes: number;
   congestion: string;
   congestionOptions: Omit<CongestionConfig, "algorithm">;
   accept?: EndpointConfig["accept"];
@@ -134,10 +137,12 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     maxConnections: positive("maxConnections", config.maxConnections ?? 64, 0, 65536),
     maxPendingHandshakes: positive("maxPendingHandshakes", config.maxPendingHandshakes ?? 256, 1, 65536),
     handshakeRatePerAddress: positive("handshakeRatePerAddress", config.handshakeRatePerAddress ?? 10, 0.001),
+    maxConnectionsPerHost: positive("maxConnectionsPerHost", config.maxConnectionsPerHost ?? 65536, 1, 65536),
     timeoutMs,
     unresponsiveMs: positive("unresponsiveMs", config.unresponsiveMs ?? timeoutMs / 2, 1),
     keepaliveMs: positive("keepaliveMs", config.keepaliveMs ?? timeoutMs / 4, 1),
     maxReceiveBufferBytes: positive("maxReceiveBufferBytes", config.maxReceiveBufferBytes ?? 8 * 1024 * 1024, 1500),
+    maxTotalReceiveBufferBytes: positive("maxTotalReceiveBufferBytes", config.maxTotalReceiveBufferBytes ?? 256 * 1024 * 1024, 1500),
     congestion: config.congestion ?? "default",
     congestionOptions: config.congestionOptions ?? {},
     accept: config.accept,

@@ -7,6 +7,7 @@
  * timer heap); a Connection is driven by it through a handful of methods and never sees an
  * address other than its own. Timers: see `RareTimer`; `nextDeadline()` is the earliest of them.
  */
+import type { ReceiveBudget } from "../channels/receive-budget.js";
 import {
   DATA_HEADER_BYTES,
   ACK_DELAY_TRAILER_BYTES,
@@ -232,6 +233,8 @@ const RING_HEADROOM = 16;
 export interface ConnectionHost {
   readonly config: ResolvedConfig;
   readonly engine: Engine;
+  /** What every connection of the endpoint may hold received, together. */
+  readonly receiveBudget?: ReceiveBudget;
   emit(event: EndpointEvent): void;
 }
 
@@ -407,7 +410,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const config = host.config;
     this.salt = salt;
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
-    this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes });
+    this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes, budget: host.receiveBudget });
     this.datagramMtu = config.mtu;
     if (config.maxMtu > config.mtu) {
       this.pathMtu = new PathMtu(config.mtu, config.maxMtu);
@@ -1599,6 +1602,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   dispose(now: number): void {
     this.delivery.dropAll(now);
     this.channels.failAll(now);
+    this.channels.releaseBudget();
     this.drainToEvents();
   }
 

@@ -37,7 +37,7 @@ import {
   type Engine,
 } from "../engine/abi.js";
 import { createEngine } from "../engine/index.js";
-import { isValidAddress } from "./address.js";
+import { isValidAddress, rateKeyOf } from "./address.js";
 import { resolveConfig, type ResolvedConfig } from "./config.js";
 import { Connection, ConnectionState, Role, checkConnectionConfig, reasonName } from "./connection.js";
 import { sipHash64, type SipKey } from "./cookie.js";
@@ -80,9 +80,11 @@ import {
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
+import { ReceiveBudget } from "../channels/receive-budget.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
-import type { ConnectionId, ConnectionStats, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+import type { ConnectionId, ConnectionStats, ConnectRequestInfo, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
+import type { ClientIdentity } from "../secure/server-security.js";
 
 /** A stateless reply queued for an address that has no connection (or none for this packet). */
 interface ControlReply {
@@ -127,6 +129,10 @@ export interface EndpointCounters {
   handshakeMoves: number;
   /** Server: handshakes refused because the accept hook threw (the API reports the error). */
   acceptHookErrors: number;
+  /** Server: handshakes denied "server-full" because their host holds maxConnectionsPerHost connections. */
+  hostFull: number;
+  /** Connections ended ("receive-buffer-exceeded") to bring what all hold received under maxTotalReceiveBufferBytes. */
+  receiveBudgetCloses: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -176,7 +182,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly prfInput = new Uint8Array(8);
   private readonly prfOutput = new Uint8Array(8);
   private readonly cookies: CookieJar;
+  /** Keyed by source host (rateKeyOf), not address: a sender picks its ports freely. */
   private readonly handshakeLimiter: AddressRateLimiter;
+  /** What all connections hold received, together (maxTotalReceiveBufferBytes). */
+  readonly receiveBudget: ReceiveBudget;
+  /** Server connections per source host (rateKeyOf), for maxConnectionsPerHost; bounded by maxConnections. */
+  private readonly perHost = new Map<string, number>();
   private readonly punchTokens = new PunchTokens();
   private readonly noConnectionLimiter: AddressRateLimiter;
   /** Challenges to REBIND_REQUESTs with a valid proof, per address: a bucket of their own, so
@@ -241,6 +252,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private batchCount = 0;
   private readonly batchFrom: Address[];
   private readonly batchLength: Int32Array;
+  /** Per queued datagram: who the layer in front authenticated its sender as (handleDatagram's `identity`). */
+  private readonly batchIdentity: (ClientIdentity | undefined)[];
   private lastNow = 0;
   /** The engine memory under `engine.bytes` (Transmit views are made over it). */
   private readonly arenaBuffer: ArrayBufferLike;
@@ -269,11 +282,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const batch = this.engine.layout.rxArenaBytes / MAX_DATAGRAM_BYTES;
     this.batchFrom = new Array<Address>(batch).fill("");
     this.batchLength = new Int32Array(batch);
+    this.batchIdentity = new Array<ClientIdentity | undefined>(batch).fill(undefined);
     this.rngState = (c.seed ^ 0x9e3779b9) >>> 0 || 1;
     this.secretKey = secretKeyOf(c.secret, c.seed);
     const cookieSecret: SipKey = [this.secureRandom(), this.secureRandom(), this.secureRandom(), this.secureRandom()];
     this.cookies = new CookieJar(cookieSecret, c.cookieWindowMs);
     // Burst of 3 lets a client's request + response + one resend through at once.
+    this.receiveBudget = new ReceiveBudget(c.maxTotalReceiveBufferBytes);
     this.handshakeLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
     this.noConnectionLimiter = new AddressRateLimiter(c.noConnectionRatePerAddress, 2, c.rateLimitEntries);
     this.rebindLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
@@ -298,6 +313,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       migrations: 0,
       handshakeMoves: 0,
       acceptHookErrors: 0,
+      hostFull: 0,
+      receiveBudgetCloses: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -467,7 +484,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   // ---- SansIoNode -----------------------------------------------------------------------------
 
-  handleDatagram(now: number, from: Address, bytes: Uint8Array): void {
+  handleDatagram(now: number, from: Address, bytes: Uint8Array, identity?: ClientIdentity): void {
     if (now > this.lastNow) this.lastNow = now;
     this.counters.datagramsReceived++;
     this.counters.bytesReceived += bytes.length;
@@ -490,6 +507,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     engine.descriptors[d + 2] = conn !== undefined && conn.acceptsData ? conn.slot : -1;
     engine.descriptors[d + 3] = 0;
     this.batchFrom[i] = from;
+    this.batchIdentity[i] = identity;
     this.batchLength[i] = bytes.length;
   }
 
@@ -648,12 +666,45 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.heap.schedule(conn.slot, conn.nextDeadline());
   }
 
+  /**
+   * All connections together hold more received than maxTotalReceiveBufferBytes (each evicted
+   * its own unreliable partials first): the one holding the most is ended, and the next, until
+   * the rest fit. Ended at once, its memory freed with it: a flood of many connections each
+   * holding its own maximum must not outgrow the endpoint's bound while they close.
+   */
+  private enforceReceiveBudget(): void {
+    for (let left = this.byId.size; this.receiveBudget.over && left > 0; left--) {
+      let largest: Connection | undefined;
+      let most = 0;
+      for (const conn of this.byId.values()) {
+        const held = conn.channels.receiveBufferedBytes();
+        if (held > most) {
+          most = held;
+          largest = conn;
+        }
+      }
+      if (largest === undefined) return;
+      this.counters.receiveBudgetCloses++;
+      largest.finish("receive-buffer-exceeded");
+      this.remove(largest);
+    }
+  }
+
+  /** Server connections per source host (rateKeyOf): `delta` is +1 or -1. */
+  private countHost(address: Address, delta: number): void {
+    const host = rateKeyOf(address);
+    const n = (this.perHost.get(host) ?? 0) + delta;
+    if (n > 0) this.perHost.set(host, n);
+    else this.perHost.delete(host);
+  }
+
   private allocate(now: number, address: Address, role: Role, salt: number): Connection {
     const slot = this.freeSlots.pop() as number;
     this.engine.resetSlot(slot, this.random() & 0xffff); // random initial sequence (seed 000)
     const conn = new Connection(this, this.nextId++, slot, address, role, now, salt, this.random());
     this.slots[slot] = conn;
     this.byAddress.set(address, conn);
+    if (role === Role.Server) this.countHost(address, 1);
     this.lastFrom = undefined;
     this.byId.set(conn.id, conn);
     return conn;
@@ -672,6 +723,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.lastSentConnection = undefined;
     }
     if (this.byAddress.get(conn.address) === conn) this.byAddress.delete(conn.address);
+    if (conn.role === Role.Server) this.countHost(conn.address, -1);
     if (this.bySession.get(conn.sessionId) === conn) this.bySession.delete(conn.sessionId);
     if (this.bySalt.get(conn.salt) === conn) this.bySalt.delete(conn.salt);
     this.lastFrom = undefined;
@@ -767,6 +819,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.reschedule(conn);
       }
     }
+    if (this.receiveBudget.over) this.enforceReceiveBudget();
     clearArray(this.touched);
   }
 
@@ -848,6 +901,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
             r[p + ControlRecord.PacketType],
             r[p + ControlRecord.Offset],
             r[p + ControlRecord.Length],
+            this.batchIdentity[base + r[p + ControlRecord.Datagram]],
           );
           break;
         case RecordType.Message:
@@ -897,13 +951,13 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   // ---- the handshake, server and client side (PROTOCOL §4; see handshake.ts) -----------------
 
-  private onControl(now: number, from: Address, type: number, offset: number, length: number): void {
+  private onControl(now: number, from: Address, type: number, offset: number, length: number, identity: ClientIdentity | undefined): void {
     const b = this.engine.bytes;
     const conn = this.byAddress.get(from);
     switch (type) {
       case PacketType.ConnectRequest: {
         if (!this.config.server) return this.unexpected();
-        if (!this.handshakeLimiter.allow(now, from)) {
+        if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) {
           this.counters.handshakeRateLimited++;
           return;
         }
@@ -920,7 +974,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       case PacketType.ConnectResponse: {
         if (!this.config.server) return this.unexpected();
-        if (!this.handshakeLimiter.allow(now, from)) {
+        if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) {
           this.counters.handshakeRateLimited++;
           return;
         }
@@ -965,12 +1019,19 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         if (this.byId.size >= this.config.maxConnections || this.freeSlots.length === 0) {
           return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
         }
+        // One host completing handshakes from many source ports must not fill every slot.
+        if ((this.perHost.get(rateKeyOf(from)) ?? 0) >= this.config.maxConnectionsPerHost) {
+          this.counters.hostFull++;
+          return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
+        }
         let acceptData: Uint8Array = EMPTY;
         const hook = this.config.accept;
         if (hook !== undefined) {
           let decision: { accepted: boolean; data: Uint8Array } | undefined;
           try {
-            decision = readAcceptDecision(hook({ address: from, userData: res.userData, appVersion: res.appVersion }));
+            const request: ConnectRequestInfo = { address: from, userData: res.userData, appVersion: res.appVersion };
+            if (identity !== undefined) request.identity = identity;
+            decision = readAcceptDecision(hook(request));
           } catch {
             decision = undefined;
           }
@@ -995,7 +1056,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         created.acceptedResponse = { appVersion: res.appVersion, channelHash: res.channelHash, userData: res.userData.slice(), left: [] };
         created.acceptDue = true;
         created.acceptUserData = acceptData;
-        this.emit({ type: "connect", connection: created.id, address: from, userData: res.userData });
+        this.emit(identity === undefined ? { type: "connect", connection: created.id, address: from, userData: res.userData } : { type: "connect", connection: created.id, address: from, userData: res.userData, identity });
         this.markReady(created);
         this.reschedule(created);
         return;
@@ -1151,7 +1212,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       // from a moving client's new address spend only this one.
       this.counters.rebindsRefused++;
       if (type !== PacketType.RebindRequest) return;
-      if (!this.handshakeLimiter.allow(now, from)) this.counters.handshakeRateLimited++;
+      if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) this.counters.handshakeRateLimited++;
       else this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
       return;
     }
@@ -1209,6 +1270,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const from = conn.address;
     if (this.byAddress.get(from) === conn) this.byAddress.delete(from);
     this.byAddress.set(to, conn);
+    // A connection that moves keeps its slot even onto a host at its limit (refusing the move
+    // would end it); the count follows it, so new handshakes from there wait.
+    if (conn.role === Role.Server) {
+      this.countHost(from, -1);
+      this.countHost(to, 1);
+    }
     this.lastFrom = undefined;
     conn.moveTo(now, to);
     this.emit({ type: "migrate", connection: conn.id, from, to });

@@ -23,8 +23,11 @@ export class AddressRateLimiter {
     private readonly maxEntries: number,
   ) {}
 
-  /** Take one token for `address` at `now`; false means over the limit (drop the packet). */
-  allow(now: number, address: Address): boolean {
+  /**
+   * Take one token for `address` at `now`; false means over the limit (drop the packet).
+   * `reserve`: tokens this call must leave in the bucket (kept for callers that pass less).
+   */
+  allow(now: number, address: Address, reserve = 0): boolean {
     let bucket = this.buckets.get(address);
     if (bucket === undefined) {
       if (this.buckets.size >= this.maxEntries) {
@@ -37,7 +40,7 @@ export class AddressRateLimiter {
       bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.updated) * this.ratePerSecond) / 1000);
       bucket.updated = now;
     }
-    if (bucket.tokens < 1) return false;
+    if (bucket.tokens < 1 + reserve) return false;
     bucket.tokens -= 1;
     return true;
   }

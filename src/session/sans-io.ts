@@ -14,6 +14,8 @@
  *   5. arm one timer for `pollTimeout()`.
  */
 
+import type { ClientIdentity } from "../secure/server-security.js";
+
 /** A peer address as text: `"127.0.0.1:7777"` or `"[::1]:7777"`. Used as a map key. */
 export type Address = string;
 
@@ -27,7 +29,11 @@ export interface Transmit {
 }
 
 export interface SansIoNode<Event = unknown> {
-  handleDatagram(now: number, from: Address, bytes: Uint8Array): void;
+  /**
+   * `identity`: who a layer in front of this node authenticated the datagram's sender as (the
+   * secure layer's client); an Endpoint hands it to its accept hook and "connect" event.
+   */
+  handleDatagram(now: number, from: Address, bytes: Uint8Array, identity?: ClientIdentity): void;
   handleTimeout(now: number): void;
   pollTransmit(now: number): Transmit | undefined;
   /** Absolute time (ms) at which `handleTimeout` must be called next, or undefined if idle. */

@@ -3,6 +3,7 @@
  * commands and observes. The sans-IO `Endpoint` (src/session/endpoint.ts) implements
  * `SansIoNode<EndpointEvent>` from ./sans-io.ts plus the commands below.
  */
+import type { ClientIdentity } from "../secure/server-security.js";
 import type { DeliveryKind } from "../engine/abi.js";
 import type { CongestionConfig } from "../congestion/controller.js";
 import type { Address } from "./sans-io.js";
@@ -80,8 +81,17 @@ export interface EndpointConfig {
   server?: boolean;
   maxConnections?: number; // default 64
   maxPendingHandshakes?: number; // default 256 (client attempts on this endpoint)
-  /** Handshake packets accepted per address per second. Default 10. */
+  /**
+   * Handshake packets accepted per source host per second (a host: its IPv4 address or IPv6
+   * /64, whatever its ports; burst the same number, at least 3). Default 10.
+   */
   handshakeRatePerAddress?: number;
+  /**
+   * Server: most connections from one source host (as for handshakeRatePerAddress) at once; a
+   * handshake beyond them is denied "server-full" (counted `hostFull`). Default no limit beyond
+   * maxConnections: players behind one NAT share its address.
+   */
+  maxConnectionsPerHost?: number;
   /** No packet for this long -> timeout. Default 10_000 ms. */
   timeoutMs?: number;
   /** No packet for this long -> "unresponsive" event. Default timeoutMs / 2. */
@@ -105,6 +115,13 @@ export interface EndpointConfig {
   ackPiggybackMs?: number;
   /** Per-connection bound on held + partially reassembled received bytes. Default 8 MiB. */
   maxReceiveBufferBytes?: number;
+  /**
+   * Bound on what all connections hold together (as maxReceiveBufferBytes counts). Past it, a
+   * connection evicts its oldest unreliable partial messages first, and then the connection
+   * holding the most is ended ("receive-buffer-exceeded", counted `receiveBudgetCloses`).
+   * Default 256 MiB.
+   */
+  maxTotalReceiveBufferBytes?: number;
   /**
    * Address migration (PROTOCOL §5). A client whose address changed under it (NAT rebinding,
    * a network switch) learns it from the server's NO_CONNECTION and moves its connection to
@@ -142,6 +159,12 @@ export interface ConnectRequestInfo {
   address: Address;
   userData: Uint8Array;
   appVersion: number;
+  /**
+   * Who a layer in front of the Endpoint authenticated this handshake's sender as (a secure
+   * server: the connect token's client), carried with the datagram itself: present whatever
+   * the layer learned about addresses since.
+   */
+  identity?: ClientIdentity;
 }
 
 export type AcceptDecision =
@@ -201,7 +224,14 @@ export interface SendOptions {
 }
 
 export type EndpointEvent =
-  | { type: "connect"; connection: ConnectionId; address: Address; userData: Uint8Array }
+  | {
+      type: "connect";
+      connection: ConnectionId;
+      address: Address;
+      userData: Uint8Array;
+      /** Who a layer in front (the secure layer) authenticated the handshake's sender as, if any. */
+      identity?: ClientIdentity;
+    }
   | { type: "message"; connection: ConnectionId; channel: number; data: Uint8Array; key?: number }
   | { type: "unresponsive"; connection: ConnectionId; silentMs: number }
   | { type: "responsive"; connection: ConnectionId }

@@ -26,6 +26,7 @@ export {
   type NetworkCounters,
   type NetworkOptions,
   type PairOptions,
+  type SpoofedTransmit,
 } from "./network.js";
 export {
   ProxyCore,

@@ -6,7 +6,7 @@
  * Everything is deterministic for a given seed and a given sequence of calls.
  */
 
-import type { Address, SansIoNode } from "../session/sans-io.js";
+import type { Address, SansIoNode, Transmit } from "../session/sans-io.js";
 import { Link, type LinkConfig, type LinkCounters } from "./link.js";
 import { Rng, type Seed } from "./rng.js";
 
@@ -57,6 +57,15 @@ export interface NetworkCounters {
   delivered: number;
   timeouts: number;
   steps: number;
+}
+
+/**
+ * A datagram a node sends with a source address of its choosing, as a raw socket can forge
+ * one: delivered as coming from `from` (over the link from `from`). Replies to an address no
+ * node holds are counted `unroutable`.
+ */
+export interface SpoofedTransmit extends Transmit {
+  from?: Address;
 }
 
 interface NodeEntry<E> {
@@ -272,7 +281,7 @@ export class Network<E = unknown> {
       }
       this.counters.transmitted++;
       // Link.send copies the bytes, so a view into the node's send arena is safe here.
-      this.linkBetween(entry.address, tx.to).send(now, tx.bytes);
+      this.linkBetween((tx as SpoofedTransmit).from ?? entry.address, tx.to).send(now, tx.bytes);
     }
   }
 
