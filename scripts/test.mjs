@@ -24,7 +24,8 @@ export const RUNTIME_TESTS = [
   "test/interop/",
   "test/worker/",
   "test/demo/",
-  "test/package/",
+  // the built package on its own, plain and secure connections
+  "test/package/standalone.test.ts",
   // the game layer over real sockets (the lobby, NAT introductions, RPC over a connection)
   "test/game/nat.test.ts",
   "test/game/rpc.test.ts",
@@ -34,6 +35,7 @@ export const RUNTIME_TESTS = [
   "test/engine/index.test.ts",
   "test/engine/runtimes.test.ts",
   "test/secure/aead.test.ts",
+  "test/secure/xchacha.test.ts",
 ];
 
 const lines = [
