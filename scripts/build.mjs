@@ -5,6 +5,11 @@
 //
 //   node scripts/build.mjs              build everything
 //   node scripts/build.mjs --if-needed  skip each step whose outputs are newer than its inputs
+//
+// The release targets (asconfig.json, asconfig.aead.json) leave AssemblyScript's `converge` off:
+// its extra optimize rounds only shave a few dozen bytes off each module, add seconds of compile
+// time and change nothing `npm run bench:engine` can tell apart; and when a last round grows the
+// module, asc keeps that one anyway and prints "Last converge was suboptimal.".
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";

@@ -10,7 +10,8 @@
  *   npx bun dist/bench/secure/aead.js
  *   npx deno run -A dist/bench/secure/aead.js
  */
-import { nobleAead, TAG_BYTES, type PacketAead } from "../../src/secure/aead.js";
+import { TAG_BYTES, type PacketAead } from "../../src/secure/aead.js";
+import { nobleAead } from "../../src/secure/noble-aead.js";
 import { wasmAead } from "../../src/secure/wasm-aead.js";
 import { g, nowMs, runtimeName, runtimeVersion, scriptArgs } from "../lib/host.js";
 import { median, round } from "../lib/stats.js";

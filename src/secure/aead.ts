@@ -4,11 +4,10 @@
  * little-endian (the layout WireGuard uses). Each direction has its own key and counts its own
  * packet numbers from 0, so a nonce is never used twice under one key.
  *
- * Two implementations have this shape: `nobleAead` (the audited @noble/ciphers, pure JS) is the
- * reference; src/secure/wasm-aead.ts is the one the secure layer uses per packet, tested
- * against it.
+ * Two implementations have this shape: src/secure/wasm-aead.ts, the one the secure layer uses,
+ * and `nobleAead` (src/secure/noble-aead.ts, on the audited @noble/ciphers), the reference it is
+ * tested and benchmarked against, which the package does not ship.
  */
-import { chacha20poly1305 } from "@noble/ciphers/chacha.js";
 
 /** Bytes of the Poly1305 tag appended to every sealed payload. */
 export const TAG_BYTES = 16;
@@ -46,23 +45,3 @@ export function packetNonce(pn: number, nonce: Uint8Array = new Uint8Array(12)):
   for (let i = 8; i < 12; i++, hi >>>= 8) nonce[i] = hi & 0xff;
   return nonce;
 }
-
-/** The reference implementation, on @noble/ciphers (about 6 us per 100 B packet on Node). */
-export const nobleAead: PacketAead = {
-  seal(key, pn, ad, plaintext, out, outOffset) {
-    if (!validPacketNumber(pn)) throw new RangeError(`packet number must be an integer in 0..2^53-1, got ${pn}`);
-    const sealed = chacha20poly1305(key, packetNonce(pn), ad).encrypt(plaintext);
-    out.set(sealed, outOffset);
-    return sealed.length;
-  },
-  open(key, pn, ad, sealed, out) {
-    if (sealed.length < TAG_BYTES || !validPacketNumber(pn)) return -1;
-    try {
-      const plain = chacha20poly1305(key, packetNonce(pn), ad).decrypt(sealed);
-      out.set(plain, 0);
-      return plain.length;
-    } catch {
-      return -1;
-    }
-  },
-};

@@ -5,7 +5,8 @@
  * sends. A client talks to one server, so it keeps one key pair, one replay window and one
  * packet counter.
  */
-import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
+import { TAG_BYTES, type PacketAead } from "./aead.js";
+import { wasmAead } from "./wasm-aead.js";
 import { host } from "../api/host.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
@@ -65,7 +66,7 @@ export class ClientSecurity {
   /** That HELLO again, with the cookie, waiting for takeRetryHello(). */
   #retryHello: Uint8Array | undefined;
 
-  constructor(token: ConnectToken, aead: PacketAead = nobleAead, clientNonce = host.crypto.getRandomValues(new Uint8Array(CLIENT_NONCE_BYTES))) {
+  constructor(token: ConnectToken, aead: PacketAead = wasmAead, clientNonce = host.crypto.getRandomValues(new Uint8Array(CLIENT_NONCE_BYTES))) {
     this.#token = token;
     this.#aead = aead;
     this.#clientNonce = clientNonce;

@@ -12,20 +12,20 @@
  * each the first 32 bytes of the keystream (block 0): ChaCha20 as a PRF, as RFC 8439 §2.6 uses it
  * for the Poly1305 key.
  */
-import { chacha20 } from "@noble/ciphers/chacha.js";
 import { KEY_BYTES } from "./aead.js";
+import { chacha20Keystream } from "./xchacha.js";
 
 export const CLIENT_NONCE_BYTES = 8;
 
 export function clientToServerKey(tokenKey: Uint8Array, clientNonce: Uint8Array): Uint8Array {
   const nonce = new Uint8Array(12);
   nonce.set(clientNonce.subarray(0, CLIENT_NONCE_BYTES), 0);
-  return chacha20(tokenKey, nonce, new Uint8Array(KEY_BYTES));
+  return chacha20Keystream(tokenKey, nonce, KEY_BYTES);
 }
 
 export function serverToClientKey(tokenKey: Uint8Array, clientNonce: Uint8Array, associationId: number): Uint8Array {
   const nonce = new Uint8Array(12);
   nonce.set(clientNonce.subarray(0, CLIENT_NONCE_BYTES), 0);
   new DataView(nonce.buffer).setUint32(8, associationId >>> 0, true);
-  return chacha20(tokenKey, nonce, new Uint8Array(KEY_BYTES));
+  return chacha20Keystream(tokenKey, nonce, KEY_BYTES);
 }

@@ -29,7 +29,8 @@ import { AddressRateLimiter } from "../session/rate-limit.js";
 import type { Address } from "../session/sans-io.js";
 import { addressBytes, rateKeyOf } from "../session/address.js";
 import { cookiesEqual, sipHash128, type SipKey } from "../session/cookie.js";
-import { nobleAead, TAG_BYTES, type PacketAead } from "./aead.js";
+import { TAG_BYTES, type PacketAead } from "./aead.js";
+import { wasmAead } from "./wasm-aead.js";
 import { CLIENT_NONCE_BYTES, clientToServerKey, serverToClientKey } from "./keys.js";
 import { ReplayWindow } from "./replay-window.js";
 import { MAX_PRIVATE_BYTES, MAX_TOKEN_SECONDS, MIN_PRIVATE_BYTES, openHelloToken } from "./token.js";
@@ -273,7 +274,7 @@ export class ServerSecurity {
 
   constructor(options: ServerSecurityOptions) {
     this.#options = {
-      aead: nobleAead,
+      aead: wasmAead,
       previousServerKeys: [],
       unixSeconds: () => Date.now() / 1000,
       randomU32: () => host.crypto.getRandomValues(new Uint32Array(1))[0]!,

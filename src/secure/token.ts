@@ -27,13 +27,13 @@
  *   72   u8   address count A (1..8), then A times: u8 length L, L ASCII bytes of "ip:port"
  *        u16  user data length U (0..256), then U bytes
  */
-import { xchacha20poly1305 } from "@noble/ciphers/chacha.js";
 import { host } from "../api/host.js";
 import { canonicalAddress } from "../relay/wire.js";
 import type { Address } from "../session/sans-io.js";
 import { KEY_BYTES, TAG_BYTES } from "./aead.js";
 import { ConnectTokenError, SecureConfigError } from "./errors.js";
 import { readU64, writeU64 } from "./wire.js";
+import { xchacha20Poly1305Open, xchacha20Poly1305Seal } from "./xchacha.js";
 
 export const TOKEN_MAGIC = 0x746b6361;
 export const SERVER_KEY_BYTES = 32;
@@ -153,7 +153,7 @@ export function createConnectToken(options: ConnectTokenOptions): Uint8Array {
   token.set(c2s, 40);
   token.set(s2c, 72);
   tview.setUint16(104, plain.length + TAG_BYTES, true);
-  token.set(xchacha20poly1305(serverKey, nonce, token.subarray(0, 16)).encrypt(plain), TOKEN_FIXED_BYTES);
+  token.set(xchacha20Poly1305Seal(serverKey, nonce, token.subarray(0, 16), plain), TOKEN_FIXED_BYTES);
   return token;
 }
 
@@ -204,13 +204,8 @@ export function openHelloToken(serverKey: Uint8Array, hello: Uint8Array, n: numb
   const ad = new Uint8Array(16);
   new DataView(ad.buffer).setUint32(0, TOKEN_MAGIC, true);
   ad.set(hello.subarray(1, 13), 4);
-  let plain: Uint8Array;
-  try {
-    plain = xchacha20poly1305(serverKey, hello.subarray(13, 37), ad).decrypt(hello.subarray(39, 39 + n));
-  } catch {
-    return undefined;
-  }
-  return readPrivate(plain, readU64(hello, 5));
+  const plain = xchacha20Poly1305Open(serverKey, hello.subarray(13, 37), ad, hello.subarray(39, 39 + n));
+  return plain === undefined ? undefined : readPrivate(plain, readU64(hello, 5));
 }
 
 /** The private plaintext's fields; undefined if its lengths do not add up. */

@@ -155,8 +155,9 @@ function dataArg(data: Uint8Array, max: number): Uint8Array {
 }
 
 /**
- * The module's other entry points, for the RFC 8439 test vectors (arbitrary 12-byte nonces,
- * ChaCha20 and Poly1305 alone). Not for the packet path: they allocate their results.
+ * The module's other entry points (arbitrary 12-byte nonces, ChaCha20 and Poly1305 alone): for
+ * the RFC 8439 test vectors, and for what xchacha.ts builds on them (a connection's keys, connect
+ * tokens). Not for the packet path: they allocate their results.
  */
 export const wasmAeadInternals = {
   /** AEAD seal with any 12-byte nonce: ciphertext || tag. */
