@@ -117,3 +117,30 @@ if (!ifNeeded || mtime(stamp) < tsInputs) {
 } else {
   console.log("build: dist up to date");
 }
+
+// Step 3: dist/src/browser/index.js -> dist/browser/ (ackwire/browser bundled for web pages:
+// esbuild, --platform=browser, which fails on any node:* import in the graph). The debug WASM
+// build is its own chunk, loaded only if asked for; dist/browser/meta.json lists what each
+// chunk holds (test/browser/bundle-size.test.ts reads it).
+const browserOut = join(root, "dist", "browser");
+const browserStamp = join(browserOut, "meta.json");
+if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
+  const started = Date.now();
+  const { build } = await import("esbuild");
+  const result = await build({
+    entryPoints: { ackwire: join(root, "dist", "src", "browser", "index.js") },
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    outdir: browserOut,
+    metafile: true,
+    logLevel: "warning",
+  });
+  writeFileSync(browserStamp, JSON.stringify(result.metafile));
+  console.log(`build: esbuild dist/src/browser -> dist/browser (${Date.now() - started} ms)`);
+} else {
+  console.log("build: dist/browser up to date");
+}

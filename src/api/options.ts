@@ -5,6 +5,7 @@ import type { EndpointFactory } from "./endpoint-like.js";
 import { InvalidOptionError } from "./errors.js";
 import type { AbortSignalLike } from "./host.js";
 import { randomSecret, randomSeed } from "./host.js";
+import type { WebRtcListenOptions } from "./webrtc-options.js";
 import { firstUnknownKey, unknownOptionMessage } from "../util/closest-key.js";
 
 export interface CommonOptions {
@@ -85,6 +86,12 @@ export interface ListenOptions extends CommonOptions {
    * backend) can connect. Plain clients get no answer.
    */
   secure?: SecureListenOptions;
+  /**
+   * Browser clients too (ackwire/browser): an HTTP signaling endpoint on `webrtc.port` answers
+   * their WebRTC offers, and each one's data channel feeds this server's endpoint beside the
+   * UDP socket (docs/BROWSER.md). Needs the optional "werift" package.
+   */
+  webrtc?: WebRtcListenOptions;
 }
 
 /** What the accept hook sees: the handshake's request and, on a secure server, who the token says the client is. */
@@ -135,7 +142,7 @@ const COMMON_KEYS = [
   "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "seed", "engineLimits", "createEndpoint", "congestionOptions",
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
-const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "maxConnectionsPerHost", "maxTotalReceiveBufferBytes", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
+const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "maxConnectionsPerHost", "maxTotalReceiveBufferBytes", "accept", "secure", "webrtc"] as const satisfies readonly (keyof ListenOptions)[];
 const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken"] as const satisfies readonly (keyof ConnectOptions)[];
 /**
  * ackwire/worker's own listen()/connect() options (src/worker/index.ts WorkerFrontOptions). Its

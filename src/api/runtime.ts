@@ -9,8 +9,8 @@ import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { TypedEmitter, reportListenerError } from "./emitter.js";
-import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
-import { deferToNextTurn, host, monotonicNow } from "./host.js";
+import { ClosedError, ConnectAbortedError, InvalidOptionError } from "./errors.js";
+import { host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
 import type { RuntimeAdapter } from "./socket.js";
 import type { AbortSignalLike } from "./host.js";
@@ -18,6 +18,10 @@ import type { Address } from "../session/sans-io.js";
 import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
 import { RelayingSocket } from "./relay-socket.js";
 import { canonicalAddress } from "../relay/wire.js";
+import { attachWebRtc, openWebRtcJoin, webrtcInfo, type WebRtcInfo } from "./webrtc-listen.js";
+import type { WebRtcJoinSocket } from "./webrtc-socket.js";
+import { ConnectAttempt, type ConnectionEvent, type ServerConnectOptions } from "./connect-attempt.js";
+export type { ServerConnectOptions } from "./connect-attempt.js";
 import { makeRoomForSeal, serverSecurityOptions } from "./secure-options.js";
 import { refuseOnSecureServer } from "../secure/errors.js";
 import { parseConnectToken } from "../secure/token.js";
@@ -29,9 +33,6 @@ import { GroupRegistry, type Group } from "./groups.js";
 import { serverStats, type ServerStats } from "./server-stats.js";
 
 const DEFAULT_SOCKET_BUFFER = 4 * 1024 * 1024;
-const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
-/** An hour, less the second the endpoint's own deadline is given on top (it allows an hour). */
-const MAX_CONNECT_TIMEOUT_MS = 3_599_000;
 
 export interface Runtime {
   readonly name: RuntimeAdapter["name"];
@@ -132,6 +133,11 @@ export class Server extends TypedEmitter<ServerEvents> {
     this.#maxQueued = maxQueued;
     this.#groups = new GroupRegistry(driver, (c) => this.#connections.get(c.id) === c);
     this.on("disconnect", ({ connection }) => this.#groups.leaveAll(connection));
+  }
+
+  /** Where browser clients connect (listen's `webrtc`): the signaling URL and the carrier's counters. */
+  get webrtc(): WebRtcInfo | undefined {
+    return webrtcInfo(this);
   }
 
   /** Open connections, by id: the clients' and those this server opened with connect(). */
@@ -344,17 +350,6 @@ export class Server extends TypedEmitter<ServerEvents> {
   }
 }
 
-/** Options of `server.connect()`: the handshake's; the channels and settings are the server's. */
-export interface ServerConnectOptions {
-  /** Sent to the peer's accept hook (small: it rides in the handshake). */
-  userData?: Uint8Array;
-  /** Aborts the handshake: connect() rejects with ConnectAbortedError. */
-  signal?: AbortSignalLike;
-  /** Give up the handshake after this long (ConnectTimeoutError). Default 5000 ms. */
-  connectTimeoutMs?: number;
-  /** Bound of the connection's async iterator queue. Default: the server's. */
-  maxQueuedMessages?: number;
-}
 
 /** The target as an "ip:port" address (a host name resolved through the runtime). */
 async function resolvePeer(adapter: RuntimeAdapter, target: Target, signal: AbortSignalLike | undefined): Promise<{ peer: Address; ip: string; port: number; targetText: string }> {
@@ -370,121 +365,6 @@ async function resolvePeer(adapter: RuntimeAdapter, target: Target, signal: Abor
   return { peer, ip: peer.startsWith("[") ? peer.slice(1, peer.lastIndexOf("]")) : ip, port, targetText };
 }
 
-/**
- * One outgoing handshake on a driver: `promise` resolves with the Connection at the endpoint's
- * "connect" event and rejects with a typed error on deny, timeout, abort or failure.
- */
-class ConnectAttempt {
-  readonly promise: Promise<Connection>;
-  #resolve!: (connection: Connection) => void;
-  #reject!: (error: Error) => void;
-  readonly #driver: Driver;
-  readonly #peer: Address;
-  readonly #options: ServerConnectOptions;
-  readonly #maxQueued: number;
-  readonly #hooks: AttemptHooks;
-  readonly #timeoutMs: number;
-  #id = -1;
-  #connection: Connection | undefined;
-  #settled = false;
-  #timer: unknown;
-  readonly #onAbort = (): void => this.abort(new ConnectAbortedError(this.#peer, this.#options.signal?.reason));
-
-  constructor(driver: Driver, peer: Address, options: ServerConnectOptions, maxQueued: number, hooks: AttemptHooks) {
-    this.#driver = driver;
-    this.#peer = peer;
-    this.#options = options;
-    this.#maxQueued = maxQueued;
-    this.#hooks = hooks;
-    this.#timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    this.promise = new Promise<Connection>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
-  }
-
-  /**
-   * Starts the handshake; the connection id, or -1 if it could not start (the promise rejects).
-   * The caller services the driver after routing the id's events here.
-   */
-  start(): number {
-    const ms = this.#timeoutMs;
-    if (!(typeof ms === "number" && ms > 0 && ms <= MAX_CONNECT_TIMEOUT_MS)) {
-      this.#finish(new InvalidOptionError(`connectTimeoutMs must be a number of ms in (0, ${MAX_CONNECT_TIMEOUT_MS}], got ${String(ms)}`));
-      return -1;
-    }
-    // Aborted while the socket was opening: an abort listener added now would never fire.
-    if (this.#options.signal?.aborted === true) {
-      this.#finish(new ConnectAbortedError(this.#peer, this.#options.signal.reason));
-      return -1;
-    }
-    this.#timer = host.setTimeout(() => this.abort(new ConnectTimeoutError(this.#peer, this.#timeoutMs)), this.#timeoutMs);
-    this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });
-    try {
-      const userData = this.#options.userData;
-      // The endpoint's own deadline a little after this attempt's timer, so the timer (with the
-      // caller's number in its error) decides.
-      const timeoutMs = this.#timeoutMs + 1000;
-      this.#id = this.#driver.endpoint.connect(monotonicNow(), this.#peer, userData !== undefined ? { userData, timeoutMs } : { timeoutMs });
-    } catch (error) {
-      this.#finish(error as Error);
-      return -1;
-    }
-    return this.#id;
-  }
-
-  /** An endpoint event for this attempt's connection. */
-  dispatch(event: ConnectionEvent): void {
-    if (this.#connection !== undefined) return this.#connection._dispatch(event);
-    if (event.type === "connect") {
-      this.#connection = new Connection(this.#driver, this.#id, this.#peer, event.userData, this.#maxQueued, this.#hooks.closed);
-      this.#connection._hold();
-      this.#hooks.opened?.(this.#connection);
-      this.#finish(undefined);
-      // After the application's `await connect()` continuation has run (a later turn).
-      const connection = this.#connection;
-      deferToNextTurn(() => connection._release());
-    } else if (event.type === "disconnect") {
-      const peer = this.#peer;
-      if (event.reason === "denied") this.#finish(new ConnectDeniedError(peer, event.deny, event.userData));
-      else if (event.reason === "connect-timeout" || event.reason === "timeout") this.#finish(new ConnectTimeoutError(peer, this.#timeoutMs));
-      else if (event.reason === "aborted") this.#finish(new ConnectAbortedError(peer, this.#options.signal?.reason));
-      else this.#finish(new ConnectFailedError(peer, event.reason));
-    }
-  }
-
-  /** Gives the handshake up (timeout, abort signal, the server closing). */
-  abort(error: Error): void {
-    if (this.#settled) return;
-    try {
-      if (this.#id >= 0) this.#driver.endpoint.close(this.#id, "aborted");
-    } catch {
-      // The endpoint may already have dropped the attempt; the error below is what matters.
-    }
-    this.#finish(error);
-  }
-
-  #finish(error: Error | undefined): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    host.clearTimeout(this.#timer);
-    this.#options.signal?.removeEventListener("abort", this.#onAbort);
-    if (error === undefined) return this.#resolve(this.#connection!);
-    this.#reject(error);
-    this.#hooks.failed?.();
-  }
-}
-
-type ConnectionEvent = Exclude<EndpointEvent, { type: "punch" }>;
-
-interface AttemptHooks {
-  /** The handshake completed: the connection exists (its events are held until the next turn). */
-  opened?: (connection: Connection) => void;
-  /** The connection ended (after it opened). */
-  closed: (connection: Connection) => void;
-  /** The attempt failed (the promise rejected). */
-  failed?: () => void;
-}
 
 async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Promise<Server> {
   validateCommon(options, "listen()");
@@ -530,17 +410,26 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.secure !== undefined) makeRoomForSeal(config, "listen()");
   const securityOptions = options.secure !== undefined ? serverSecurityOptions(options.secure, options.protocolId, config) : undefined;
   const endpoint = makeEndpoint(options, config);
-  const raw = await adapter.openSocket({
+  const udp = await adapter.openSocket({
     host: bindHost,
     port,
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
   });
+  let webrtc: WebRtcJoinSocket | undefined;
+  try {
+    if (options.webrtc !== undefined) webrtc = await openWebRtcJoin(udp, options, config, adapter.name);
+  } catch (error) {
+    await udp.close();
+    throw error;
+  }
+  const raw = webrtc ?? udp;
   if (securityOptions !== undefined) secure = new SecureServerSocket(raw, securityOptions);
   const socket = new RelayingSocket(secure ?? raw);
   let server: Server | undefined;
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
   server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);
+  if (webrtc !== undefined) attachWebRtc(server, webrtc);
   driver.service();
   return server;
 }

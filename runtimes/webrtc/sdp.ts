@@ -1,0 +1,33 @@
+/** The two candidate filters of the signaling endpoint (SDP text in, SDP text out). */
+
+/** `a=candidate:<foundation> <component> <transport> <priority> <address> <port> typ ...`: the address field. */
+function candidateAddress(line: string): string | undefined {
+  const fields = line.slice("a=candidate:".length).split(" ");
+  return fields[4];
+}
+
+function isIpLiteral(text: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(text) || (text.includes(":") && /^[0-9a-fA-F:.]+$/.test(text));
+}
+
+function filterCandidates(sdp: string, keep: (address: string) => boolean): string {
+  const eol = sdp.includes("\r\n") ? "\r\n" : "\n";
+  return sdp
+    .split(/\r?\n/)
+    .filter((line) => {
+      if (!line.startsWith("a=candidate:")) return true;
+      const address = candidateAddress(line);
+      return address !== undefined && keep(address);
+    })
+    .join(eol);
+}
+
+/** An offer without the candidates a server cannot use: names (mDNS `*.local`), not IP addresses. */
+export function withoutUnresolvableCandidates(sdp: string): string {
+  return filterCandidates(sdp, isIpLiteral);
+}
+
+/** An answer whose candidates are only those on `addresses` (the ones browsers reach the server at). */
+export function onlyCandidates(sdp: string, addresses: readonly string[]): string {
+  return filterCandidates(sdp, (address) => addresses.includes(address));
+}
