@@ -6,10 +6,6 @@ function candidateAddress(line: string): string | undefined {
   return fields[4];
 }
 
-function isIpLiteral(text: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(text) || (text.includes(":") && /^[0-9a-fA-F:.]+$/.test(text));
-}
-
 function filterCandidates(sdp: string, keep: (address: string) => boolean): string {
   const eol = sdp.includes("\r\n") ? "\r\n" : "\n";
   return sdp
@@ -22,9 +18,9 @@ function filterCandidates(sdp: string, keep: (address: string) => boolean): stri
     .join(eol);
 }
 
-/** An offer without the candidates a server cannot use: names (mDNS `*.local`), not IP addresses. */
-export function withoutUnresolvableCandidates(sdp: string): string {
-  return filterCandidates(sdp, isIpLiteral);
+/** An offer without any candidate (see withoutCandidates' caller). */
+export function withoutCandidates(sdp: string): string {
+  return filterCandidates(sdp, () => false);
 }
 
 /** An answer whose candidates are only those on `addresses` (the ones browsers reach the server at). */

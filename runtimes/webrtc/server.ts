@@ -12,7 +12,7 @@ import type { ResolvedWebRtcOptions } from "../../src/api/webrtc-options.js";
 import type { WebRtcCarrier, WebRtcCarrierCounters } from "../../src/api/webrtc-socket.js";
 import { WEBRTC_ADDRESS_PREFIX } from "../../src/api/webrtc-socket.js";
 import { fromBase64Url } from "../../src/util/base64url.js";
-import { onlyCandidates, withoutUnresolvableCandidates } from "./sdp.js";
+import { onlyCandidates, withoutCandidates } from "./sdp.js";
 import { OfferRateLimit } from "./rate-limit.js";
 
 /** The parts of werift used here, typed locally (werift is optional: no static import). */
@@ -300,10 +300,12 @@ class WeriftCarrier implements WebRtcCarrier {
     });
     pc.onDataChannel.subscribe((channel) => this.#adopt(peer, channel));
     try {
-      // A browser's host candidates are mDNS names (*.local): resolving them would send
-      // multicast DNS queries, and a server cannot reach them anyway. The browser still
-      // reaches the answer's addresses and shows up as a peer-reflexive candidate.
-      await pc.setRemoteDescription({ type: "offer", sdp: withoutUnresolvableCandidates(offer) });
+      // The server never checks the addresses an offer names: a browser's host candidates
+      // are mDNS names (*.local: resolving them sends multicast DNS) or private addresses it
+      // cannot reach, and checks to whatever an offer lists would let anyone aim this server's
+      // STUN traffic at a third party. The browser reaches the answer's addresses and shows
+      // up as a peer-reflexive candidate, as with any server that is reachable.
+      await pc.setRemoteDescription({ type: "offer", sdp: withoutCandidates(offer) });
       await pc.setLocalDescription(await pc.createAnswer());
       await gathered(pc);
       const sdp = pc.localDescription?.sdp;

@@ -90,4 +90,143 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
       await site.close();
     }
   });
+
+  it("keeps every reliable message in order with 10% loss each way at the server", async () => {
+    const site = await pages.servePage(PAGE_HTML);
+    // Outgoing loss: the driver's drop test; incoming: an Endpoint that ignores 10% of what arrives.
+    let seed = 7;
+    const random = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    let droppedIn = 0;
+    class LossyEndpoint extends ackwire.Endpoint {
+      override handleDatagram(now: number, from: string, bytes: Uint8Array): void {
+        if (random() < 0.1) {
+          droppedIn++;
+          return;
+        }
+        super.handleDatagram(now, from, bytes);
+      }
+    }
+    const server = await ackwire.listen({
+      protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, dropTest: 0.1, seed: 3,
+      createEndpoint: (config) => new LossyEndpoint(config),
+      webrtc: { port: 0, allowOrigins: [site.origin] },
+    });
+    server.on("connection", (c) => c.on("message", (m) => void c.send(m.data, { channel: m.channel, key: m.key })));
+    try {
+      const page = await openPage(browser, site.origin);
+      const result = await page.evaluate(
+        async ({ url, protocolId }) => {
+          const { connect } = (globalThis as any).ackwire;
+          const conn = await connect(url, { protocolId, connectTimeoutMs: 20_000 });
+          const reliable: number[] = [];
+          const sequenced: number[] = [];
+          conn.on("message", (m: { channel: number; data: Uint8Array }) => {
+            const v = new DataView(m.data.buffer, m.data.byteOffset, m.data.byteLength).getUint32(0);
+            (m.channel === 0 ? reliable : sequenced).push(v);
+          });
+          const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+          for (let n = 0; n < 300; n++) {
+            const b = new Uint8Array(100);
+            new DataView(b.buffer).setUint32(0, n);
+            conn.send(b, { channel: 0 });
+            conn.send(b.slice(), { channel: 1 });
+            if (n % 10 === 9) await sleep(30);
+          }
+          for (let i = 0; i < 750 && reliable.length < 300; i++) await sleep(20);
+          const stats = conn.stats();
+          const info = await conn.close();
+          return { reliable, sequenced, rttMs: stats.rttMs, closeReason: info.reason };
+        },
+        { url: server.webrtc!.url, protocolId: PROTOCOL_ID },
+      );
+      expect(result.reliable).toEqual(Array.from({ length: 300 }, (_, i) => i));
+      for (let i = 1; i < result.sequenced.length; i++) expect(result.sequenced[i]).toBeGreaterThan(result.sequenced[i - 1]!);
+      // About 81% of the unreliable echoes make both lossy trips; far fewer would mean a stall.
+      expect(result.sequenced.length).toBeGreaterThan(150);
+      expect(result.sequenced.length).toBeLessThan(300);
+      expect(droppedIn).toBeGreaterThan(0);
+      expect(server.counters().dropTested).toBeGreaterThan(0);
+      expect(result.rttMs).toBeGreaterThan(0);
+      expect(result.closeReason).toBe("normal");
+      await page.close();
+    } finally {
+      await server.close();
+      await site.close();
+    }
+  });
+
+  it("counts and drops garbage sent over a data channel, refuses a reliable channel, and stays up", async () => {
+    const site = await pages.servePage(PAGE_HTML);
+    const server = await ackwire.listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, webrtc: { port: 0, allowOrigins: [site.origin] } });
+    server.on("connection", (c) => c.on("message", (m) => void c.send(m.data, { channel: m.channel })));
+    try {
+      const page = await openPage(browser, site.origin);
+      const sent = await page.evaluate(
+        async ({ url, protocolId }) => {
+          const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+          // A peer connection of its own, not ackwire's client: whatever bytes it likes.
+          async function rawPeer(init: RTCDataChannelInit) {
+            const pc = new RTCPeerConnection();
+            const dc = pc.createDataChannel("ackwire", init);
+            dc.binaryType = "arraybuffer";
+            await pc.setLocalDescription(await pc.createOffer());
+            while (pc.iceGatheringState !== "complete") await sleep(10);
+            const r = await fetch(url, { method: "POST", headers: { "content-type": "application/sdp" }, body: pc.localDescription!.sdp });
+            await pc.setRemoteDescription({ type: "answer", sdp: await r.text() });
+            return { pc, dc };
+          }
+          const garbage = await rawPeer({ ordered: false, maxRetransmits: 0 });
+          for (let i = 0; i < 100 && garbage.dc.readyState !== "open"; i++) await sleep(20);
+          let seed = 1;
+          const counts = { binary: 0, text: 0, oversize: 0 };
+          for (let i = 0; i < 200; i++) {
+            seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+            const b = new Uint8Array(1 + (seed % 1400));
+            for (let j = 0; j < b.length; j++) b[j] = (seed >>> (j % 24)) & 0xff;
+            garbage.dc.send(b);
+            counts.binary++;
+            if (i % 20 === 0) {
+              garbage.dc.send("not a datagram");
+              counts.text++;
+              garbage.dc.send(new Uint8Array(4000));
+              counts.oversize++;
+            }
+            if (i % 10 === 9) await sleep(10);
+          }
+          // A reliable, ordered channel: not ackwire's carrier; the server closes it.
+          const reliable = await rawPeer({ ordered: true });
+          let reliableClosed = false;
+          reliable.dc.addEventListener("close", () => (reliableClosed = true));
+          for (let i = 0; i < 250 && !reliableClosed; i++) await sleep(20);
+          await sleep(200);
+          garbage.pc.close();
+          reliable.pc.close();
+          // The server still serves a real client.
+          const { connect } = (globalThis as any).ackwire;
+          const conn = await connect(url, { protocolId });
+          let echoed = 0;
+          conn.on("message", () => echoed++);
+          conn.send(new Uint8Array([1, 2, 3]), { channel: 0 });
+          for (let i = 0; i < 250 && echoed === 0; i++) await sleep(20);
+          await conn.close();
+          return { ...counts, reliableClosed, echoed };
+        },
+        { url: server.webrtc!.url, protocolId: PROTOCOL_ID },
+      );
+      expect(sent.echoed).toBe(1);
+      expect(sent.reliableClosed).toBe(true);
+      const webrtc = server.webrtc!.counters();
+      expect(webrtc.badChannels).toBe(1);
+      // Text and over-long messages are the carrier's drops; the binary ones reach the endpoint.
+      expect(webrtc.badMessages).toBe(sent.text + sent.oversize);
+      const drops = server.counters().session!.drops;
+      const dropped = Object.values(drops).reduce((a, b) => a + b, 0);
+      expect(dropped).toBeGreaterThanOrEqual(sent.binary * 0.9);
+      expect(server.connections.size).toBeLessThanOrEqual(1);
+      await page.close();
+    } finally {
+      await server.close();
+      await site.close();
+    }
+  });
 });

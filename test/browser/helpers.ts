@@ -18,8 +18,15 @@ export const PAGE_HTML =
   '<!doctype html><meta charset="utf-8"><title>ackwire test page</title><body>ackwire' +
   '<script type="module">import * as ackwire from "/ackwire/ackwire.js"; window.ackwire = ackwire;</script></body>';
 
+/**
+ * Chromium names its host candidates with mDNS (*.local) by default, and announces those names
+ * with multicast DNS on the real interface: this feature off, it offers plain addresses instead,
+ * which the server drops from the offer anyway, and sends no multicast.
+ */
+export const CHROMIUM_ARGS = ["--disable-features=WebRtcHideLocalIpsWithMdns"];
+
 export async function launch(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }
 
 export async function dist<T>(path: string): Promise<T> {
