@@ -118,8 +118,9 @@ if (!ifNeeded || mtime(stamp) < tsInputs) {
   console.log("build: dist up to date");
 }
 
-// Step 3: dist/src/browser/index.js -> dist/browser/ (ackwire/browser bundled for web pages:
-// esbuild, --platform=browser, which fails on any node:* import in the graph). The debug WASM
+// Step 3: src/browser/index.ts -> dist/browser/ (ackwire/browser bundled for web pages:
+// esbuild, --platform=browser, which fails on any node:* import in the graph; from the
+// TypeScript sources, which esbuild compiles to smaller code than tsc's output). The debug WASM
 // build is its own chunk, loaded only if asked for; dist/browser/meta.json lists what each
 // chunk holds (test/browser/bundle-size.test.ts reads it).
 const browserOut = join(root, "dist", "browser");
@@ -128,7 +129,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
   const started = Date.now();
   const { build } = await import("esbuild");
   const result = await build({
-    entryPoints: { ackwire: join(root, "dist", "src", "browser", "index.js") },
+    entryPoints: { ackwire: join(root, "src", "browser", "index.ts") },
     bundle: true,
     splitting: true,
     format: "esm",
@@ -140,7 +141,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
     logLevel: "warning",
   });
   writeFileSync(browserStamp, JSON.stringify(result.metafile));
-  console.log(`build: esbuild dist/src/browser -> dist/browser (${Date.now() - started} ms)`);
+  console.log(`build: esbuild src/browser -> dist/browser (${Date.now() - started} ms)`);
 } else {
   console.log("build: dist/browser up to date");
 }

@@ -18,9 +18,16 @@ function filterCandidates(sdp: string, keep: (address: string) => boolean): stri
     .join(eol);
 }
 
-/** An offer without any candidate (see withoutCandidates' caller). */
+/**
+ * An offer without any candidate (see the caller), and without `a=end-of-candidates`: told
+ * there will be none, werift fails ICE at once instead of waiting for the browser's checks
+ * (peer-reflexive candidates).
+ */
 export function withoutCandidates(sdp: string): string {
-  return filterCandidates(sdp, () => false);
+  return filterCandidates(sdp, () => false)
+    .split(/(?<=\n)/)
+    .filter((line) => !line.startsWith("a=end-of-candidates"))
+    .join("");
 }
 
 /** An answer whose candidates are only those on `addresses` (the ones browsers reach the server at). */

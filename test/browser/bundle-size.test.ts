@@ -1,0 +1,54 @@
+// ackwire/browser's budget: at most 60 kB gzip for what a page loads on import, WASM included
+// (dist/browser/, built by scripts/build.mjs with esbuild --platform=browser, which fails on
+// any node:* module in the import graph).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../interop/helpers.js";
+
+const BUDGET_BYTES = 60_000;
+const OUT = join(ROOT, "dist", "browser");
+
+interface Meta {
+  inputs: Record<string, unknown>;
+  outputs: Record<string, { imports: { path: string; kind: string }[]; inputs: Record<string, unknown>; entryPoint?: string }>;
+}
+
+function loadedOnImport(meta: Meta): string[] {
+  const entry = Object.keys(meta.outputs).find((o) => meta.outputs[o]!.entryPoint !== undefined && o.endsWith(".js"))!;
+  const seen = new Set<string>([entry]);
+  const queue = [entry];
+  while (queue.length > 0) {
+    for (const i of meta.outputs[queue.pop()!]!.imports) {
+      if (i.kind === "import-statement" && !seen.has(i.path)) {
+        seen.add(i.path);
+        queue.push(i.path);
+      }
+    }
+  }
+  return [...seen];
+}
+
+const gzipped = (output: string): number => gzipSync(readFileSync(join(ROOT, output)), { level: 9 }).length;
+
+describe("ackwire/browser bundle", () => {
+  const meta = JSON.parse(readFileSync(join(OUT, "meta.json"), "utf8")) as Meta;
+  const loaded = loadedOnImport(meta);
+
+  it(`loads at most ${BUDGET_BYTES} bytes gzip on import, the engine's WASM included`, () => {
+    const inputs = loaded.flatMap((o) => Object.keys(meta.outputs[o]!.inputs));
+    expect(inputs.some((i) => i.endsWith("wasm-bytes-release.generated.ts"))).toBe(true);
+    const total = loaded.reduce((sum, o) => sum + gzipped(o), 0);
+    console.log(`ackwire/browser on import: ${total} bytes gzip (${loaded.length} files)`);
+    expect(total).toBeLessThanOrEqual(BUDGET_BYTES);
+  });
+
+  it("keeps the secure layer and the debug engine out of what loads on import", () => {
+    const inputs = new Set(loaded.flatMap((o) => Object.keys(meta.outputs[o]!.inputs)));
+    for (const i of inputs) {
+      expect(i).not.toMatch(/^node:|wasm-bytes-debug|wasm-aead|@noble|runtimes\//);
+    }
+    expect(Object.keys(meta.inputs).some((i) => i.startsWith("node:"))).toBe(false);
+  });
+});
