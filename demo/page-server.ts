@@ -17,7 +17,7 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-/** Serves `html` at "/" and the bundle at "/ackwire/<file>.js" (the page imports "/ackwire/ackwire.js"). */
+/** Serves `html` at "/" and the bundles at "/ackwire/<file>.js" (ackwire/browser: "/ackwire/ackwire.js"; ackwire/browser/secure: "/ackwire/secure/ackwire.js"). */
 export async function servePage(html: string, host = "127.0.0.1"): Promise<PageServer> {
   const http: HttpServer = createServer((request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0]!;
@@ -26,7 +26,7 @@ export async function servePage(html: string, host = "127.0.0.1"): Promise<PageS
       response.end(html);
       return;
     }
-    const match = /^\/ackwire\/([A-Za-z0-9._-]+\.js)$/.exec(path);
+    const match = /^\/ackwire\/((?:secure\/)?[A-Za-z0-9._-]+\.js)$/.exec(path);
     if (match === null) {
       response.writeHead(404).end();
       return;

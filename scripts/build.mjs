@@ -11,7 +11,7 @@
 // time and change nothing `npm run bench:engine` can tell apart; and when a last round grows the
 // module, asc keeps that one anyway and prints "Last converge was suboptimal.".
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -118,9 +118,10 @@ if (!ifNeeded || mtime(stamp) < tsInputs) {
   console.log("build: dist up to date");
 }
 
-// Step 3: src/browser/index.ts -> dist/browser/ (ackwire/browser bundled for web pages:
-// esbuild, --platform=browser, which fails on any node:* import in the graph; from the
-// TypeScript sources, which esbuild compiles to smaller code than tsc's output). The debug WASM
+// Step 3: dist/src/browser/index.js -> dist/browser/ (ackwire/browser bundled for web pages:
+// esbuild, --platform=browser, which fails on any node:* import in the graph). From tsc's
+// output, not the sources: esbuild numbers a const enum's members after one computed from an
+// outer constant as undefined (src/congestion/default.ts's S), and the controller breaks. The debug WASM
 // build is its own chunk, loaded only if asked for; dist/browser/meta.json lists what each
 // chunk holds (test/browser/bundle-size.test.ts reads it).
 const browserOut = join(root, "dist", "browser");
@@ -128,20 +129,26 @@ const browserStamp = join(browserOut, "meta.json");
 if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
   const started = Date.now();
   const { build } = await import("esbuild");
-  const result = await build({
-    entryPoints: { ackwire: join(root, "src", "browser", "index.ts") },
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    minify: true,
-    outdir: browserOut,
-    metafile: true,
-    logLevel: "warning",
-  });
+  // Two builds, so that neither shares a chunk with the other (a shared chunk gzips worse):
+  // ackwire.js (ackwire/browser) and secure/ackwire.js (ackwire/browser/secure).
+  const bundle = (entry, outdir) =>
+    build({
+      entryPoints: { ackwire: join(root, "dist", "src", "browser", entry) },
+      bundle: true,
+      splitting: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      minify: true,
+      outdir,
+      metafile: true,
+      logLevel: "warning",
+    });
+  rmSync(browserOut, { recursive: true, force: true });
+  const result = await bundle("index.js", browserOut);
+  await bundle("secure.js", join(browserOut, "secure"));
   writeFileSync(browserStamp, JSON.stringify(result.metafile));
-  console.log(`build: esbuild src/browser -> dist/browser (${Date.now() - started} ms)`);
+  console.log(`build: esbuild dist/src/browser -> dist/browser (${Date.now() - started} ms)`);
 } else {
   console.log("build: dist/browser up to date");
 }

@@ -7,10 +7,9 @@ export class SignalingError extends AckwireError {
   readonly status: number;
   constructor(url: string, status: number, detail: string, cause?: unknown) {
     const hint: Record<number, string> = {
-      0: "check the URL, that the server listens with `webrtc`, and that its allowOrigins lists this page's origin",
+      0: "check the URL, and that the server's webrtc.allowOrigins lists this page's origin",
+      403: "add this page's origin to the server's webrtc.allowOrigins",
       401: "the server is secure: pass a fresh connectToken",
-      403: "this page's origin is not in the server's webrtc.allowOrigins",
-      413: "the offer is larger than the server's webrtc.maxOfferBytes",
       429: "too many offers from this address: wait a second and retry",
       503: "the server holds as many WebRTC peers as it allows: retry later",
     };

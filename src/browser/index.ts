@@ -17,7 +17,7 @@ import type { DatagramSocket } from "../api/socket.js";
 import { offerHeaders, type PeerConnectionLike, type RtcGlobals } from "./rtc-types.js";
 
 /** The server as the browser's endpoint names it: one peer, the far end of the data channel. */
-export const SERVER_ADDRESS = "webrtc-server:1";
+const SERVER_ADDRESS = "webrtc-server:1";
 /** Default time for signaling, ICE, DTLS, SCTP and ackwire's handshake together. */
 const DEFAULT_BROWSER_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -32,12 +32,22 @@ export interface BrowserConnectOptions extends Omit<ConnectOptions, "receiveBuff
  * `"https://game.example.com:8443/ackwire"`, read it from `server.webrtc.url`). Resolves with
  * the Connection once ackwire's handshake completed over the data channel.
  */
-export async function connect(url: string, options: BrowserConnectOptions): Promise<Connection> {
+export function connect(url: string, options: BrowserConnectOptions): Promise<Connection> {
+  return connectOver(url, options, undefined);
+}
+
+/** The secure layer's client side (./secure.ts passes it; this entry leaves it out, for size). */
+export type SecureLayer = typeof import("./secure-client.js");
+
+/** @internal connect() with or without the secure layer. */
+export async function connectOver(url: string, options: BrowserConnectOptions, secureLayer: SecureLayer | undefined): Promise<Connection> {
   if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new InvalidOptionError(`connect(): the first argument is the server's signaling URL ("http(s)://host:port/path", server.webrtc.url), got ${String(url)}`);
   const { iceServers, ...common } = options ?? ({} as BrowserConnectOptions);
   validateCommon(common, "connect()");
-  // The secure layer (ChaCha20-Poly1305, its WASM) loads only for a secure server's token.
-  const secure = common.connectToken !== undefined ? await import("./secure-client.js") : undefined;
+  if (common.connectToken !== undefined && secureLayer === undefined) {
+    throw new InvalidOptionError('connect(): a connectToken is for a secure server: import { connect } from "ackwire/browser/secure" (the secure layer, ChaCha20-Poly1305, is left out of "ackwire/browser" for size)');
+  }
+  const secure = common.connectToken !== undefined ? secureLayer : undefined;
   const token = secure?.parseConnectToken(common.connectToken!, common.protocolId);
   const timeoutMs = common.connectTimeoutMs ?? DEFAULT_BROWSER_CONNECT_TIMEOUT_MS;
   if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 3_599_000)) throw new InvalidOptionError(`connect(): connectTimeoutMs must be a number of ms in (0, 3599000], got ${String(timeoutMs)}`);

@@ -1,4 +1,4 @@
-/** The secure layer's client side, loaded by the browser client only with a connect token. */
+/** The secure layer's client side, as ackwire/browser/secure hands it to the browser client. */
 export { makeRoomForSeal } from "../api/secure-options.js";
 export { SecureClientSocket } from "../api/secure-socket.js";
 export { parseConnectToken } from "../secure/token.js";

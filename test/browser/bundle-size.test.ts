@@ -38,7 +38,7 @@ describe("ackwire/browser bundle", () => {
 
   it(`loads at most ${BUDGET_BYTES} bytes gzip on import, the engine's WASM included`, () => {
     const inputs = loaded.flatMap((o) => Object.keys(meta.outputs[o]!.inputs));
-    expect(inputs.some((i) => i.endsWith("wasm-bytes-release.generated.ts"))).toBe(true);
+    expect(inputs.some((i) => i.endsWith("wasm-bytes-release.generated.js"))).toBe(true);
     const total = loaded.reduce((sum, o) => sum + gzipped(o), 0);
     console.log(`ackwire/browser on import: ${total} bytes gzip (${loaded.length} files)`);
     expect(total).toBeLessThanOrEqual(BUDGET_BYTES);

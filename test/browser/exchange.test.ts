@@ -2,7 +2,7 @@
 // unreliable-sequenced and latest-state messages, each one checked; then RTT and a clean close.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { HAVE_CHROMIUM, PAGE_HTML, dist, launch, openPage } from "./helpers.js";
+import { HAVE_CHROMIUM, PAGE_HTML, SECURE_PAGE_HTML, dist, launch, openPage } from "./helpers.js";
 import type * as Ackwire from "../../src/index.js";
 import type * as PageServer from "../../demo/page-server.js";
 
@@ -224,6 +224,54 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
       expect(dropped).toBeGreaterThanOrEqual(sent.binary * 0.9);
       expect(server.connections.size).toBeLessThanOrEqual(1);
       await page.close();
+    } finally {
+      await server.close();
+      await site.close();
+    }
+  });
+
+  it("connects to a secure server with a connect token (ackwire/browser/secure); plain ackwire/browser says what to import", async () => {
+    const site = await pages.servePage(SECURE_PAGE_HTML);
+    const serverKey = ackwire.generateServerKey();
+    const server = await ackwire.listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, secure: { serverKey }, webrtc: { port: 0, allowOrigins: [site.origin] } });
+    server.on("connection", (c) => c.on("message", (m) => void c.send(m.data, { channel: m.channel })));
+    try {
+      const token = ackwire.createConnectToken({ serverKey, protocolId: PROTOCOL_ID, clientId: 42n, serverAddresses: [`127.0.0.1:${server.address.port}`] });
+      const page = await openPage(browser, site.origin);
+      const result = await page.evaluate(
+        async ({ url, protocolId, token }) => {
+          const { connect } = (globalThis as any).ackwire;
+          const conn = await connect(url, { protocolId, connectToken: new Uint8Array(token) });
+          let echoed: number[] = [];
+          conn.on("message", (m: { data: Uint8Array }) => (echoed = [...m.data]));
+          conn.send(new Uint8Array([9, 8, 7]), { channel: 0 });
+          for (let i = 0; i < 250 && echoed.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+          await conn.close();
+          return echoed;
+        },
+        { url: server.webrtc!.url, protocolId: PROTOCOL_ID, token: [...token] },
+      );
+      expect(result).toEqual([9, 8, 7]);
+      // The datagrams went through the secure layer: an association opened, sealed datagrams accepted.
+      expect(server.counters().secure!.opened).toBe(1);
+      expect(server.counters().secure!.accepted).toBeGreaterThan(2);
+      await page.close();
+      const plain = await pages.servePage(PAGE_HTML);
+      try {
+        const page2 = await openPage(browser, plain.origin);
+        const message = await page2.evaluate(async ({ url, token }) => {
+          try {
+            await (globalThis as any).ackwire.connect(url, { protocolId: 1, connectToken: new Uint8Array(token) });
+            return "connected";
+          } catch (error) {
+            return String((error as Error).message);
+          }
+        }, { url: server.webrtc!.url, token: [...token] });
+        expect(message).toMatch(/ackwire\/browser\/secure/);
+        await page2.close();
+      } finally {
+        await plain.close();
+      }
     } finally {
       await server.close();
       await site.close();
