@@ -17,6 +17,8 @@ export interface DemoOptions {
   rebindAtS: number;
   /** Secure connections (PROTOCOL §9): each client connects with a connect token. */
   secure: boolean;
+  /** Also serve a web page that joins as a browser client (WebRTC) and shows its live stats. */
+  browser: boolean;
   help: boolean;
 }
 
@@ -29,6 +31,7 @@ export const DEFAULT_OPTIONS: DemoOptions = {
   seed: 1,
   rebindAtS: -1,
   secure: false,
+  browser: false,
   help: false,
 };
 
@@ -57,6 +60,9 @@ Flags:
                      with their clients; under --duration; 0 = never (default: halfway)
   --secure           secure connections: every datagram encrypted and authenticated, each
                      client holding a connect token minted here as a backend would
+  --browser          also serve a web page (its URL is printed) that joins as a browser
+                     client over WebRTC, watches the game and shows its live stats
+                     (needs the optional werift package; not through the proxy)
   --help             this text
 
 Exit code 0 only if every reliable message arrived exactly once and in order, the 1 MiB
@@ -64,7 +70,7 @@ transfer verified by SHA-256, every client's latest-state table converged at the
 no payload failed its self-check; otherwise 1, with the reasons.`;
 
 interface NumericFlag {
-  key: Exclude<keyof DemoOptions, "help" | "secure">;
+  key: Exclude<keyof DemoOptions, "help" | "secure" | "browser">;
   min: number;
   max: number;
   integer: boolean;
@@ -90,16 +96,17 @@ export function parseDemoArgs(argv: readonly string[]): DemoOptions {
       options.help = true;
       continue;
     }
-    if (arg === "--secure") {
-      if (options.secure) throw new DemoUsageError("--secure given twice");
-      options.secure = true;
+    if (arg === "--secure" || arg === "--browser") {
+      const key = arg === "--secure" ? "secure" : "browser";
+      if (options[key]) throw new DemoUsageError(`${arg} given twice`);
+      options[key] = true;
       continue;
     }
     const eq = arg.indexOf("=");
     const name = eq >= 0 ? arg.slice(0, eq) : arg;
     const flag = NUMERIC_FLAGS[name];
     if (flag === undefined) {
-      throw new DemoUsageError(`unknown flag ${JSON.stringify(arg)}; flags are ${[...Object.keys(NUMERIC_FLAGS), "--secure", "--help"].join(", ")}`);
+      throw new DemoUsageError(`unknown flag ${JSON.stringify(arg)}; flags are ${[...Object.keys(NUMERIC_FLAGS), "--secure", "--browser", "--help"].join(", ")}`);
     }
     if (seen.has(name)) throw new DemoUsageError(`${name} given twice`);
     seen.add(name);

@@ -15,6 +15,8 @@ import { Dashboard } from "./dashboard.js";
 import { g, now, scriptArgs, sleep, withTimeout } from "./host.js";
 import { DemoProxy, runtimeAdapter } from "./proxy.js";
 import { DemoServer } from "./server.js";
+import { browserPage } from "./browser-page.js";
+import type { PageServer } from "./page-server.js";
 import { formatSummary } from "./summary.js";
 import { failures, reliableSettled, reportClient, totalsOf, type ClientReport } from "./verdict.js";
 
@@ -47,12 +49,29 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
 
   let server: Server | undefined;
   let proxy: DemoProxy | undefined;
+  let site: PageServer | undefined;
   const clients: DemoClient[] = [];
   try {
     // --secure: this process plays the game's backend too, holding the server key and minting
     // one connect token per client.
     const serverKey = o.secure ? generateServerKey() : undefined;
-    server = await listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, maxConnections: o.clients + 4, ...(serverKey !== undefined ? { secure: { serverKey } } : {}) });
+    // --browser: the page's origin first, so that the signaling endpoint can allow it (CORS).
+    let setPage: ((html: string) => void) | undefined;
+    if (o.browser) {
+      const { servePage } = await import("./page-server.js");
+      let html = "";
+      site = await servePage(() => html);
+      setPage = (text) => (html = text);
+    }
+    server = await listen({
+      protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, maxConnections: o.clients + 4,
+      ...(serverKey !== undefined ? { secure: { serverKey } } : {}),
+      ...(site !== undefined ? { webrtc: { port: 0, allowOrigins: [site.origin] } } : {}),
+    });
+    if (site !== undefined && setPage !== undefined) {
+      setPage(browserPage(server.webrtc!.url, PROTOCOL_ID));
+      out.write(`browser client: open ${site.origin}/ to join as a spectator over WebRTC (live stats)\n`);
+    }
     const demoServer = new DemoServer(server, o.seed, o.clients, now);
     proxy = await DemoProxy.open({
       adapter: runtimeAdapter(runtime),
@@ -164,6 +183,7 @@ async function run(o: DemoOptions, dashboardTitle: string): Promise<number> {
     await withTimeout(Promise.all(clients.map((c) => c.conn.close("normal"))), CLOSE_BUDGET_MS, []);
     await withTimeout(server.close(), CLOSE_BUDGET_MS, undefined);
     await withTimeout(proxy.close(), CLOSE_BUDGET_MS, undefined);
+    if (site !== undefined) await withTimeout(site.close(), CLOSE_BUDGET_MS, undefined);
 
     out.write(
       formatSummary({

@@ -18,12 +18,12 @@ export interface PageServer {
 }
 
 /** Serves `html` at "/" and the bundles at "/ackwire/<file>.js" (ackwire/browser: "/ackwire/ackwire.js"; ackwire/browser/secure: "/ackwire/secure/ackwire.js"). */
-export async function servePage(html: string, host = "127.0.0.1"): Promise<PageServer> {
+export async function servePage(html: string | (() => string), host = "127.0.0.1"): Promise<PageServer> {
   const http: HttpServer = createServer((request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0]!;
     if (path === "/") {
       response.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-      response.end(html);
+      response.end(typeof html === "string" ? html : html());
       return;
     }
     const match = /^\/ackwire\/((?:secure\/)?[A-Za-z0-9._-]+\.js)$/.exec(path);

@@ -16,6 +16,9 @@ import {
   type Move,
 } from "./payloads.js";
 
+/** A spectator's handshake user data (players send their index, 0..63). */
+export const SPECTATOR = 0xff;
+
 export interface BulkResult {
   bytes: number;
   verified: boolean;
@@ -59,6 +62,8 @@ export class DemoServer {
   readonly peers = new Map<number, ServerPeer>();
   /** Connections whose handshake user data was not a valid client index. */
   strangers = 0;
+  /** Spectators (the --browser page: user data SPECTATOR): sent the snapshots, not checked as players. */
+  readonly spectators = new Set<Connection>();
   #seed: number;
   #tick = 0;
   #startedAt: number;
@@ -71,6 +76,11 @@ export class DemoServer {
     this.#startedAt = clock();
     server.on("connection", (conn) => {
       const client = conn.userData.length === 1 ? conn.userData[0]! : -1;
+      if (client === SPECTATOR) {
+        this.spectators.add(conn);
+        conn.on("disconnect", () => this.spectators.delete(conn));
+        return;
+      }
       if (client < 0 || client >= clients || this.peers.has(client)) {
         this.strangers++;
         void conn.close("kicked");
@@ -146,6 +156,7 @@ export class DemoServer {
       peer.conn.send(snapshot, { channel: Channel.Move });
       peer.lastStats = peer.conn.stats();
     }
+    for (const conn of this.spectators) if (conn.isOpen) conn.send(snapshot, { channel: Channel.Move });
   }
 
   /** Resolves once every bulk transfer received so far has been hashed. */
