@@ -21,6 +21,7 @@ interface WeriftDataChannel {
   readonly ordered: boolean;
   readonly maxRetransmits: number | null;
   readonly readyState: string;
+  readonly bufferedAmount: number;
   readonly onMessage: { subscribe(fn: (data: unknown) => void): unknown };
   readonly stateChanged: { subscribe(fn: (state: string) => void): unknown };
   send(data: Uint8Array): void;
@@ -42,6 +43,12 @@ interface Werift {
   RTCPeerConnection: new (config: Record<string, unknown>) => WeriftPeerConnection;
 }
 
+/**
+ * The most a data channel may hold unsent (werift queues without bound behind its SCTP
+ * congestion window): past it a datagram is dropped, as a router's full queue drops, and
+ * ackwire's congestion controller sees a loss instead of a queue that grows without end.
+ */
+const MAX_BUFFERED_BYTES = 16 * 1024;
 /** Longest message taken from a browser: no ackwire datagram is longer (PROTOCOL §1). */
 const MAX_RECEIVED_DATAGRAM = 1500;
 /** A released peer's connection stays this long, so that the last acks of its close get out. */
@@ -78,6 +85,7 @@ class WeriftCarrier implements WebRtcCarrier {
     badChannels: 0,
     badMessages: 0,
     oversizeSent: 0,
+    bufferFull: 0,
     sendFailures: 0,
   };
   readonly #werift: Werift;
@@ -128,6 +136,10 @@ class WeriftCarrier implements WebRtcCarrier {
     }
     if (bytes.length > this.#hooks.maxDatagram) {
       this.counters.oversizeSent++;
+      return false;
+    }
+    if (peer.channel.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.counters.bufferFull++;
       return false;
     }
     try {

@@ -17,10 +17,18 @@ import type { DatagramBatch, DatagramSocket } from "./socket.js";
  */
 export const DATA_CHANNEL_DATAGRAM_BYTES = 1160;
 
-/** What the socket needs from a channel: a send that copies or sends at once. */
+/**
+ * The most a data channel may hold unsent: past it a datagram is dropped, as a router's full
+ * queue drops, so that ackwire's congestion controller sees a loss rather than a queue inside
+ * the channel that grows without end (SCTP sends behind a congestion window of its own).
+ */
+export const MAX_BUFFERED_BYTES = 16 * 1024;
+
+/** What the socket needs from a channel: a send that copies or sends at once, and its backlog. */
 export interface DatagramChannel {
   send(bytes: Uint8Array): void;
   close(): void;
+  readonly bufferedAmount: number;
 }
 
 export interface ChannelSocketCounters {
@@ -28,6 +36,8 @@ export interface ChannelSocketCounters {
   receiveErrors: number;
   /** Datagrams over the channel's size limit, not sent (path MTU probes larger than the channel takes). */
   oversizeSent: number;
+  /** Datagrams dropped because the channel held more than MAX_BUFFERED_BYTES unsent. */
+  bufferFull: number;
   /** Messages that were not binary or were longer than any ackwire datagram (1500), dropped. */
   badReceived: number;
 }
@@ -38,7 +48,7 @@ const MAX_RECEIVED_DATAGRAM = 1500;
 export class ChannelSocket implements DatagramSocket {
   readonly localAddress: HostPort;
   readonly peer: Address;
-  readonly counters: ChannelSocketCounters = { sendFailures: 0, receiveErrors: 0, oversizeSent: 0, badReceived: 0 };
+  readonly counters: ChannelSocketCounters = { sendFailures: 0, receiveErrors: 0, oversizeSent: 0, bufferFull: 0, badReceived: 0 };
   readonly #channel: DatagramChannel;
   readonly #maxSend: number;
   #callback: ((batch: DatagramBatch) => void) | undefined;
@@ -62,6 +72,10 @@ export class ChannelSocket implements DatagramSocket {
     // settles below the channel's limit.
     if (bytes.length > this.#maxSend) {
       this.counters.oversizeSent++;
+      return;
+    }
+    if (this.#channel.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.counters.bufferFull++;
       return;
     }
     try {

@@ -47,6 +47,8 @@ export interface WebRtcCarrierCounters {
   badMessages: number;
   /** Datagrams larger than a data channel carries in one piece, not sent (path MTU probes). */
   oversizeSent: number;
+  /** Datagrams dropped because the peer's data channel held too much unsent (a full queue). */
+  bufferFull: number;
   /** Sends to a peer that is gone or whose channel refused the message. */
   sendFailures: number;
 }

@@ -65,7 +65,7 @@ export async function connectOver(url: string, options: BrowserConnectOptions, s
     await within(waitForGathering(pc), deadline, url, timeoutMs, signal);
     const answer = await within(postOffer(g, url, pc.localDescription?.sdp ?? "", common.connectToken, signal), deadline, url, timeoutMs, signal);
     await pc.setRemoteDescription({ type: "answer", sdp: answer });
-    const raw = new ChannelSocket({ send: (bytes) => channel.send(bytes), close: () => pc.close() }, SERVER_ADDRESS, { host: "webrtc", port: 0 });
+    const raw = new ChannelSocket({ send: (bytes) => channel.send(bytes), close: () => pc.close(), get bufferedAmount() { return channel.bufferedAmount; } }, SERVER_ADDRESS, { host: "webrtc", port: 0 });
     channel.onmessage = (event) => raw.deliver(event.data);
     await within(waitForOpen(channel), deadline, url, timeoutMs, signal);
     socket = secure !== undefined ? new secure.SecureClientSocket(raw, SERVER_ADDRESS, token!, secure.wasmAead) : raw;

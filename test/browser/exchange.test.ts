@@ -191,7 +191,7 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
               garbage.dc.send(new Uint8Array(4000));
               counts.oversize++;
             }
-            if (i % 10 === 9) await sleep(10);
+            if (i % 5 === 4) await sleep(10);
           }
           // A reliable, ordered channel: not ackwire's carrier; the server closes it.
           const reliable = await rawPeer({ ordered: true });
@@ -217,11 +217,13 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
       expect(sent.reliableClosed).toBe(true);
       const webrtc = server.webrtc!.counters();
       expect(webrtc.badChannels).toBe(1);
-      // Text and over-long messages are the carrier's drops; the binary ones reach the endpoint.
-      expect(webrtc.badMessages).toBe(sent.text + sent.oversize);
+      // Text and over-long messages are the carrier's drops; the binary ones reach the endpoint,
+      // which drops them. The channel has no retransmits, so a few may be lost on the way.
+      expect(webrtc.badMessages).toBeLessThanOrEqual(sent.text + sent.oversize);
+      expect(webrtc.badMessages).toBeGreaterThanOrEqual(0.8 * (sent.text + sent.oversize));
       const drops = server.counters().session!.drops;
       const dropped = Object.values(drops).reduce((a, b) => a + b, 0);
-      expect(dropped).toBeGreaterThanOrEqual(sent.binary * 0.9);
+      expect(dropped).toBeGreaterThanOrEqual(sent.binary * 0.8);
       expect(server.connections.size).toBeLessThanOrEqual(1);
       await page.close();
     } finally {
