@@ -39,11 +39,12 @@ describe("demo flags", () => {
     const o = parseDemoArgs(["--duration", "2.5", "--clients=4", "--loss", "0", "--latency", "50", "--jitter", "3", "--seed", "9"]);
     expect(o).toMatchObject({ durationS: 2.5, clients: 4, lossPercent: 0, latencyMs: 50, jitterMs: 3, seed: 9, secure: false, help: false });
     expect(parseDemoArgs(["--secure", "--clients", "2"])).toMatchObject({ secure: true, clients: 2 });
+    expect(parseDemoArgs(["--browser"])).toMatchObject({ browser: true, secure: false });
     expect(parseDemoArgs([]).clients).toBe(8);
     // A rebinding inside the run, or none (0); one past its end would silently never happen.
     expect(parseDemoArgs(["--duration", "10", "--rebind-at", "9.5"]).rebindAtS).toBe(9.5);
     expect(parseDemoArgs(["--rebind-at", "0"]).rebindAtS).toBe(0);
-    for (const bad of [["--clients", "0"], ["--clients", "2.5"], ["--loss", "x"], ["--duration"], ["--nope"], ["--seed", "1", "--seed", "2"], ["--latency", ""], ["--secure", "--secure"], ["--secure=1"], ["--duration", "10", "--rebind-at", "12"], ["--rebind-at", "20"]]) {
+    for (const bad of [["--clients", "0"], ["--clients", "2.5"], ["--loss", "x"], ["--duration"], ["--nope"], ["--seed", "1", "--seed", "2"], ["--latency", ""], ["--secure", "--secure"], ["--secure=1"], ["--browser", "--browser"], ["--duration", "10", "--rebind-at", "12"], ["--rebind-at", "20"]]) {
       expect(() => parseDemoArgs(bad), bad.join(" ")).toThrow(DemoUsageError);
     }
   });
