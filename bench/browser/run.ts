@@ -13,6 +13,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
       console.log("rtt100", JSON.stringify(results.rtt100));
       results.throughput100 = { ackwire: await run("throughput", "ackwire", ackwire, THROUGHPUT_MS), websocket: await run("throughput", "websocket", { url: ws.url }, THROUGHPUT_MS) };
       console.log("throughput100", JSON.stringify(results.throughput100));
+      results.serverCarrier = clean.webrtc!.counters();
     } finally {
       await clean.close();
     }
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
           rule.remove();
         }
       }
-      results.stream30HzLoss5 = { ackwire, websocket, serverDropTested: (lossy.counters() as { dropTested?: number }).dropTested };
+      results.stream30HzLoss5 = { ackwire, websocket, serverDropTested: (lossy.counters() as { dropTested?: number }).dropTested, serverCarrier: lossy.webrtc!.counters() };
       console.log("stream30HzLoss5", JSON.stringify(results.stream30HzLoss5));
     } finally {
       await lossy.close();
@@ -123,6 +125,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     chromium: "/usr/bin/chromium (Debian), playwright-core, werift server on Node " + process.version,
     loss: "ackwire: server drop test 5% out + 5% of arrivals ignored; websocket: nft drops 5% of TCP segments each way on lo",
+    loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
     rttIntervalMs: 5,
     rttCount: RTT_COUNT,
     throughputMs: THROUGHPUT_MS,
