@@ -17,7 +17,7 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-/** Serves `html` at "/" and the bundles at "/ackwire/<file>.js" (ackwire/browser: "/ackwire/ackwire.js"; ackwire/browser/secure: "/ackwire/secure/ackwire.js"). */
+/** Serves `html` at "/" and the bundles (and engine.wasm beside them) at "/ackwire/<file>.js" (ackwire/browser: "/ackwire/ackwire.js"; ackwire/browser/secure: "/ackwire/secure/ackwire.js"). */
 export async function servePage(html: string | (() => string), host = "127.0.0.1"): Promise<PageServer> {
   const http: HttpServer = createServer((request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0]!;
@@ -26,14 +26,14 @@ export async function servePage(html: string | (() => string), host = "127.0.0.1
       response.end(typeof html === "string" ? html : html());
       return;
     }
-    const match = /^\/ackwire\/((?:secure\/)?[A-Za-z0-9._-]+\.js)$/.exec(path);
+    const match = /^\/ackwire\/((?:secure\/)?[A-Za-z0-9._-]+\.(js|wasm))$/.exec(path);
     if (match === null) {
       response.writeHead(404).end();
       return;
     }
     readFile(BUNDLE_DIR + match[1]).then(
       (body) => {
-        response.writeHead(200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store" });
+        response.writeHead(200, { "content-type": match[2] === "wasm" ? "application/wasm" : "text/javascript; charset=utf-8", "cache-control": "no-store" });
         response.end(body);
       },
       () => response.writeHead(404).end(),

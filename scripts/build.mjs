@@ -122,13 +122,32 @@ if (!ifNeeded || mtime(stamp) < tsInputs) {
 // esbuild, --platform=browser, which fails on any node:* import in the graph). From tsc's
 // output, not the sources: esbuild numbers a const enum's members after one computed from an
 // outer constant as undefined (src/congestion/default.ts's S), and the controller breaks. The debug WASM
-// build is its own chunk, loaded only if asked for; dist/browser/meta.json lists what each
-// chunk holds (test/browser/bundle-size.test.ts reads it).
+// build is its own chunk, loaded only if asked for; the release build is a file of its own,
+// engine.wasm, fetched next to the bundle (base64 in the JavaScript gzips to about twice the
+// WebAssembly's size). dist/browser/meta.json lists what each chunk holds
+// (test/browser/bundle-size.test.ts reads it).
 const browserOut = join(root, "dist", "browser");
 const browserStamp = join(browserOut, "meta.json");
 if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
   const started = Date.now();
   const { build } = await import("esbuild");
+  // The engine's release bytes: fetched from engine.wasm beside the bundle, handed to the
+  // loader in the form the generated module has (base64).
+  const wasmAsFile = {
+    name: "wasm-as-file",
+    setup(b) {
+      b.onLoad({ filter: /wasm-bytes-release\.generated\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          'const response = await fetch(new URL("./engine.wasm", import.meta.url));\n' +
+          'if (!response.ok) throw new Error(`ackwire: cannot load engine.wasm next to the bundle (HTTP ${response.status}); serve it with the bundle`);\n' +
+          "const bytes = new Uint8Array(await response.arrayBuffer());\n" +
+          'let text = "";\n' +
+          "for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));\n" +
+          "export const WASM_RELEASE_BASE64 = btoa(text);\n",
+      }));
+    },
+  };
   // Two builds, so that neither shares a chunk with the other (a shared chunk gzips worse):
   // ackwire.js (ackwire/browser) and secure/ackwire.js (ackwire/browser/secure).
   const bundle = (entry, outdir) =>
@@ -143,10 +162,12 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
+      plugins: [wasmAsFile],
     });
   rmSync(browserOut, { recursive: true, force: true });
   const result = await bundle("index.js", browserOut);
   await bundle("secure.js", join(browserOut, "secure"));
+  for (const dir of [browserOut, join(browserOut, "secure")]) writeFileSync(join(dir, "engine.wasm"), readFileSync(join(root, "build", "engine.release.wasm")));
   writeFileSync(browserStamp, JSON.stringify(result.metafile));
   console.log(`build: esbuild dist/src/browser -> dist/browser (${Date.now() - started} ms)`);
 } else {

@@ -7,11 +7,11 @@ export class SignalingError extends AckwireError {
   readonly status: number;
   constructor(url: string, status: number, detail: string, cause?: unknown) {
     const hint: Record<number, string> = {
-      0: "check the URL, and that the server's webrtc.allowOrigins lists this page's origin",
+      0: "check the URL and the server's webrtc.allowOrigins",
       403: "add this page's origin to the server's webrtc.allowOrigins",
-      401: "the server is secure: pass a fresh connectToken",
-      429: "too many offers from this address: wait a second and retry",
-      503: "the server holds as many WebRTC peers as it allows: retry later",
+      401: "pass a fresh connectToken",
+      429: "wait a second and retry",
+      503: "the server is full: retry later",
     };
     super("ERR_SIGNALING", `the offer to ${url} failed (${status === 0 ? "no response" : `HTTP ${status}`}: ${detail}): ${hint[status] ?? "check the server's logs"}`, { cause });
     this.status = status;

@@ -14,7 +14,7 @@ import { ConnectAttempt } from "../api/connect-attempt.js";
 import { SignalingError, WebRtcUnavailableError } from "../api/webrtc-errors.js";
 import { Endpoint } from "../session/endpoint.js";
 import type { DatagramSocket } from "../api/socket.js";
-import { offerHeaders, type PeerConnectionLike, type RtcGlobals } from "./rtc-types.js";
+import type { PeerConnectionLike, RtcGlobals } from "./rtc-types.js";
 
 /** The server as the browser's endpoint names it: one peer, the far end of the data channel. */
 const SERVER_ADDRESS = "webrtc-server:1";
@@ -63,7 +63,10 @@ export async function connectOver(url: string, options: BrowserConnectOptions, s
     await pc.setLocalDescription(await pc.createOffer());
     // The answer comes back in one request, so the offer carries every candidate: no trickle.
     await within(waitForGathering(pc), deadline, url, timeoutMs, signal);
-    const answer = await within(postOffer(g, url, pc.localDescription?.sdp ?? "", common.connectToken, signal), deadline, url, timeoutMs, signal);
+    // A secure server's connect token rides in the offer request too, as a bearer token (base64url).
+    const headers: Record<string, string> = { "content-type": "application/sdp" };
+    if (secure !== undefined) headers.authorization = `Bearer ${secure.toBase64Url(common.connectToken!)}`;
+    const answer = await within(postOffer(g, url, pc.localDescription?.sdp ?? "", headers, signal), deadline, url, timeoutMs, signal);
     await pc.setRemoteDescription({ type: "answer", sdp: answer });
     const raw = new ChannelSocket({ send: (bytes) => channel.send(bytes), close: () => pc.close(), get bufferedAmount() { return channel.bufferedAmount; } }, SERVER_ADDRESS, { host: "webrtc", port: 0 });
     channel.onmessage = (event) => raw.deliver(event.data);
@@ -138,10 +141,10 @@ function waitForOpen(channel: { readyState: string; addEventListener(type: "open
   });
 }
 
-async function postOffer(g: RtcGlobals, url: string, sdp: string, connectToken: Uint8Array | undefined, signal: ConnectOptions["signal"]): Promise<string> {
+async function postOffer(g: RtcGlobals, url: string, sdp: string, headers: Record<string, string>, signal: ConnectOptions["signal"]): Promise<string> {
   let response: Awaited<ReturnType<RtcGlobals["fetch"]>>;
   try {
-    response = await g.fetch(url, { method: "POST", headers: offerHeaders(connectToken), body: sdp, signal, mode: "cors", credentials: "omit" });
+    response = await g.fetch(url, { method: "POST", headers, body: sdp, signal, mode: "cors", credentials: "omit" });
   } catch (error) {
     throw new SignalingError(url, 0, (error as Error)?.message ?? String(error), error);
   }

@@ -1,5 +1,3 @@
-import { toBase64Url } from "../util/base64url.js";
-
 /**
  * The few web-platform types the browser client uses, typed locally: the project compiles with
  * no DOM library (`"lib": ["ES2022"]`), so nothing else of the page's globals is reachable.
@@ -33,11 +31,4 @@ export interface ResponseLike {
 export interface RtcGlobals {
   RTCPeerConnection: new (configuration: { iceServers: { urls: string | string[]; username?: string; credential?: string }[] }) => PeerConnectionLike;
   fetch(url: string, init: { method: string; headers: Record<string, string>; body: string; signal: unknown; mode: string; credentials: string }): Promise<ResponseLike>;
-}
-
-/** The offer request's headers: SDP in, and a secure server's connect token as a bearer token (base64url). */
-export function offerHeaders(connectToken: Uint8Array | undefined): Record<string, string> {
-  const headers: Record<string, string> = { "content-type": "application/sdp" };
-  if (connectToken !== undefined) headers.authorization = `Bearer ${toBase64Url(connectToken)}`;
-  return headers;
 }
