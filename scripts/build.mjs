@@ -148,6 +148,21 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       }));
     },
   };
+  // The TypeScript reference engine stays out: every browser has WebAssembly, and the twin is
+  // the tests' oracle and the fallback of runtimes without it. createEngine's "ts" kind then
+  // throws an error that says so.
+  const noReferenceEngine = {
+    name: "no-reference-engine",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]engine[\\/]ts-engine\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          "export class TsEngine {\n" +
+          '  constructor() { throw new Error("ackwire/browser has no TypeScript reference engine: use the WebAssembly one (engine: \\"wasm\\", the default)"); }\n' +
+          "}\n",
+      }));
+    },
+  };
   // Two builds, so that neither shares a chunk with the other (a shared chunk gzips worse):
   // ackwire.js (ackwire/browser) and secure/ackwire.js (ackwire/browser/secure).
   const bundle = (entry, outdir) =>
@@ -162,7 +177,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
-      plugins: [wasmAsFile],
+      plugins: [wasmAsFile, noReferenceEngine],
     });
   rmSync(browserOut, { recursive: true, force: true });
   const result = await bundle("index.js", browserOut);

@@ -16,6 +16,8 @@
 import { AckwireError } from "../channels/errors.js";
 import {
   CHANNEL_BYTES,
+  ConfigField,
+  PROTOCOL_MAGIC,
   COUNTER_BYTES,
   CONFIG_BYTES,
   DeliveryKind,
@@ -130,3 +132,24 @@ export function checkKeySlot(slot: number, key: Uint8Array, maxSlots: number, ma
   if (!(Number.isInteger(slot) && slot >= 0 && slot < maxSlots) || key.length > maxKeyBytes)
     throw new EngineUsageError(`keySlot(${slot}, ${key.length} bytes): slot must be in 0..${maxSlots - 1}, the key at most ${maxKeyBytes} bytes`);
 }
+
+/** Write the config area the engine reads at init (ConfigField; the host's half of the ABI). */
+export function writeConfigArea(v: DataView, L: Layout, config: EngineConfig, ordered: number): void {
+  const c = L.configOffset;
+  v.setUint32(c + ConfigField.Magic, PROTOCOL_MAGIC, true);
+  v.setUint32(c + ConfigField.ProtocolId, config.protocolId >>> 0, true);
+  v.setUint32(c + ConfigField.MaxSlots, config.maxSlots, true);
+  v.setUint32(c + ConfigField.ChannelCount, config.channels.length, true);
+  v.setUint32(c + ConfigField.SlotStride, L.slotStride, true);
+  v.setUint32(c + ConfigField.RxArenaOffset, L.rxArenaOffset, true);
+  v.setUint32(c + ConfigField.DescriptorOffset, L.descriptorOffset, true);
+  v.setUint32(c + ConfigField.RecordOffset, L.recordOffset, true);
+  v.setUint32(c + ConfigField.MaxRecords, L.maxRecords, true);
+  v.setUint32(c + ConfigField.TxArenaOffset, L.txArenaOffset, true);
+  v.setUint32(c + ConfigField.SlotOffset, L.slotOffset, true);
+  v.setUint32(c + ConfigField.CounterOffset, L.counterOffset, true);
+  v.setUint32(c + ConfigField.ScratchOffset, scratchOffsetOf(L), true);
+  v.setUint32(c + ConfigField.OrderedChannelCount, ordered, true);
+  for (let i = 0; i < config.channels.length; i++) v.setUint8(c + ConfigField.ChannelKinds + i, config.channels[i]);
+}
+

@@ -60,11 +60,11 @@ import {
   maxRecordsPerDatagram,
   memoryPages,
   PAGE_BYTES,
-  scratchOffsetOf,
   EngineUsageError,
+  writeConfigArea,
   checkKeySlot,
 } from "./layout.js";
-import { CRC32C_TABLES } from "./crc32c-table.js";
+import { crcFrom, crcUpdate } from "./crc32c.js";
 import { sequenceGreaterThan } from "./sequence.js";
 
 const WINDOW_MASK = PACKET_WINDOW - 1;
@@ -542,52 +542,4 @@ export function bodyLengthValid(v: DataView, type: number, off: number, body: nu
     default:
       return false;
   }
-}
-
-function writeConfigArea(v: DataView, L: Layout, config: EngineConfig, ordered: number): void {
-  const c = L.configOffset;
-  v.setUint32(c + ConfigField.Magic, PROTOCOL_MAGIC, true);
-  v.setUint32(c + ConfigField.ProtocolId, config.protocolId >>> 0, true);
-  v.setUint32(c + ConfigField.MaxSlots, config.maxSlots, true);
-  v.setUint32(c + ConfigField.ChannelCount, config.channels.length, true);
-  v.setUint32(c + ConfigField.SlotStride, L.slotStride, true);
-  v.setUint32(c + ConfigField.RxArenaOffset, L.rxArenaOffset, true);
-  v.setUint32(c + ConfigField.DescriptorOffset, L.descriptorOffset, true);
-  v.setUint32(c + ConfigField.RecordOffset, L.recordOffset, true);
-  v.setUint32(c + ConfigField.MaxRecords, L.maxRecords, true);
-  v.setUint32(c + ConfigField.TxArenaOffset, L.txArenaOffset, true);
-  v.setUint32(c + ConfigField.SlotOffset, L.slotOffset, true);
-  v.setUint32(c + ConfigField.CounterOffset, L.counterOffset, true);
-  v.setUint32(c + ConfigField.ScratchOffset, scratchOffsetOf(L), true);
-  v.setUint32(c + ConfigField.OrderedChannelCount, ordered, true);
-  for (let i = 0; i < config.channels.length; i++) v.setUint8(c + ConfigField.ChannelKinds + i, config.channels[i]);
-}
-
-export { writeConfigArea };
-
-/** The final CRC32C of the prefix that left raw state `state`, then b[off .. off + len). */
-function crcFrom(state: number, b: Uint8Array, off: number, len: number): number {
-  return (crcUpdate(state, b, off, len) ^ 0xffffffff) >>> 0;
-}
-
-/** CRC32C, slicing-by-8 (reflected, poly 0x82F63B78). `crc` is the running (non-final) state. */
-export function crcUpdate(crc: number, b: Uint8Array, off: number, len: number): number {
-  const t = CRC32C_TABLES;
-  let i = off;
-  const end = off + len;
-  while (end - i >= 8) {
-    const lo = (crc ^ (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24))) >>> 0;
-    crc =
-      t[1792 + (lo & 0xff)] ^
-      t[1536 + ((lo >>> 8) & 0xff)] ^
-      t[1280 + ((lo >>> 16) & 0xff)] ^
-      t[1024 + (lo >>> 24)] ^
-      t[768 + b[i + 4]] ^
-      t[512 + b[i + 5]] ^
-      t[256 + b[i + 6]] ^
-      t[b[i + 7]];
-    i += 8;
-  }
-  while (i < end) crc = t[(crc ^ b[i++]) & 0xff] ^ (crc >>> 8);
-  return crc >>> 0;
 }

@@ -29,8 +29,8 @@ import {
   isOrdered,
   memoryPages,
   scratchOffsetOf,
+  writeConfigArea,
 } from "./layout.js";
-import { writeConfigArea } from "./ts-engine.js";
 import { WASM_RELEASE_BASE64 } from "./wasm-bytes-release.generated.js";
 
 // The few WebAssembly JS-API types used here (tsconfig has no DOM lib; every runtime has these).

@@ -20,7 +20,7 @@
  */
 import { isValidAddress } from "../session/address.js";
 import type { Address, Transmit } from "../session/sans-io.js";
-import { crcUpdate } from "../engine/ts-engine.js";
+import { crcUpdate } from "../engine/crc32c.js";
 import { ByteReader, ByteWriter, encodeUtf8 } from "./bytes.js";
 import { ByteReadError, GameMessageTooLargeError, GameUsageError } from "./errors.js";
 

@@ -54,4 +54,11 @@ describe("ackwire/browser bundle", () => {
     }
     expect(Object.keys(meta.inputs).some((i) => i.startsWith("node:"))).toBe(false);
   });
+
+  it("holds the TypeScript reference engine as a stub only (every browser has WebAssembly)", () => {
+    const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
+    const twin = outputs.flatMap((o) => Object.entries(o.inputs)).filter(([path]) => /engine[\\/]ts-engine\.js$/.test(path));
+    expect(twin.length).toBe(1);
+    expect(twin[0]![1].bytesInOutput).toBeLessThan(300);
+  });
 });
