@@ -23,7 +23,7 @@ import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
 import { InvalidDataError } from "../channels/errors.js";
 import { TypedEmitter } from "./emitter.js";
-import { ClosedError, InvalidOptionError } from "./errors.js";
+import { ClosedError, InvalidOptionError, type ListenerError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
 import type { Driver } from "./driver.js";
 import { host, monotonicNow } from "./host.js";
@@ -51,6 +51,13 @@ export interface ConnectionEvents {
   /** Server side: the client's address changed and the connection moved with it (`address`
    *  is already the new one). */
   migrate: { from: Address; to: Address };
+  /**
+   * One of this connection's listeners threw (`error.event` says which; `error.cause` is what
+   * it threw). The connection keeps running. Without an "error" listener here the error goes to
+   * the server's "error" listeners, and without those it is printed to the console
+   * (docs/RUNTIMES.md, "Errors thrown by your listeners").
+   */
+  error: ListenerError;
 }
 
 export interface SendCallOptions {
@@ -142,6 +149,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   #onClosed: (conn: Connection) => void;
   /** Client side: events that arrive before connect() has resolved to the application. */
   #held: EndpointEvent[] | undefined;
+  /** Where a listener's error goes when this connection has no "error" listener (its server's). */
+  #errorParent: ((error: ListenerError) => void) | undefined;
 
   /** @internal created by Server and connect(), not by applications. */
   constructor(driver: Driver, id: ConnectionId, address: Address, userData: Uint8Array, maxQueued: number, onClosed: (conn: Connection) => void) {
@@ -169,6 +178,17 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     const held = this.#held;
     this.#held = undefined;
     if (held !== undefined) for (const event of held) this._dispatch(event);
+  }
+
+  /** @internal The server hands errors no "error" listener here took to its own. */
+  _setErrorParent(parent: (error: ListenerError) => void): void {
+    this.#errorParent = parent;
+  }
+
+  /** @internal */
+  protected override _unhandledError(error: ListenerError): void {
+    if (this.#errorParent !== undefined) this.#errorParent(error);
+    else super._unhandledError(error);
   }
 
   /** False from close() on (and after any disconnect). */

@@ -11,6 +11,7 @@
  */
 import type { DenyReason, DisconnectReason } from "../session/types.js";
 import { AckwireError } from "../channels/errors.js";
+import type { Connection } from "./connection.js";
 
 export { AckwireError };
 
@@ -108,5 +109,22 @@ export class MessageQueueOverflowError extends AckwireError {
 export class ClosedError extends AckwireError {
   constructor(what: string) {
     super("ERR_CLOSED", `${what} is closed; create a new one with listen() or connect()`);
+  }
+}
+
+/**
+ * An application callback threw: a listener of `event` ("message", "disconnect"...) or the
+ * accept hook ("accept"). Delivered to the "error" listeners of the connection, else of its
+ * server; the connection and the server keep running. `cause` is what was thrown.
+ */
+export class ListenerError extends AckwireError {
+  /** The event whose listener threw, or "accept" for the accept hook. */
+  readonly event: string;
+  /** The connection whose listener threw, when it was one of a connection's (set as it reaches a server's "error" listeners). */
+  connection: Connection | undefined = undefined;
+  constructor(event: string, cause: unknown) {
+    const what = event === "accept" ? "the accept hook" : `a "${event}" listener`;
+    super("ERR_LISTENER", `${what} threw: ${(cause as Error)?.message ?? String(cause)} (the connection and the server keep running; see error.cause for the stack)`, { cause });
+    this.event = event;
   }
 }

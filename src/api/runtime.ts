@@ -8,8 +8,8 @@ import { checkRelayFamily, formatAddress, isIpv4Literal, isIpv6Literal, parseTar
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
-import { TypedEmitter, reportListenerError } from "./emitter.js";
-import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
+import { TypedEmitter } from "./emitter.js";
+import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError, ListenerError } from "./errors.js";
 import { deferToNextTurn, host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
 import type { RuntimeAdapter } from "./socket.js";
@@ -97,6 +97,13 @@ export interface ServerEvents {
    * `punch()`): that address reaches this socket through both NATs.
    */
   punch: { address: Address; token: Uint8Array };
+  /**
+   * An application callback threw: the accept hook (`error.event` "accept"), a listener of this
+   * server, or a listener of one of its connections that has no "error" listener of its own
+   * (`error.connection`). The server keeps running; without an "error" listener the error is
+   * printed to the console (docs/RUNTIMES.md, "Errors thrown by your listeners").
+   */
+  error: ListenerError;
 }
 
 /**
@@ -283,6 +290,10 @@ export class Server extends TypedEmitter<ServerEvents> {
   /** Holds an open connection (a client's or one of ours) and reports its end as the server's "disconnect". */
   #adopt(connection: Connection): void {
     this.#connections.set(connection.id, connection);
+    connection._setErrorParent((error) => {
+      error.connection = connection;
+      this._routeError(error);
+    });
     connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
   }
 
@@ -497,6 +508,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.maxPendingHandshakes !== undefined) extra.maxPendingHandshakes = options.maxPendingHandshakes;
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   let secure: SecureServerSocket | undefined;
+  let server: Server | undefined;
   const accept = options.accept;
   if (accept !== undefined || options.secure !== undefined) {
     extra.accept = (request) => {
@@ -515,10 +527,10 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
         }
         return decision as AcceptDecision;
       } catch (error) {
-        // The hook runs inside the receive path: the error is rethrown outside it, as a
-        // listener's is (the process's unhandled-error path sees it), and the endpoint refuses
-        // the client and counts it (acceptHookErrors).
-        reportListenerError(error);
+        // The hook runs inside the receive path: the error goes to the server's "error"
+        // listeners, as a listener's does, and the endpoint refuses the client and counts it
+        // (acceptHookErrors).
+        server?._routeError(new ListenerError("accept", error));
         throw error;
       }
     };
@@ -536,7 +548,6 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   });
   if (securityOptions !== undefined) secure = new SecureServerSocket(raw, securityOptions);
   const socket = new RelayingSocket(secure ?? raw);
-  let server: Server | undefined;
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
   server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);
   driver.service();

@@ -28,7 +28,7 @@ import { MessageQueue } from "../api/message-queue.js";
 import type { RuntimeName, WorkerEvent } from "./protocol.js";
 import { fromWireError } from "./wire-errors.js";
 
-export interface WorkerConnectionEvents extends ConnectionEvents {
+export interface WorkerConnectionEvents extends Omit<ConnectionEvents, "error"> {
   /** A send the worker's endpoint refused, when no receipt promise was there to reject. */
   error: Error;
 }
