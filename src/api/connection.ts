@@ -25,6 +25,7 @@ import { InvalidDataError } from "../channels/errors.js";
 import { TypedEmitter } from "./emitter.js";
 import { ClosedError, InvalidOptionError, type ListenerError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
+import { checkSendOptionKeys, resolveChannel } from "./send-options.js";
 import type { Driver } from "./driver.js";
 import { host, monotonicNow } from "./host.js";
 
@@ -61,8 +62,11 @@ export interface ConnectionEvents {
 }
 
 export interface SendCallOptions {
-  /** Channel index (default 0: reliable-ordered in the default channel list). */
-  channel?: number;
+  /**
+   * Channel index (default 0: reliable-ordered in the default channel list), or the `name` of
+   * a channel in the channels config (`"chat"`): an unknown name throws UnknownChannelNameError.
+   */
+  channel?: number | string;
   /** LatestState channels: the state key (u32). Undefined, as a received message's `key` is
    *  on other channels, is the same as absent: an echo can pass `{ channel, key }` through. */
   key?: number | undefined;
@@ -201,13 +205,16 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    * whether the peer got it (true) or it was given up as lost (false). Throws a typed error on
    * misuse: ClosedError (closed connection), and the ChannelErrors UnknownChannelError,
    * MessageTooLargeError, InvalidKeyError, TooManyKeysError, InvalidDelayError, InvalidDataError
-   * (data not a Uint8Array). `delayMs` counts from this call.
+   * (data not a Uint8Array), UnknownChannelNameError (a channel name no config has), and
+   * InvalidOptionError for an option key send() does not know (`chanel`). `delayMs` counts from
+   * this call.
    */
   send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
   send(data: Uint8Array, options: SendCallOptions = NO_OPTIONS): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
+    if (options !== NO_OPTIONS) checkSendOptionKeys(options);
     const receiptWanted = options.receipt === true;
     let receipt: number | void = undefined;
     if (!this.#ended) {
@@ -215,7 +222,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         // One options object reused for every send (the endpoint reads it during the call and
         // keeps nothing): an allocation per message less on the bulk path.
         const o = SEND_OPTIONS;
-        o.channel = options.channel ?? 0;
+        const channel = options.channel ?? 0;
+        o.channel = typeof channel === "number" ? channel : resolveChannel(channel, this.#driver.channelNames);
         o.key = options.key;
         o.receipt = receiptWanted;
         const delayMs = (o.delayMs = options.delayMs);
@@ -241,10 +249,11 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    * The largest message `send()` takes on `channel` (its `maxMessageBytes`, the default resolved
    * for the mtu: 1 MiB on reliable modes, 64 KiB on unreliable ones, at most 1024 fragments);
    * undefined for a channel the connection does not have (or a custom endpoint that does not
-   * say).
+   * say). `channel` may be a channel's name.
    */
-  maxMessageBytes(channel = 0): number | undefined {
-    return this.#driver.endpoint.maxMessageBytes?.[channel];
+  maxMessageBytes(channel: number | string = 0): number | undefined {
+    const index = typeof channel === "number" ? channel : this.#driver.channelNames?.get(channel);
+    return index === undefined ? undefined : this.#driver.endpoint.maxMessageBytes?.[index];
   }
 
   stats(): ConnectionStats {

@@ -47,6 +47,8 @@ export class Driver {
   #closed = false;
   /** Wake-ups and datagrams handed over (and discarded by the drop test), for benchmarks and tests. */
   readonly counters = { wakeups: 0, datagramsIn: 0, datagramsOut: 0, dropTested: 0 };
+  /** Channel name -> index (the channel configs' `name`s), for send()'s `channel`. */
+  channelNames: ReadonlyMap<string, number> | undefined = undefined;
   readonly #dropRate: number;
   readonly #dropRng: Rng | undefined;
 

@@ -10,7 +10,8 @@
  * it is the class that is thrown. docs/RUNTIMES.md "Errors" lists the codes.
  */
 import type { DenyReason, DisconnectReason } from "../session/types.js";
-import { AckwireError } from "../channels/errors.js";
+import { AckwireError, ChannelError } from "../channels/errors.js";
+import { closestKey } from "../util/closest-key.js";
 import type { Connection } from "./connection.js";
 
 export { AckwireError };
@@ -126,5 +127,17 @@ export class ListenerError extends AckwireError {
     const what = event === "accept" ? "the accept hook" : `a "${event}" listener`;
     super("ERR_LISTENER", `${what} threw: ${(cause as Error)?.message ?? String(cause)} (the connection and the server keep running; see error.cause for the stack)`, { cause });
     this.event = event;
+  }
+}
+
+/** send() named a channel (`{ channel: "chat" }`) that no channel config has as its `name`. */
+export class UnknownChannelNameError extends ChannelError {
+  readonly channel: string;
+  constructor(name: string, known: readonly string[]) {
+    const best = closestKey(name, known);
+    const hint = best !== undefined ? ` (did you mean ${JSON.stringify(best)}?)` : "";
+    const list = known.length > 0 ? `the named channels are ${known.map((n) => JSON.stringify(n)).join(", ")}` : "no channel has a name: give one with { mode, name } in the channels option, or send by index";
+    super("ERR_UNKNOWN_CHANNEL_NAME", `no channel is named ${JSON.stringify(name)}${hint}; ${list}`);
+    this.channel = name;
   }
 }

@@ -15,6 +15,7 @@ import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions
 import type { RuntimeAdapter } from "./socket.js";
 import type { AbortSignalLike } from "./host.js";
 import type { Address } from "../session/sans-io.js";
+import { channelNameIndex } from "./send-options.js";
 import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
 import { RelayingSocket } from "./relay-socket.js";
 import { canonicalAddress } from "../relay/wire.js";
@@ -499,6 +500,7 @@ interface AttemptHooks {
 
 async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Promise<Server> {
   validateCommon(options, "listen()");
+  const channelNames = channelNameIndex(options.channels);
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError(`listen(): port must be an integer in 0..65535 (0 lets the OS pick), got ${String(port)}`);
   const bindHost = options.host ?? "0.0.0.0";
@@ -549,6 +551,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (securityOptions !== undefined) secure = new SecureServerSocket(raw, securityOptions);
   const socket = new RelayingSocket(secure ?? raw);
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
+  driver.channelNames = channelNames;
   server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);
   driver.service();
   return server;
@@ -556,6 +559,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
 
 async function connectWith(adapter: RuntimeAdapter, target: Target, options: ConnectOptions): Promise<Connection> {
   validateCommon(options, "connect()");
+  const channelNames = channelNameIndex(options.channels);
   // Read before anything is opened: a token that cannot be used throws ConnectTokenError at once.
   const token = options.connectToken !== undefined ? parseConnectToken(options.connectToken, options.protocolId) : undefined;
   const { peer, ip, port } = await resolvePeer(adapter, target, options.signal);
@@ -574,6 +578,7 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
   const driver = new Driver(endpoint, socket, (event) => {
     if (event.type !== "punch") attempt?.dispatch(event);
   }, { dropTest: options.dropTest, seed: options.seed });
+  driver.channelNames = channelNames;
   attempt = new ConnectAttempt(driver, peer, options, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, {
     // A client owns its socket: once the last packet is out, close it.
     closed: () => host.queueMicrotask(() => void driver.close()),

@@ -20,6 +20,11 @@ export type DeliveryMode =
 
 export interface ChannelConfig {
   mode: DeliveryMode;
+  /**
+   * A name to send by: `send(bytes, { channel: "chat" })`. Names are local (not on the wire,
+   * not in the channel hash): 1..64 characters, unique within the list.
+   */
+  name?: string;
   /** Largest message accepted by send() on this channel (bytes). Default 1 MiB for reliable
    *  modes, 64 KiB for unreliable ones. */
   maxMessageBytes?: number;
