@@ -36,10 +36,19 @@ export interface Message {
   key?: number;
 }
 
+/** Why a connection ended ("disconnect" event, `closed`, close()'s promise). */
 export interface DisconnectInfo {
   reason: DisconnectReason;
+  /** A denied connect: the server's reason. */
   deny?: DenyReason;
+  /** What the peer sent with its close (or deny). */
   userData?: Uint8Array;
+  /**
+   * The connection's final stats, as `stats()` keeps answering after the end. Absent only with a
+   * custom endpoint (`createEndpoint`) that does not report them, or when close()'s safety net
+   * ended a connection its endpoint never reported closed.
+   */
+  stats?: ConnectionStats;
 }
 
 export interface ConnectionEvents {
@@ -153,6 +162,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   #onClosed: (conn: Connection) => void;
   /** Client side: events that arrive before connect() has resolved to the application. */
   #held: EndpointEvent[] | undefined;
+  /** The final stats the disconnect brought: stats() answers with them from then on. */
+  #finalStats: ConnectionStats | undefined;
   /** Where a listener's error goes when this connection has no "error" listener (its server's). */
   #errorParent: ((error: ListenerError) => void) | undefined;
 
@@ -256,8 +267,15 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     return index === undefined ? undefined : this.#driver.endpoint.maxMessageBytes?.[index];
   }
 
+  /**
+   * The connection's figures: RTT (`rttMs` smoothed as RFC 6298, `rttEwmaMs` the seed's 10%
+   * moving average), loss, pings, packets, bytes, queued bytes... After the connection ended,
+   * its final figures (also in the "disconnect" event's `stats`). Throws ClosedError only when
+   * they are unknown (a custom endpoint that does not report them).
+   */
   stats(): ConnectionStats {
-    if (!this.#open || this.#ended) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    if (this.#finalStats !== undefined) return this.#finalStats;
+    if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     try {
       return this.#driver.endpoint.stats(this.id);
     } catch (error) {
@@ -351,6 +369,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         const info: DisconnectInfo = { reason: event.reason };
         if (event.deny !== undefined) info.deny = event.deny;
         if (event.userData !== undefined) info.userData = event.userData;
+        if (event.stats !== undefined) info.stats = this.#finalStats = event.stats;
         for (const resolve of this.#receipts.values()) resolve(false);
         this.#receipts.clear();
         for (const queue of this.#iterators) queue.end();

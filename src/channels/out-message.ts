@@ -65,6 +65,9 @@ export class OutMessage {
   // ---- written and read when the message is written ----
   /** Message sequence of fragment 0, unwrapped (wire value is `& 0xffff`); -1 until started. */
   seqBase = -1;
+  /** When its first frame was first written (the channels' clock): the transmission ping of a
+   *  resent message counts from here (seed 004: first send to ack, resends included). */
+  firstSentAt = NaN;
   /** Unreliable kinds: when a write or pending check first saw it queued (NaN before), from
    *  which it expires unsent after the channel's maxQueueMs. */
   queuedAt = NaN;

@@ -223,8 +223,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private pendingAttempts = 0;
 
   private events: EndpointEvent[] = [];
-  /** Closed connections whose "disconnect" event is still in the queue. */
-  private readonly undelivered = new Set<ConnectionId>();
+  /** Closed connections whose "disconnect" event is still in the queue, with their final stats
+   *  (stats() answers with them until the event is polled). */
+  private readonly undelivered = new Map<ConnectionId, ConnectionStats>();
   private eventHead = 0;
   /** Deadlines by connection slot. */
   private readonly heap: DeadlineHeap;
@@ -429,6 +430,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   stats(connection: ConnectionId): ConnectionStats {
+    // Ended, its "disconnect" event not yet polled: the final figures the event carries.
+    const final = this.byId.has(connection) ? undefined : this.undelivered.get(connection);
+    if (final !== undefined) return final;
     return this.live(connection).stats(this.lastNow);
   }
 
@@ -678,10 +682,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.slots[conn.slot] = undefined;
     if (this.dispatching) this.slotsFreedInBatch.push(conn.slot);
     else this.freeSlots.push(conn.slot);
-    const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal" };
+    // The final figures, after dispose() settled what was still in flight (as dropped).
+    const stats = conn.stats(this.lastNow);
+    const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal", stats };
     if (conn.closeDeny !== undefined) ev.deny = conn.closeDeny;
     if (conn.closeUserData !== undefined && conn.closeUserData.length > 0) ev.userData = conn.closeUserData;
-    this.undelivered.add(conn.id);
+    this.undelivered.set(conn.id, stats);
     this.emit(ev);
   }
 

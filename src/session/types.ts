@@ -216,6 +216,9 @@ export type EndpointEvent =
       reason: DisconnectReason;
       deny?: DenyReason;
       userData?: Uint8Array;
+      /** The connection's final stats (the session Endpoint always sets them; after this
+       *  event its stats() no longer answers). */
+      stats?: ConnectionStats;
     }
   | { type: "receipt"; connection: ConnectionId; receipt: number; delivered: boolean }
   | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number }
@@ -227,7 +230,11 @@ export type EndpointEvent =
   | { type: "punch"; address: Address; token: Uint8Array };
 
 export interface ConnectionStats {
+  /** Smoothed RTT (RFC 6298 SRTT, gain 1/8), ms; NaN before the first sample. */
   rttMs: number;
+  /** Seed 002's RTT: an exponentially smoothed moving average moving 10% of the way toward
+   *  each sample (the same samples as `rttMs`), ms; NaN before the first sample. */
+  rttEwmaMs: number;
   rttVarMs: number;
   minRttMs: number;
   jitterMs: number;
