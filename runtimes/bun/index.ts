@@ -69,6 +69,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
   /** The connected peer's address text as the driver writes it; undefined when unconnected. */
   let peer: string | undefined;
   let stride = 3;
+  let onUnreachable: (() => void) | undefined;
+  /** A connected socket's ECONNREFUSED: the ICMP port unreachable its peer's host sent back. */
+  const checkUnreachable = (error: unknown): void => {
+    if (peer !== undefined && isConnectionRefused(error)) onUnreachable?.();
+  };
   /** Hands `pending` to the kernel; returns how many datagrams it took. Throws what Bun throws. */
   const sendPending = (): number => {
     // One datagram (a ping-pong, a game tick): send() skips sendMany's list walk.
@@ -88,7 +93,8 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       let refused = false;
       try {
         sent = sendPending();
-      } catch {
+      } catch (error) {
+        checkUnreachable(error);
         counters.sendFailures++;
         sent = 1;
         refused = true;
@@ -120,6 +126,7 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
         // counts as a send failure; it is not a receive error.
         if (isMessageTooBig(error)) return;
         counters.receiveErrors++;
+        checkUnreachable(error);
       },
     },
   };
@@ -168,6 +175,9 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
     onDatagrams(cb) {
       receiver.onDatagrams(cb);
     },
+    onPeerUnreachable(callback) {
+      onUnreachable = callback;
+    },
     close() {
       if (open) {
         flush();
@@ -178,6 +188,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       return Promise.resolve();
     },
   };
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | undefined;
+  return e?.code === "ECONNREFUSED" || (typeof e?.message === "string" && e.message.includes("ECONNREFUSED"));
 }
 
 function isMessageTooBig(error: unknown): boolean {

@@ -127,7 +127,12 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     // `msg` is a fresh Buffer per datagram: safe to hand over without a copy.
     receiver.push(senders.get(rinfo.address, rinfo.port), msg);
   });
-  udp.on("error", () => void counters.receiveErrors++);
+  let onUnreachable: (() => void) | undefined;
+  udp.on("error", (error) => {
+    counters.receiveErrors++;
+    // A connected socket hears the ICMP port unreachable its peer's host sent back.
+    if (error.code === "ECONNREFUSED" && peer !== undefined) onUnreachable?.();
+  });
   return {
     localAddress: { host: bound.address, port: bound.port },
     counters,
@@ -159,6 +164,9 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     flush() {},
     onDatagrams(cb) {
       receiver.onDatagrams(cb);
+    },
+    onPeerUnreachable(callback) {
+      onUnreachable = callback;
     },
     close() {
       if (!open) return Promise.resolve();

@@ -80,6 +80,17 @@ export class ConnectTimeoutError extends AckwireError {
   }
 }
 
+/**
+ * `connect()` heard that nothing listens at the address: the host answered with an ICMP port
+ * unreachable (the runtime's ECONNREFUSED on a connected socket; Node and Bun report it, Deno
+ * does not, so there connect() waits for its timeout).
+ */
+export class ConnectRefusedError extends AckwireError {
+  constructor(address: string) {
+    super("ERR_CONNECT_REFUSED", `nothing listens at ${address}: its host answered port unreachable; check the port, and that the server is running`);
+  }
+}
+
 export class ConnectAbortedError extends AckwireError {
   constructor(address: string, reason?: unknown) {
     super("ERR_CONNECT_ABORTED", `connect to ${address} was aborted by its AbortSignal`, { cause: reason });

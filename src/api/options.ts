@@ -114,6 +114,14 @@ export interface ConnectOptions extends CommonOptions {
    * (createConnectToken()). A token connects once: get a new one to reconnect.
    */
   connectToken?: Uint8Array;
+  /**
+   * The local IP to bind the client's socket to, e.g. "127.0.0.1". Default "0.0.0.0" (or "::"
+   * for an IPv6 target). Of the target's family. Under Deno's scoped `--allow-net=host:port`
+   * the client needs a grant for its own bind address: bind one you granted.
+   */
+  localHost?: string;
+  /** The local UDP port to bind (1..65535). Default 0: the OS picks one. */
+  localPort?: number;
 }
 
 /** The keys of CommonOptions, ListenOptions and ConnectOptions (checked against the interfaces below). */
@@ -123,7 +131,7 @@ const COMMON_KEYS = [
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
 const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
-const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken"] as const satisfies readonly (keyof ConnectOptions)[];
+const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken", "localHost", "localPort"] as const satisfies readonly (keyof ConnectOptions)[];
 /**
  * ackwire/worker's own listen()/connect() options (src/worker/index.ts WorkerFrontOptions). Its
  * front end calls validateCommon with them, so they are known here too; the root's listen() and

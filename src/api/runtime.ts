@@ -9,7 +9,7 @@ import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { TypedEmitter } from "./emitter.js";
-import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError, ListenerError } from "./errors.js";
+import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectRefusedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError, ListenerError } from "./errors.js";
 import { deferToNextTurn, host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
 import type { RuntimeAdapter } from "./socket.js";
@@ -465,6 +465,12 @@ class ConnectAttempt {
     }
   }
 
+  /** The socket heard that nothing listens at the peer's port: give up with ConnectRefusedError
+   *  (once connected, the session's own timeout decides). */
+  refuse(): void {
+    if (this.#connection === undefined) this.abort(new ConnectRefusedError(this.#peer));
+  }
+
   /** Gives the handshake up (timeout, abort signal, the server closing). */
   abort(error: Error): void {
     if (this.#settled) return;
@@ -562,13 +568,18 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
   const channelNames = channelNameIndex(options.channels);
   // Read before anything is opened: a token that cannot be used throws ConnectTokenError at once.
   const token = options.connectToken !== undefined ? parseConnectToken(options.connectToken, options.protocolId) : undefined;
+  const local = localBind(options);
   const { peer, ip, port } = await resolvePeer(adapter, target, options.signal);
+  const ipv6 = isIpv6Literal(ip);
+  if (local.host !== undefined && isIpv6Literal(local.host) !== ipv6) {
+    throw new InvalidOptionError(`connect(): localHost ${local.host} is ${ipv6 ? "IPv4" : "IPv6"} but the target ${peer} is ${ipv6 ? "IPv6" : "IPv4"}; bind an address of the target's family`);
+  }
   const config = endpointConfig(options, false);
   if (token !== undefined) makeRoomForSeal(config, "connect()");
   const endpoint = makeEndpoint(options, config);
   const raw = await adapter.openSocket({
-    host: isIpv6Literal(ip) ? "::" : "0.0.0.0",
-    port: 0,
+    host: local.host ?? (ipv6 ? "::" : "0.0.0.0"),
+    port: local.port,
     peer: { host: ip, port },
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
@@ -589,6 +600,21 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
       }
     },
   });
+  // A connected socket that hears "port unreachable" before the handshake ended: fail now
+  // rather than at the timeout.
+  raw.onPeerUnreachable?.(() => attempt?.refuse());
   if (attempt.start() >= 0) driver.service();
   return attempt.promise;
+}
+
+/** connect()'s localHost / localPort, checked. */
+function localBind(options: ConnectOptions): { host: string | undefined; port: number } {
+  const { localHost, localPort } = options;
+  if (localHost !== undefined && !(typeof localHost === "string" && (isIpv4Literal(localHost) || isIpv6Literal(localHost)))) {
+    throw new InvalidOptionError(`connect(): localHost must be an IP address of this machine to bind ("127.0.0.1", "0.0.0.0", "::1"...), got ${describeValue(localHost)}`);
+  }
+  if (localPort !== undefined && !(Number.isInteger(localPort) && localPort >= 0 && localPort <= 65535)) {
+    throw new InvalidOptionError(`connect(): localPort must be an integer in 0..65535 (0 lets the OS pick), got ${String(localPort)}`);
+  }
+  return { host: localHost, port: localPort ?? 0 };
 }
