@@ -26,7 +26,7 @@ import { TypedEmitter } from "./emitter.js";
 import { ClosedError, InvalidOptionError, type ListenerError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
 import { checkSendOptionKeys, resolveChannel } from "./send-options.js";
-import type { Driver } from "./driver.js";
+import type { DrainWatcher, Driver } from "./driver.js";
 import { host, monotonicNow } from "./host.js";
 
 export interface Message {
@@ -68,6 +68,11 @@ export interface ConnectionEvents {
    * (docs/RUNTIMES.md, "Errors thrown by your listeners").
    */
   error: ListenerError;
+  /**
+   * The bytes held to send fell below `highWaterMark` after a send() had left them at or above
+   * it (`needsDrain` turned false): send more now. `queuedBytes` is the figure then.
+   */
+  drain: { queuedBytes: number };
 }
 
 export interface SendCallOptions {
@@ -133,7 +138,7 @@ export function lingerOf(options: CloseOptions | undefined): boolean {
   return linger;
 }
 
-export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
+export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message>, DrainWatcher {
   readonly id: ConnectionId;
   /** The peer's address, e.g. "127.0.0.1:7777". On a server it changes if the client migrates
    *  (the "migrate" event). */
@@ -147,6 +152,13 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   identity: ClientIdentity | undefined = undefined;
   /** Resolves once, with why the connection ended. */
   readonly closed: Promise<DisconnectInfo>;
+  /**
+   * Back-pressure threshold in bytes (default: listen/connect's `highWaterMark`, 1 MiB): a
+   * send() that leaves `queuedBytes` at or above it sets `needsDrain`, and "drain" follows once
+   * they fall below it. Set it at any time; Infinity turns it off.
+   */
+  highWaterMark: number;
+  #needsDrain = false;
   #driver: Driver;
   #open = true;
   /** close() was called with linger (and not again without). */
@@ -176,6 +188,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     this.userData = userData;
     this.#maxQueued = maxQueued;
     this.#onClosed = onClosed;
+    this.highWaterMark = driver.highWaterMark;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
   }
 
@@ -204,6 +217,26 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   protected override _unhandledError(error: ListenerError): void {
     if (this.#errorParent !== undefined) this.#errorParent(error);
     else super._unhandledError(error);
+  }
+
+  /** Bytes of application data this connection holds to send: queued, in flight or waiting to
+   *  be resent, delayed sends included (stats().queuedBytes, read cheaply). 0 after the end. */
+  get queuedBytes(): number {
+    return this.#open ? this.#driver.queuedBytes(this.id) : 0;
+  }
+
+  /** True from a send() that left `queuedBytes` at or above `highWaterMark` until the "drain". */
+  get needsDrain(): boolean {
+    return this.#needsDrain;
+  }
+
+  /** @internal the driver asks after each service while `needsDrain`. */
+  _checkDrain(): void {
+    const queued = this.#open ? this.#driver.queuedBytes(this.id) : 0;
+    if (this.#open && queued >= this.highWaterMark) return;
+    this.#driver.draining.delete(this);
+    this.#needsDrain = false;
+    if (this.#open) this.emit("drain", { queuedBytes: queued });
   }
 
   /** False from close() on (and after any disconnect). */
@@ -250,6 +283,10 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
       }
     }
     if (this.#ended) return receiptWanted ? Promise.resolve(false) : undefined;
+    if (!this.#needsDrain && this.#driver.queuedBytes(this.id) >= this.highWaterMark) {
+      this.#needsDrain = true;
+      this.#driver.draining.add(this);
+    }
     this.#driver.requestService();
     if (!receiptWanted) return;
     if (typeof receipt !== "number") return Promise.resolve(false);
@@ -366,6 +403,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
       case "disconnect": {
         if (!this.#open) return;
         this.#open = false;
+        this.#driver.draining.delete(this);
         const info: DisconnectInfo = { reason: event.reason };
         if (event.deny !== undefined) info.deny = event.deny;
         if (event.userData !== undefined) info.userData = event.userData;

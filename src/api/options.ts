@@ -26,6 +26,13 @@ export interface CommonOptions {
   sendBufferBytes?: number;
   /** Bound of each async iterator's queue (see Connection). Default 65536. */
   maxQueuedMessages?: number;
+  /**
+   * Back-pressure: once a send() leaves a connection holding this many bytes or more to send
+   * (`queuedBytes`: queued, in flight or awaiting a resend), `needsDrain` is true until the
+   * bytes fall below it again, when the connection emits "drain". Each connection's
+   * `highWaterMark` starts from this. Default 1 MiB (DEFAULT_HIGH_WATER_MARK).
+   */
+  highWaterMark?: number;
   /** Seed for the endpoint's randomness. Default: crypto-random. Fix it only in tests. */
   seed?: number;
   /** Advanced: engine arena sizes (see EndpointConfig.engineLimits). Many client endpoints in
@@ -127,7 +134,7 @@ export interface ConnectOptions extends CommonOptions {
 /** The keys of CommonOptions, ListenOptions and ConnectOptions (checked against the interfaces below). */
 const COMMON_KEYS = [
   "protocolId", "appVersion", "channels", "mtu", "maxMtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
-  "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "seed", "engineLimits", "createEndpoint", "congestionOptions",
+  "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "highWaterMark", "seed", "engineLimits", "createEndpoint", "congestionOptions",
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
 const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
@@ -185,6 +192,9 @@ export function validateCommon(options: CommonOptions | undefined, call: string)
   }
   if (options.dropTest !== undefined && !(typeof options.dropTest === "number" && options.dropTest >= 0 && options.dropTest <= 1)) {
     throw new InvalidOptionError(`${call}: dropTest is the fraction of outgoing datagrams to discard, a number in 0..1 (e.g. 0.05), got ${String(options.dropTest)}`);
+  }
+  if (options.highWaterMark !== undefined && !(typeof options.highWaterMark === "number" && options.highWaterMark > 0)) {
+    throw new InvalidOptionError(`${call}: highWaterMark is the queued bytes from which a connection needs a "drain", a number > 0 (Infinity: never), got ${String(options.highWaterMark)}`);
   }
   if (options.maxQueuedMessages !== undefined && !(Number.isInteger(options.maxQueuedMessages) && options.maxQueuedMessages > 0)) {
     throw new InvalidOptionError(`${call}: maxQueuedMessages must be a positive integer`);

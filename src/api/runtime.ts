@@ -558,6 +558,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   const socket = new RelayingSocket(secure ?? raw);
   const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
   driver.channelNames = channelNames;
+  if (options.highWaterMark !== undefined) driver.highWaterMark = options.highWaterMark;
   server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);
   driver.service();
   return server;
@@ -590,6 +591,7 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
     if (event.type !== "punch") attempt?.dispatch(event);
   }, { dropTest: options.dropTest, seed: options.seed });
   driver.channelNames = channelNames;
+  if (options.highWaterMark !== undefined) driver.highWaterMark = options.highWaterMark;
   attempt = new ConnectAttempt(driver, peer, options, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, {
     // A client owns its socket: once the last packet is out, close it.
     closed: () => host.queueMicrotask(() => void driver.close()),
