@@ -12,6 +12,7 @@
  */
 import { AddressCache, formatAddress, isIpv6Literal, SenderNames } from "../../src/api/address.js";
 import { TurnReceiver } from "../../src/api/turn-receiver.js";
+import { SocketError } from "../../src/api/errors.js";
 import { createRuntime } from "../../src/api/runtime.js";
 import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
@@ -31,6 +32,8 @@ interface BunUdpSocket {
    * Returns how many datagrams were sent.
    */
   sendMany(packets: (Uint8Array | number | string)[]): number;
+  /** SO_BROADCAST (Bun >= 1.1.x). */
+  setBroadcast?(flag: boolean): void;
   close(): void;
 }
 
@@ -145,6 +148,13 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
     }
   } catch (error) {
     throw bindError(error as Error, options.host, options.port);
+  }
+  if (options.broadcast === true) {
+    if (typeof udp.setBroadcast !== "function") {
+      udp.close();
+      throw new SocketError(`cannot allow broadcast on UDP ${formatAddress(options.host, options.port)}`, new Error("this Bun has no udpSocket setBroadcast(); update Bun"));
+    }
+    udp.setBroadcast(true);
   }
   // Bun has no buffer-size option: without this the kernel default (~92 datagrams of 1000 B)
   // overflows under a reliable window's burst (see socket-options.ts).

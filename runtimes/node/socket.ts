@@ -31,6 +31,7 @@ interface NodeUdpSocket {
   getSendQueueCount?(): number;
   address(): { address: string; port: number };
   setRecvBufferSize(bytes: number): void;
+  setBroadcast(flag: boolean): void;
   setSendBufferSize(bytes: number): void;
   close(callback?: () => void): void;
 }
@@ -110,6 +111,14 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     if (options.sendBufferBytes) udp.setSendBufferSize(options.sendBufferBytes);
   } catch {
     // Above the OS cap: keep the default rather than fail.
+  }
+  if (options.broadcast === true) {
+    try {
+      udp.setBroadcast(true);
+    } catch (error) {
+      udp.close();
+      throw new SocketError(`cannot allow broadcast on UDP ${formatAddress(options.host, options.port)}`, error);
+    }
   }
   // Read before connecting: a connected socket reports the source address the route picked.
   const bound = udp.address();

@@ -68,6 +68,12 @@ export interface OpenSocketOptions {
   port: number;
   /** Requested kernel buffer sizes where the runtime allows (Node); capped by the OS. */
   receiveBufferBytes?: number;
+  /**
+   * Allow sends to a broadcast address (SO_BROADCAST), for LAN discovery: Node's
+   * `setBroadcast(true)`, Bun's `setBroadcast(true)`; Deno's `listenDatagram` sockets allow it
+   * already. Without it Node and Bun refuse such a send (EACCES), counted as a send failure.
+   */
+  broadcast?: boolean;
   sendBufferBytes?: number;
   /**
    * A client's socket: the one peer it will talk to. An adapter may connect the socket to it
