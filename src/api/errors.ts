@@ -62,7 +62,7 @@ export class ConnectDeniedError extends AckwireError {
   readonly userData: Uint8Array | undefined;
   constructor(address: string, deny: DenyReason | undefined, userData: Uint8Array | undefined) {
     const hint: Record<string, string> = {
-      "server-full": "the server is at maxConnections; retry later",
+      "server-full": "the server is at maxConnections, or too busy deciding on other clients (its async accept hook: maxPendingAccepts, acceptTimeoutMs); retry later",
       "version-mismatch": "client and server appVersion differ; update one of them",
       "channel-mismatch": "client and server channel lists differ; configure the same channels on both",
       refused: "the server's accept hook said no; see error.userData for its reason",

@@ -70,9 +70,17 @@ export interface ListenOptions extends CommonOptions {
   handshakeRatePerAddress?: number;
   /**
    * Sees each client's handshake user data (and on a secure server its `identity` from the
-   * connect token); return true, false or { accept, userData }.
+   * connect token); return true, false or { accept, userData }, or a promise of one (an async
+   * function, e.g. to look the player up in a database): the handshake waits for it, at most
+   * `acceptTimeoutMs`, with at most `maxPendingAccepts` waiting at once; past either bound the
+   * client is denied "server-full". A throw or a rejection refuses the client and reaches the
+   * server's "error" listeners.
    */
-  accept?: (request: SecureConnectRequestInfo) => AcceptDecision;
+  accept?: (request: SecureConnectRequestInfo) => AcceptDecision | PromiseLike<AcceptDecision>;
+  /** Async accept decisions in progress at once (default 256); more are denied "server-full". */
+  maxPendingAccepts?: number;
+  /** Longest an async accept decision may take, ms (default 3000); then "server-full". */
+  acceptTimeoutMs?: number;
   /**
    * Secure connections (PROTOCOL §9): every datagram authenticated and encrypted, and only
    * clients holding a connect token minted with `serverKey` (createConnectToken(), on your
@@ -137,7 +145,7 @@ const COMMON_KEYS = [
   "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "highWaterMark", "seed", "engineLimits", "createEndpoint", "congestionOptions",
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
-const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
+const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "maxPendingAccepts", "acceptTimeoutMs", "handshakeRatePerAddress", "accept", "secure"] as const satisfies readonly (keyof ListenOptions)[];
 const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken", "localHost", "localPort"] as const satisfies readonly (keyof ConnectOptions)[];
 /**
  * ackwire/worker's own listen()/connect() options (src/worker/index.ts WorkerFrontOptions). Its

@@ -3,6 +3,7 @@
  * with its adapter; the package root picks the folder for the runtime it runs in.
  */
 import { Endpoint, readAcceptDecision, type EndpointCounters } from "../session/endpoint.js";
+import { isThenable } from "../session/pending-accepts.js";
 import type { AcceptDecision, EndpointConfig, EndpointEvent } from "../session/types.js";
 import { checkRelayFamily, formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
@@ -73,6 +74,14 @@ function sessionCounters(c: EndpointCounters): SessionCounters {
   const drops = {} as SessionCounters["drops"];
   DROP_NAMES.forEach((name, i) => (drops[name] = c.drops[i + 1] ?? 0));
   return { ...c, drops };
+}
+
+/** The accept hook's answer, or InvalidOptionError naming what it returned. */
+function checkAcceptDecision(decision: unknown): AcceptDecision {
+  if (readAcceptDecision(decision) === undefined) {
+    throw new InvalidOptionError(`listen(): the accept hook returns (or resolves to) true, false or { accept: boolean, userData?: Uint8Array }, got ${describeValue(decision)}`);
+  }
+  return decision as AcceptDecision;
 }
 
 /** A value as an error message shows it: its type, or its JSON for plain objects and arrays. */
@@ -515,6 +524,11 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.maxConnections !== undefined) extra.maxConnections = options.maxConnections;
   if (options.maxPendingHandshakes !== undefined) extra.maxPendingHandshakes = options.maxPendingHandshakes;
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
+  if (options.maxPendingAccepts !== undefined) extra.maxPendingAccepts = options.maxPendingAccepts;
+  if (options.acceptTimeoutMs !== undefined) extra.acceptTimeoutMs = options.acceptTimeoutMs;
+  // An async accept decision came in: service the driver, which takes it (pollTimeout is due).
+  let driver: Driver | undefined;
+  extra.onAcceptSettled = () => driver?.requestService();
   let secure: SecureServerSocket | undefined;
   let server: Server | undefined;
   const accept = options.accept;
@@ -530,10 +544,14 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
       try {
         // On a secure server the hook also sees who the token says the client is.
         const decision: unknown = accept(options.secure === undefined ? request : { ...request, identity });
-        if (readAcceptDecision(decision) === undefined) {
-          throw new InvalidOptionError(`listen(): the accept hook returns true, false or { accept: boolean, userData?: Uint8Array }, got ${describeValue(decision)}`);
+        // An async hook: the endpoint waits for the decision (bounded in number and time).
+        if (isThenable(decision)) {
+          return Promise.resolve(decision).then(checkAcceptDecision).catch((error: unknown) => {
+            server?._routeError(new ListenerError("accept", error));
+            throw error;
+          });
         }
-        return decision as AcceptDecision;
+        return checkAcceptDecision(decision);
       } catch (error) {
         // The hook runs inside the receive path: the error goes to the server's "error"
         // listeners, as a listener's does, and the endpoint refuses the client and counts it
@@ -556,7 +574,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   });
   if (securityOptions !== undefined) secure = new SecureServerSocket(raw, securityOptions);
   const socket = new RelayingSocket(secure ?? raw);
-  const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
+  driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
   driver.channelNames = channelNames;
   if (options.highWaterMark !== undefined) driver.highWaterMark = options.highWaterMark;
   server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);

@@ -85,6 +85,16 @@ export interface EndpointConfig {
   server?: boolean;
   maxConnections?: number; // default 64
   maxPendingHandshakes?: number; // default 256 (client attempts on this endpoint)
+  /** Server: accept decisions an async accept hook may have in progress at once; a handshake
+   *  past it is denied "server-full" (counters.acceptsOverLimit). Default 256. */
+  maxPendingAccepts?: number;
+  /** Server: how long an async accept hook's promise may take; past it the client is denied
+   *  "server-full" (counters.acceptTimeouts) and the late answer ignored. Default 3000 ms
+   *  (below a client's default 5000 ms connect timeout, so the client hears the deny). */
+  acceptTimeoutMs?: number;
+  /** Called (outside any drive call) when an async accept hook's promise settled: drive the
+   *  endpoint soon (its pollTimeout is then due). The API's driver requests a service. */
+  onAcceptSettled?: () => void;
   /** Handshake packets accepted per address per second. Default 10. */
   handshakeRatePerAddress?: number;
   /** No packet for this long -> timeout. Default 10_000 ms. */
@@ -122,8 +132,11 @@ export interface EndpointConfig {
   /** Thresholds for the chosen controller (src/congestion: `default`, `binary`, `fixed`
    *  sections). The session fills in `mtu` and a per-connection `seed` unless given here. */
   congestionOptions?: Omit<CongestionConfig, "algorithm">;
-  /** Accept hook (server): sees the client's user data; return true, false or a deny. */
-  accept?: (request: ConnectRequestInfo) => AcceptDecision;
+  /**
+   * Accept hook (server): sees the client's user data; return true, false or a deny, or a
+   * promise of one (the handshake waits for it, within maxPendingAccepts and acceptTimeoutMs).
+   */
+  accept?: (request: ConnectRequestInfo) => AcceptDecision | PromiseLike<AcceptDecision>;
   /** Seed for the randomness that needs no secrecy (initial sequences, the congestion
    *  controllers' phases). Tests fix it; adapters pass a crypto-random one. */
   seed?: number;
