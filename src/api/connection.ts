@@ -159,6 +159,9 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    */
   highWaterMark: number;
   #needsDrain = false;
+  /** Held bytes when last counted, and bytes sent since: their sum bounds the held bytes. */
+  #lastCount = 0;
+  #sentSinceCount = 0;
   #driver: Driver;
   #open = true;
   /** close() was called with linger (and not again without). */
@@ -230,9 +233,27 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     return this.#needsDrain;
   }
 
+  /**
+   * After a send of `bytes`: `needsDrain` if the held bytes reached highWaterMark. Acks only
+   * lower them, so the last count plus what was sent since bounds them from above: the
+   * endpoint is asked only once that bound reaches the mark (rarely, with small messages).
+   */
+  #checkHighWater(bytes: number): void {
+    this.#sentSinceCount += bytes;
+    if (this.#lastCount + this.#sentSinceCount < this.highWaterMark) return;
+    const queued = this.#driver.queuedBytes(this.id);
+    this.#lastCount = queued;
+    this.#sentSinceCount = 0;
+    if (queued < this.highWaterMark) return;
+    this.#needsDrain = true;
+    this.#driver.draining.add(this);
+  }
+
   /** @internal the driver asks after each service while `needsDrain`. */
   _checkDrain(): void {
     const queued = this.#open ? this.#driver.queuedBytes(this.id) : 0;
+    this.#lastCount = queued;
+    this.#sentSinceCount = 0;
     if (this.#open && queued >= this.highWaterMark) return;
     this.#driver.draining.delete(this);
     this.#needsDrain = false;
@@ -283,10 +304,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
       }
     }
     if (this.#ended) return receiptWanted ? Promise.resolve(false) : undefined;
-    if (!this.#needsDrain && this.#driver.queuedBytes(this.id) >= this.highWaterMark) {
-      this.#needsDrain = true;
-      this.#driver.draining.add(this);
-    }
+    if (!this.#needsDrain) this.#checkHighWater(data.byteLength);
     this.#driver.requestService();
     if (!receiptWanted) return;
     if (typeof receipt !== "number") return Promise.resolve(false);

@@ -51,7 +51,8 @@ describe("transmission ping", () => {
       expect(waited).toBeGreaterThan(linkMs + 25);
       // And it is the message's whole wait, not the resend's own round trip.
       expect(waited).toBeGreaterThan(ackedAt - sentAt - 5.01);
-      expect(waited).toBeLessThanOrEqual(ackedAt - sentAt + 1e-6);
+      // (The first send is kept in whole ms: up to 1 ms more.)
+      expect(waited).toBeLessThanOrEqual(ackedAt - sentAt + 1);
       expect(largest(link)).toBeLessThan(linkMs + 20);
     });
   }
