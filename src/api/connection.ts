@@ -323,8 +323,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   }
 
   /**
-   * The connection's figures: RTT (`rttMs` smoothed as RFC 6298, `rttEwmaMs` the seed's 10%
-   * moving average), loss, pings, packets, bytes, queued bytes... After the connection ended,
+   * The connection's figures: RTT (`rttMs` smoothed as RFC 6298, `rttEwmaMs` the 10% moving
+   * average), loss, pings, packets, bytes, queued bytes... After the connection ended,
    * its final figures (also in the "disconnect" event's `stats`). Throws ClosedError only when
    * they are unknown (a custom endpoint that does not report them).
    */

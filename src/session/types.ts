@@ -245,7 +245,7 @@ export type EndpointEvent =
 export interface ConnectionStats {
   /** Smoothed RTT (RFC 6298 SRTT, gain 1/8), ms; NaN before the first sample. */
   rttMs: number;
-  /** Seed 002's RTT: an exponentially smoothed moving average moving 10% of the way toward
+  /** An exponentially smoothed moving average of the RTT, moving 10% of the way toward
    *  each sample (the same samples as `rttMs`), ms; NaN before the first sample. */
   rttEwmaMs: number;
   rttVarMs: number;

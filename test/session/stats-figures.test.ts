@@ -1,6 +1,6 @@
 /**
  * Figures of ConnectionStats on the deterministic simulator: the transmission ping of a resent
- * message runs from its first send to its ack (seed 004), the seed-002 10% moving-average RTT
+ * message runs from its first send to its ack, the 10% moving-average RTT
  * beside the smoothed one, and the final stats a disconnect carries.
  */
 import { describe, expect, it } from "vitest";
