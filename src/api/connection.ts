@@ -26,7 +26,7 @@ import { TypedEmitter } from "./emitter.js";
 import { ClosedError, InvalidOptionError, type ListenerError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
 import { checkSendOptionKeys, resolveChannel } from "./send-options.js";
-import type { DrainWatcher, Driver } from "./driver.js";
+import { DEFAULT_HIGH_WATER_MARK, type DrainWatcher, type Driver } from "./driver.js";
 import { host, monotonicNow } from "./host.js";
 
 export interface Message {
@@ -191,7 +191,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     this.userData = userData;
     this.#maxQueued = maxQueued;
     this.#onClosed = onClosed;
-    this.highWaterMark = driver.highWaterMark;
+    // (Tests of code that only holds connections pass no driver.)
+    this.highWaterMark = (driver as Driver | undefined)?.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
   }
 
