@@ -12,6 +12,7 @@
  */
 import { AddressCache, formatAddress, isIpv6Literal, SenderNames } from "../../src/api/address.js";
 import { TurnReceiver } from "../../src/api/turn-receiver.js";
+import { SocketError } from "../../src/api/errors.js";
 import { createRuntime } from "../../src/api/runtime.js";
 import { SendSlab } from "../../src/api/send-slab.js";
 import type { DatagramSocket, OpenSocketOptions, RuntimeAdapter } from "../../src/api/socket.js";
@@ -31,6 +32,8 @@ interface BunUdpSocket {
    * Returns how many datagrams were sent.
    */
   sendMany(packets: (Uint8Array | number | string)[]): number;
+  /** SO_BROADCAST (Bun >= 1.1.x). */
+  setBroadcast?(flag: boolean): void;
   close(): void;
 }
 
@@ -69,6 +72,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
   /** The connected peer's address text as the driver writes it; undefined when unconnected. */
   let peer: string | undefined;
   let stride = 3;
+  let onUnreachable: (() => void) | undefined;
+  /** A connected socket's ECONNREFUSED: the ICMP port unreachable its peer's host sent back. */
+  const checkUnreachable = (error: unknown): void => {
+    if (peer !== undefined && isConnectionRefused(error)) onUnreachable?.();
+  };
   /** Hands `pending` to the kernel; returns how many datagrams it took. Throws what Bun throws. */
   const sendPending = (): number => {
     // One datagram (a ping-pong, a game tick): send() skips sendMany's list walk.
@@ -88,7 +96,8 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       let refused = false;
       try {
         sent = sendPending();
-      } catch {
+      } catch (error) {
+        checkUnreachable(error);
         counters.sendFailures++;
         sent = 1;
         refused = true;
@@ -120,6 +129,7 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
         // counts as a send failure; it is not a receive error.
         if (isMessageTooBig(error)) return;
         counters.receiveErrors++;
+        checkUnreachable(error);
       },
     },
   };
@@ -138,6 +148,13 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
     }
   } catch (error) {
     throw bindError(error as Error, options.host, options.port);
+  }
+  if (options.broadcast === true) {
+    if (typeof udp.setBroadcast !== "function") {
+      udp.close();
+      throw new SocketError(`cannot allow broadcast on UDP ${formatAddress(options.host, options.port)}`, new Error("this Bun has no udpSocket setBroadcast(); update Bun"));
+    }
+    udp.setBroadcast(true);
   }
   // Bun has no buffer-size option: without this the kernel default (~92 datagrams of 1000 B)
   // overflows under a reliable window's burst (see socket-options.ts).
@@ -168,6 +185,9 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
     onDatagrams(cb) {
       receiver.onDatagrams(cb);
     },
+    onPeerUnreachable(callback) {
+      onUnreachable = callback;
+    },
     close() {
       if (open) {
         flush();
@@ -178,6 +198,11 @@ async function openBunSocket(options: OpenSocketOptions): Promise<DatagramSocket
       return Promise.resolve();
     },
   };
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | undefined;
+  return e?.code === "ECONNREFUSED" || (typeof e?.message === "string" && e.message.includes("ECONNREFUSED"));
 }
 
 function isMessageTooBig(error: unknown): boolean {

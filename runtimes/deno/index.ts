@@ -69,6 +69,8 @@ async function openDenoSocket(options: OpenSocketOptions): Promise<DatagramSocke
     }
     return openNodeSocket(options);
   }
+  // Deno's listenDatagram sockets allow broadcast sends as they are (docs/RUNTIMES.md,
+  // "Adapters"), so `options.broadcast` needs nothing here.
   let conn: DenoDatagramConn;
   try {
     conn = deno().listenDatagram!({ transport: "udp", hostname: options.host, port: options.port });

@@ -31,6 +31,7 @@ interface NodeUdpSocket {
   getSendQueueCount?(): number;
   address(): { address: string; port: number };
   setRecvBufferSize(bytes: number): void;
+  setBroadcast(flag: boolean): void;
   setSendBufferSize(bytes: number): void;
   close(callback?: () => void): void;
 }
@@ -111,6 +112,14 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
   } catch {
     // Above the OS cap: keep the default rather than fail.
   }
+  if (options.broadcast === true) {
+    try {
+      udp.setBroadcast(true);
+    } catch (error) {
+      udp.close();
+      throw new SocketError(`cannot allow broadcast on UDP ${formatAddress(options.host, options.port)}`, error);
+    }
+  }
   // Read before connecting: a connected socket reports the source address the route picked.
   const bound = udp.address();
   const peer = nodeSends.connectToPeer === true && options.peer !== undefined ? await connectTo(udp, options.peer) : undefined;
@@ -127,7 +136,12 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     // `msg` is a fresh Buffer per datagram: safe to hand over without a copy.
     receiver.push(senders.get(rinfo.address, rinfo.port), msg);
   });
-  udp.on("error", () => void counters.receiveErrors++);
+  let onUnreachable: (() => void) | undefined;
+  udp.on("error", (error) => {
+    counters.receiveErrors++;
+    // A connected socket hears the ICMP port unreachable its peer's host sent back.
+    if (error.code === "ECONNREFUSED" && peer !== undefined) onUnreachable?.();
+  });
   return {
     localAddress: { host: bound.address, port: bound.port },
     counters,
@@ -159,6 +173,9 @@ export async function openNodeSocket(options: OpenSocketOptions, nodeSends: Node
     flush() {},
     onDatagrams(cb) {
       receiver.onDatagrams(cb);
+    },
+    onPeerUnreachable(callback) {
+      onUnreachable = callback;
     },
     close() {
       if (!open) return Promise.resolve();

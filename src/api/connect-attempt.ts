@@ -6,7 +6,7 @@ import type { EndpointEvent } from "../session/types.js";
 import type { Address } from "../session/sans-io.js";
 import { Connection } from "./connection.js";
 import type { Driver } from "./driver.js";
-import { ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
+import { ConnectAbortedError, ConnectDeniedError, ConnectFailedError, ConnectRefusedError, ConnectTimeoutError, InvalidOptionError } from "./errors.js";
 import { deferToNextTurn, host, monotonicNow, type AbortSignalLike } from "./host.js";
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -106,6 +106,12 @@ export class ConnectAttempt {
       else if (event.reason === "aborted") this.#finish(new ConnectAbortedError(peer, this.#options.signal?.reason));
       else this.#finish(new ConnectFailedError(peer, event.reason));
     }
+  }
+
+  /** The socket heard that nothing listens at the peer's port: give up with ConnectRefusedError
+   *  (once connected, the session's own timeout decides). */
+  refuse(): void {
+    if (this.#connection === undefined) this.abort(new ConnectRefusedError(this.#peer));
   }
 
   /** Gives the handshake up (timeout, abort signal, the server closing). */

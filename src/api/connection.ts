@@ -23,9 +23,10 @@ import type { Address } from "../session/sans-io.js";
 import type { ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "../session/types.js";
 import { InvalidDataError } from "../channels/errors.js";
 import { TypedEmitter } from "./emitter.js";
-import { ClosedError, InvalidOptionError } from "./errors.js";
+import { ClosedError, InvalidOptionError, type ListenerError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
-import type { Driver } from "./driver.js";
+import { checkSendOptionKeys, resolveChannel } from "./send-options.js";
+import { DEFAULT_HIGH_WATER_MARK, type DrainWatcher, type Driver } from "./driver.js";
 import { host, monotonicNow } from "./host.js";
 
 export interface Message {
@@ -35,10 +36,19 @@ export interface Message {
   key?: number;
 }
 
+/** Why a connection ended ("disconnect" event, `closed`, close()'s promise). */
 export interface DisconnectInfo {
   reason: DisconnectReason;
+  /** A denied connect: the server's reason. */
   deny?: DenyReason;
+  /** What the peer sent with its close (or deny). */
   userData?: Uint8Array;
+  /**
+   * The connection's final stats, as `stats()` keeps answering after the end. Absent only with a
+   * custom endpoint (`createEndpoint`) that does not report them, or when close()'s safety net
+   * ended a connection its endpoint never reported closed.
+   */
+  stats?: ConnectionStats;
 }
 
 export interface ConnectionEvents {
@@ -51,11 +61,26 @@ export interface ConnectionEvents {
   /** Server side: the client's address changed and the connection moved with it (`address`
    *  is already the new one). */
   migrate: { from: Address; to: Address };
+  /**
+   * One of this connection's listeners threw (`error.event` says which; `error.cause` is what
+   * it threw). The connection keeps running. Without an "error" listener here the error goes to
+   * the server's "error" listeners, and without those it is printed to the console
+   * (docs/RUNTIMES.md, "Errors thrown by your listeners").
+   */
+  error: ListenerError;
+  /**
+   * The bytes held to send fell below `highWaterMark` after a send() had left them at or above
+   * it (`needsDrain` turned false): send more now. `queuedBytes` is the figure then.
+   */
+  drain: { queuedBytes: number };
 }
 
 export interface SendCallOptions {
-  /** Channel index (default 0: reliable-ordered in the default channel list). */
-  channel?: number;
+  /**
+   * Channel index (default 0: reliable-ordered in the default channel list), or the `name` of
+   * a channel in the channels config (`"chat"`): an unknown name throws UnknownChannelNameError.
+   */
+  channel?: number | string;
   /** LatestState channels: the state key (u32). Undefined, as a received message's `key` is
    *  on other channels, is the same as absent: an echo can pass `{ channel, key }` through. */
   key?: number | undefined;
@@ -113,7 +138,7 @@ export function lingerOf(options: CloseOptions | undefined): boolean {
   return linger;
 }
 
-export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
+export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message>, DrainWatcher {
   readonly id: ConnectionId;
   /** The peer's address, e.g. "127.0.0.1:7777". On a server it changes if the client migrates
    *  (the "migrate" event). */
@@ -127,6 +152,16 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   identity: ClientIdentity | undefined = undefined;
   /** Resolves once, with why the connection ended. */
   readonly closed: Promise<DisconnectInfo>;
+  /**
+   * Back-pressure threshold in bytes (default: listen/connect's `highWaterMark`, 1 MiB): a
+   * send() that leaves `queuedBytes` at or above it sets `needsDrain`, and "drain" follows once
+   * they fall below it. Set it at any time; Infinity turns it off.
+   */
+  highWaterMark: number;
+  #needsDrain = false;
+  /** Held bytes when last counted, and bytes sent since: their sum bounds the held bytes. */
+  #lastCount = 0;
+  #sentSinceCount = 0;
   #driver: Driver;
   #open = true;
   /** close() was called with linger (and not again without). */
@@ -142,6 +177,10 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
   #onClosed: (conn: Connection) => void;
   /** Client side: events that arrive before connect() has resolved to the application. */
   #held: EndpointEvent[] | undefined;
+  /** The final stats the disconnect brought: stats() answers with them from then on. */
+  #finalStats: ConnectionStats | undefined;
+  /** Where a listener's error goes when this connection has no "error" listener (its server's). */
+  #errorParent: ((error: ListenerError) => void) | undefined;
 
   /** @internal created by Server and connect(), not by applications. */
   constructor(driver: Driver, id: ConnectionId, address: Address, userData: Uint8Array, maxQueued: number, onClosed: (conn: Connection) => void) {
@@ -152,6 +191,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     this.userData = userData;
     this.#maxQueued = maxQueued;
     this.#onClosed = onClosed;
+    // (Tests of code that only holds connections pass no driver.)
+    this.highWaterMark = (driver as Driver | undefined)?.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
   }
 
@@ -171,6 +212,55 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
     if (held !== undefined) for (const event of held) this._dispatch(event);
   }
 
+  /** @internal The server hands errors no "error" listener here took to its own. */
+  _setErrorParent(parent: (error: ListenerError) => void): void {
+    this.#errorParent = parent;
+  }
+
+  /** @internal */
+  protected override _unhandledError(error: ListenerError): void {
+    if (this.#errorParent !== undefined) this.#errorParent(error);
+    else super._unhandledError(error);
+  }
+
+  /** Bytes of application data this connection holds to send: queued, in flight or waiting to
+   *  be resent, delayed sends included (stats().queuedBytes, read cheaply). 0 after the end. */
+  get queuedBytes(): number {
+    return this.#open ? this.#driver.queuedBytes(this.id) : 0;
+  }
+
+  /** True from a send() that left `queuedBytes` at or above `highWaterMark` until the "drain". */
+  get needsDrain(): boolean {
+    return this.#needsDrain;
+  }
+
+  /**
+   * After a send of `bytes`: `needsDrain` if the held bytes reached highWaterMark. Acks only
+   * lower them, so the last count plus what was sent since bounds them from above: the
+   * endpoint is asked only once that bound reaches the mark (rarely, with small messages).
+   */
+  #checkHighWater(bytes: number): void {
+    this.#sentSinceCount += bytes;
+    if (this.#lastCount + this.#sentSinceCount < this.highWaterMark) return;
+    const queued = this.#driver.queuedBytes(this.id);
+    this.#lastCount = queued;
+    this.#sentSinceCount = 0;
+    if (queued < this.highWaterMark) return;
+    this.#needsDrain = true;
+    this.#driver.draining.add(this);
+  }
+
+  /** @internal the driver asks after each service while `needsDrain`. */
+  _checkDrain(): void {
+    const queued = this.#open ? this.#driver.queuedBytes(this.id) : 0;
+    this.#lastCount = queued;
+    this.#sentSinceCount = 0;
+    if (this.#open && queued >= this.highWaterMark) return;
+    this.#driver.draining.delete(this);
+    this.#needsDrain = false;
+    if (this.#open) this.emit("drain", { queuedBytes: queued });
+  }
+
   /** False from close() on (and after any disconnect). */
   get isOpen(): boolean {
     return this.#open && !this.#closing && !this.#ended;
@@ -181,13 +271,16 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    * whether the peer got it (true) or it was given up as lost (false). Throws a typed error on
    * misuse: ClosedError (closed connection), and the ChannelErrors UnknownChannelError,
    * MessageTooLargeError, InvalidKeyError, TooManyKeysError, InvalidDelayError, InvalidDataError
-   * (data not a Uint8Array). `delayMs` counts from this call.
+   * (data not a Uint8Array), UnknownChannelNameError (a channel name no config has), and
+   * InvalidOptionError for an option key send() does not know (`chanel`). `delayMs` counts from
+   * this call.
    */
   send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
   send(data: Uint8Array, options: SendCallOptions = NO_OPTIONS): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
+    if (options !== NO_OPTIONS) checkSendOptionKeys(options);
     const receiptWanted = options.receipt === true;
     let receipt: number | void = undefined;
     if (!this.#ended) {
@@ -195,7 +288,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         // One options object reused for every send (the endpoint reads it during the call and
         // keeps nothing): an allocation per message less on the bulk path.
         const o = SEND_OPTIONS;
-        o.channel = options.channel ?? 0;
+        const channel = options.channel ?? 0;
+        o.channel = typeof channel === "number" ? channel : resolveChannel(channel, this.#driver.channelNames);
         o.key = options.key;
         o.receipt = receiptWanted;
         const delayMs = (o.delayMs = options.delayMs);
@@ -211,6 +305,7 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
       }
     }
     if (this.#ended) return receiptWanted ? Promise.resolve(false) : undefined;
+    if (!this.#needsDrain) this.#checkHighWater(data.byteLength);
     this.#driver.requestService();
     if (!receiptWanted) return;
     if (typeof receipt !== "number") return Promise.resolve(false);
@@ -221,14 +316,22 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    * The largest message `send()` takes on `channel` (its `maxMessageBytes`, the default resolved
    * for the mtu: 1 MiB on reliable modes, 64 KiB on unreliable ones, at most 1024 fragments);
    * undefined for a channel the connection does not have (or a custom endpoint that does not
-   * say).
+   * say). `channel` may be a channel's name.
    */
-  maxMessageBytes(channel = 0): number | undefined {
-    return this.#driver.endpoint.maxMessageBytes?.[channel];
+  maxMessageBytes(channel: number | string = 0): number | undefined {
+    const index = typeof channel === "number" ? channel : this.#driver.channelNames?.get(channel);
+    return index === undefined ? undefined : this.#driver.endpoint.maxMessageBytes?.[index];
   }
 
+  /**
+   * The connection's figures: RTT (`rttMs` smoothed as RFC 6298, `rttEwmaMs` the 10% moving
+   * average), loss, pings, packets, bytes, queued bytes... After the connection ended,
+   * its final figures (also in the "disconnect" event's `stats`). Throws ClosedError only when
+   * they are unknown (a custom endpoint that does not report them).
+   */
   stats(): ConnectionStats {
-    if (!this.#open || this.#ended) throw new ClosedError(`connection ${this.id} to ${this.address}`);
+    if (this.#finalStats !== undefined) return this.#finalStats;
+    if (!this.#open) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     try {
       return this.#driver.endpoint.stats(this.id);
     } catch (error) {
@@ -319,9 +422,11 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
       case "disconnect": {
         if (!this.#open) return;
         this.#open = false;
+        this.#driver.draining.delete(this);
         const info: DisconnectInfo = { reason: event.reason };
         if (event.deny !== undefined) info.deny = event.deny;
         if (event.userData !== undefined) info.userData = event.userData;
+        if (event.stats !== undefined) info.stats = this.#finalStats = event.stats;
         for (const resolve of this.#receipts.values()) resolve(false);
         this.#receipts.clear();
         for (const queue of this.#iterators) queue.end();

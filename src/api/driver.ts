@@ -23,6 +23,16 @@ export interface DriverOptions {
   seed?: number;
 }
 
+/** Queued bytes from which a connection needs a "drain" unless the application sets another. */
+export const DEFAULT_HIGH_WATER_MARK = 1024 * 1024;
+
+/** A connection waiting for its queued bytes to fall below its high-water mark. */
+export interface DrainWatcher {
+  /** Leaves `Driver.draining` and emits "drain" if the bytes fell low enough (a send from its
+   *  listener may put it back). */
+  _checkDrain(): void;
+}
+
 /** Rounds of (events, transmits) per wake-up when listeners keep issuing commands. */
 const MAX_ROUNDS_PER_WAKE = 8;
 /**
@@ -47,6 +57,12 @@ export class Driver {
   #closed = false;
   /** Wake-ups and datagrams handed over (and discarded by the drop test), for benchmarks and tests. */
   readonly counters = { wakeups: 0, datagramsIn: 0, datagramsOut: 0, dropTested: 0 };
+  /** Each new connection's highWaterMark (listen/connect's option). */
+  highWaterMark = DEFAULT_HIGH_WATER_MARK;
+  /** Connections that passed their high-water mark: checked after each service (acks free bytes). */
+  readonly draining = new Set<DrainWatcher>();
+  /** Channel name -> index (the channel configs' `name`s), for send()'s `channel`. */
+  channelNames: ReadonlyMap<string, number> | undefined = undefined;
   readonly #dropRate: number;
   readonly #dropRng: Rng | undefined;
 
@@ -123,8 +139,20 @@ export class Driver {
     } finally {
       this.#servicing = false;
     }
+    if (this.draining.size > 0) for (const watcher of this.draining) watcher._checkDrain();
     if (this.#dirty) this.requestService();
     this.#arm(now);
+  }
+
+  /** Bytes the endpoint holds to send on `connection` (0 once it is gone). */
+  queuedBytes(connection: number): number {
+    const endpoint = this.endpoint;
+    if (endpoint.queuedBytes !== undefined) return endpoint.queuedBytes(connection);
+    try {
+      return endpoint.stats(connection).queuedBytes;
+    } catch {
+      return 0;
+    }
   }
 
   #arm(now: number): void {

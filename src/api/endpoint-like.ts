@@ -22,6 +22,9 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
    *  optional: without it the API closes the connection instead. */
   reset?(connection: ConnectionId, reason?: DisconnectReason): void;
   stats(connection: ConnectionId): ConnectionStats;
+  /** stats(connection).queuedBytes, cheaply (the session Endpoint's); optional: without it the
+   *  API reads stats(). */
+  queuedBytes?(connection: ConnectionId): number;
   /** Each channel's largest message in bytes (the session Endpoint's); optional for other implementations. */
   readonly maxMessageBytes?: readonly number[];
   /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */

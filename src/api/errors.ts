@@ -10,7 +10,9 @@
  * it is the class that is thrown. docs/RUNTIMES.md "Errors" lists the codes.
  */
 import type { DenyReason, DisconnectReason } from "../session/types.js";
-import { AckwireError } from "../channels/errors.js";
+import { AckwireError, ChannelError } from "../channels/errors.js";
+import { closestKey } from "../util/closest-key.js";
+import type { Connection } from "./connection.js";
 
 export { AckwireError };
 
@@ -60,7 +62,7 @@ export class ConnectDeniedError extends AckwireError {
   readonly userData: Uint8Array | undefined;
   constructor(address: string, deny: DenyReason | undefined, userData: Uint8Array | undefined) {
     const hint: Record<string, string> = {
-      "server-full": "the server is at maxConnections; retry later",
+      "server-full": "the server is at maxConnections, or too busy deciding on other clients (its async accept hook: maxPendingAccepts, acceptTimeoutMs); retry later",
       "version-mismatch": "client and server appVersion differ; update one of them",
       "channel-mismatch": "client and server channel lists differ; configure the same channels on both",
       refused: "the server's accept hook said no; see error.userData for its reason",
@@ -75,6 +77,17 @@ export class ConnectDeniedError extends AckwireError {
 export class ConnectTimeoutError extends AckwireError {
   constructor(address: string, ms: number) {
     super("ERR_CONNECT_TIMEOUT", `no answer from ${address} within ${ms} ms: check that a server is listening there with the same protocolId, and that UDP is not blocked`);
+  }
+}
+
+/**
+ * `connect()` heard that nothing listens at the address: the host answered with an ICMP port
+ * unreachable (the runtime's ECONNREFUSED on a connected socket; Node and Bun report it, Deno
+ * does not, so there connect() waits for its timeout).
+ */
+export class ConnectRefusedError extends AckwireError {
+  constructor(address: string) {
+    super("ERR_CONNECT_REFUSED", `nothing listens at ${address}: its host answered port unreachable; check the port, and that the server is running`);
   }
 }
 
@@ -108,5 +121,34 @@ export class MessageQueueOverflowError extends AckwireError {
 export class ClosedError extends AckwireError {
   constructor(what: string) {
     super("ERR_CLOSED", `${what} is closed; create a new one with listen() or connect()`);
+  }
+}
+
+/**
+ * An application callback threw: a listener of `event` ("message", "disconnect"...) or the
+ * accept hook ("accept"). Delivered to the "error" listeners of the connection, else of its
+ * server; the connection and the server keep running. `cause` is what was thrown.
+ */
+export class ListenerError extends AckwireError {
+  /** The event whose listener threw, or "accept" for the accept hook. */
+  readonly event: string;
+  /** The connection whose listener threw, when it was one of a connection's (set as it reaches a server's "error" listeners). */
+  connection: Connection | undefined = undefined;
+  constructor(event: string, cause: unknown) {
+    const what = event === "accept" ? "the accept hook" : `a "${event}" listener`;
+    super("ERR_LISTENER", `${what} threw: ${(cause as Error)?.message ?? String(cause)} (the connection and the server keep running; see error.cause for the stack)`, { cause });
+    this.event = event;
+  }
+}
+
+/** send() named a channel (`{ channel: "chat" }`) that no channel config has as its `name`. */
+export class UnknownChannelNameError extends ChannelError {
+  readonly channel: string;
+  constructor(name: string, known: readonly string[]) {
+    const best = closestKey(name, known);
+    const hint = best !== undefined ? ` (did you mean ${JSON.stringify(best)}?)` : "";
+    const list = known.length > 0 ? `the named channels are ${known.map((n) => JSON.stringify(n)).join(", ")}` : "no channel has a name: give one with { mode, name } in the channels option, or send by index";
+    super("ERR_UNKNOWN_CHANNEL_NAME", `no channel is named ${JSON.stringify(name)}${hint}; ${list}`);
+    this.channel = name;
   }
 }

@@ -20,7 +20,7 @@ interface NeutralGlobals {
   queueMicrotask(fn: () => void): void;
   performance: { now(): number };
   crypto: { getRandomValues<T extends Uint32Array | Uint8Array>(array: T): T };
-  console: { warn(...args: unknown[]): void };
+  console: { warn(...args: unknown[]): void; error(...args: unknown[]): void };
   /** Node >= 17, Bun, Deno: with a transfer list, detaches the originals at once. */
   structuredClone<T>(value: T, options?: { transfer?: ArrayBuffer[] }): T;
 }

@@ -27,6 +27,13 @@ export interface CommonOptions {
   sendBufferBytes?: number;
   /** Bound of each async iterator's queue (see Connection). Default 65536. */
   maxQueuedMessages?: number;
+  /**
+   * Back-pressure: once a send() leaves a connection holding this many bytes or more to send
+   * (`queuedBytes`: queued, in flight or awaiting a resend), `needsDrain` is true until the
+   * bytes fall below it again, when the connection emits "drain". Each connection's
+   * `highWaterMark` starts from this. Default 1 MiB (DEFAULT_HIGH_WATER_MARK).
+   */
+  highWaterMark?: number;
   /** Seed for the endpoint's randomness. Default: crypto-random. Fix it only in tests. */
   seed?: number;
   /** Advanced: engine arena sizes (see EndpointConfig.engineLimits). Many client endpoints in
@@ -77,9 +84,17 @@ export interface ListenOptions extends CommonOptions {
   maxTotalReceiveBufferBytes?: number;
   /**
    * Sees each client's handshake user data (and on a secure server its `identity` from the
-   * connect token); return true, false or { accept, userData }.
+   * connect token); return true, false or { accept, userData }, or a promise of one (an async
+   * function, e.g. to look the player up in a database): the handshake waits for it, at most
+   * `acceptTimeoutMs`, with at most `maxPendingAccepts` waiting at once; past either bound the
+   * client is denied "server-full". A throw or a rejection refuses the client and reaches the
+   * server's "error" listeners.
    */
-  accept?: (request: SecureConnectRequestInfo) => AcceptDecision;
+  accept?: (request: SecureConnectRequestInfo) => AcceptDecision | PromiseLike<AcceptDecision>;
+  /** Async accept decisions in progress at once (default 256); more are denied "server-full". */
+  maxPendingAccepts?: number;
+  /** Longest an async accept decision may take, ms (default 3000); then "server-full". */
+  acceptTimeoutMs?: number;
   /**
    * Secure connections (PROTOCOL §9): every datagram authenticated and encrypted, and only
    * clients holding a connect token minted with `serverKey` (createConnectToken(), on your
@@ -134,16 +149,24 @@ export interface ConnectOptions extends CommonOptions {
    * (createConnectToken()). A token connects once: get a new one to reconnect.
    */
   connectToken?: Uint8Array;
+  /**
+   * The local IP to bind the client's socket to, e.g. "127.0.0.1". Default "0.0.0.0" (or "::"
+   * for an IPv6 target). Of the target's family. Under Deno's scoped `--allow-net=host:port`
+   * the client needs a grant for its own bind address: bind one you granted.
+   */
+  localHost?: string;
+  /** The local UDP port to bind (1..65535). Default 0: the OS picks one. */
+  localPort?: number;
 }
 
 /** The keys of CommonOptions, ListenOptions and ConnectOptions (checked against the interfaces below). */
 const COMMON_KEYS = [
   "protocolId", "appVersion", "channels", "mtu", "maxMtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
-  "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "seed", "engineLimits", "createEndpoint", "congestionOptions",
+  "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "highWaterMark", "seed", "engineLimits", "createEndpoint", "congestionOptions",
   "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
 ] as const satisfies readonly (keyof CommonOptions)[];
-const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "handshakeRatePerAddress", "maxConnectionsPerHost", "maxTotalReceiveBufferBytes", "accept", "secure", "webrtc"] as const satisfies readonly (keyof ListenOptions)[];
-const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken"] as const satisfies readonly (keyof ConnectOptions)[];
+const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "maxPendingAccepts", "acceptTimeoutMs", "handshakeRatePerAddress", "maxConnectionsPerHost", "maxTotalReceiveBufferBytes", "accept", "secure", "webrtc"] as const satisfies readonly (keyof ListenOptions)[];
+const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken", "localHost", "localPort"] as const satisfies readonly (keyof ConnectOptions)[];
 /**
  * ackwire/worker's own listen()/connect() options (src/worker/index.ts WorkerFrontOptions). Its
  * front end calls validateCommon with them, so they are known here too; the root's listen() and
@@ -197,6 +220,9 @@ export function validateCommon(options: CommonOptions | undefined, call: string)
   }
   if (options.dropTest !== undefined && !(typeof options.dropTest === "number" && options.dropTest >= 0 && options.dropTest <= 1)) {
     throw new InvalidOptionError(`${call}: dropTest is the fraction of outgoing datagrams to discard, a number in 0..1 (e.g. 0.05), got ${String(options.dropTest)}`);
+  }
+  if (options.highWaterMark !== undefined && !(typeof options.highWaterMark === "number" && options.highWaterMark > 0)) {
+    throw new InvalidOptionError(`${call}: highWaterMark is the queued bytes from which a connection needs a "drain", a number > 0 (Infinity: never), got ${String(options.highWaterMark)}`);
   }
   if (options.maxQueuedMessages !== undefined && !(Number.isInteger(options.maxQueuedMessages) && options.maxQueuedMessages > 0)) {
     throw new InvalidOptionError(`${call}: maxQueuedMessages must be a positive integer`);

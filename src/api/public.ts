@@ -29,7 +29,7 @@ export type { RelayRoute } from "../relay/routes.js";
 export { RelayNode, RelayedNode } from "../relay/nodes.js";
 export { RelayConfigError } from "../relay/errors.js";
 export { virtualAddress, isVirtualAddress, RELAY_TOKEN_BYTES, MAX_RELAY_DATAGRAM } from "../relay/wire.js";
-export { Driver } from "./driver.js";
+export { Driver, DEFAULT_HIGH_WATER_MARK } from "./driver.js";
 // Seed 001's packet-level notification API, for applications that build their own replication
 // on raw packets (docs/CHANNELS.md, "DeliveryNotificationManager (public)").
 export { DeliveryNotificationManager } from "../channels/delivery-notification.js";

@@ -3,18 +3,20 @@
  * with its adapter; the package root picks the folder for the runtime it runs in.
  */
 import { Endpoint, readAcceptDecision, type EndpointCounters } from "../session/endpoint.js";
+import { isThenable } from "../session/pending-accepts.js";
 import type { AcceptDecision, EndpointConfig, EndpointEvent } from "../session/types.js";
 import { checkRelayFamily, formatAddress, isIpv4Literal, isIpv6Literal, parseTarget, type HostPort, type Target } from "./address.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES, type DisconnectInfo } from "./connection.js";
 import { Driver } from "./driver.js";
 import type { EndpointLike } from "./endpoint-like.js";
-import { TypedEmitter, reportListenerError } from "./emitter.js";
-import { ClosedError, ConnectAbortedError, InvalidOptionError } from "./errors.js";
-import { host, monotonicNow } from "./host.js";
+import { TypedEmitter } from "./emitter.js";
+import { ClosedError, ConnectAbortedError, ConnectDeniedError, ConnectRefusedError, ConnectFailedError, ConnectTimeoutError, InvalidOptionError, ListenerError } from "./errors.js";
+import { deferToNextTurn, host, monotonicNow } from "./host.js";
 import { endpointConfig, validateCommon, type CommonOptions, type ConnectOptions, type ListenOptions } from "./options.js";
 import type { RuntimeAdapter } from "./socket.js";
 import type { AbortSignalLike } from "./host.js";
 import type { Address } from "../session/sans-io.js";
+import { channelNameIndex } from "./send-options.js";
 import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
 import { RelayingSocket } from "./relay-socket.js";
 import { canonicalAddress } from "../relay/wire.js";
@@ -75,6 +77,14 @@ function sessionCounters(c: EndpointCounters): SessionCounters {
   return { ...c, drops };
 }
 
+/** The accept hook's answer, or InvalidOptionError naming what it returned. */
+function checkAcceptDecision(decision: unknown): AcceptDecision {
+  if (readAcceptDecision(decision) === undefined) {
+    throw new InvalidOptionError(`listen(): the accept hook returns (or resolves to) true, false or { accept: boolean, userData?: Uint8Array }, got ${describeValue(decision)}`);
+  }
+  return decision as AcceptDecision;
+}
+
 /** A value as an error message shows it: its type, or its JSON for plain objects and arrays. */
 function describeValue(value: unknown): string {
   if (value === null || value === undefined || typeof value !== "object") return String(value);
@@ -98,6 +108,13 @@ export interface ServerEvents {
    * `punch()`): that address reaches this socket through both NATs.
    */
   punch: { address: Address; token: Uint8Array };
+  /**
+   * An application callback threw: the accept hook (`error.event` "accept"), a listener of this
+   * server, or a listener of one of its connections that has no "error" listener of its own
+   * (`error.connection`). The server keeps running; without an "error" listener the error is
+   * printed to the console (docs/RUNTIMES.md, "Errors thrown by your listeners").
+   */
+  error: ListenerError;
 }
 
 /**
@@ -289,6 +306,10 @@ export class Server extends TypedEmitter<ServerEvents> {
   /** Holds an open connection (a client's or one of ours) and reports its end as the server's "disconnect". */
   #adopt(connection: Connection): void {
     this.#connections.set(connection.id, connection);
+    connection._setErrorParent((error) => {
+      error.connection = connection;
+      this._routeError(error);
+    });
     connection.once("disconnect", (info) => this.emit("disconnect", { connection, info }));
   }
 
@@ -368,6 +389,7 @@ async function resolvePeer(adapter: RuntimeAdapter, target: Target, signal: Abor
 
 async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Promise<Server> {
   validateCommon(options, "listen()");
+  const channelNames = channelNameIndex(options.channels);
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError(`listen(): port must be an integer in 0..65535 (0 lets the OS pick), got ${String(port)}`);
   const bindHost = options.host ?? "0.0.0.0";
@@ -378,7 +400,13 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (options.handshakeRatePerAddress !== undefined) extra.handshakeRatePerAddress = options.handshakeRatePerAddress;
   if (options.maxConnectionsPerHost !== undefined) extra.maxConnectionsPerHost = options.maxConnectionsPerHost;
   if (options.maxTotalReceiveBufferBytes !== undefined) extra.maxTotalReceiveBufferBytes = options.maxTotalReceiveBufferBytes;
+  if (options.maxPendingAccepts !== undefined) extra.maxPendingAccepts = options.maxPendingAccepts;
+  if (options.acceptTimeoutMs !== undefined) extra.acceptTimeoutMs = options.acceptTimeoutMs;
+  // An async accept decision came in: service the driver, which takes it (pollTimeout is due).
+  let driver: Driver | undefined;
+  extra.onAcceptSettled = () => driver?.requestService();
   let secure: SecureServerSocket | undefined;
+  let server: Server | undefined;
   const accept = options.accept;
   if (accept !== undefined || options.secure !== undefined) {
     extra.accept = (request) => {
@@ -392,15 +420,19 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
       try {
         // On a secure server the hook also sees who the token says the client is.
         const decision: unknown = accept(options.secure === undefined ? request : { ...request, identity });
-        if (readAcceptDecision(decision) === undefined) {
-          throw new InvalidOptionError(`listen(): the accept hook returns true, false or { accept: boolean, userData?: Uint8Array }, got ${describeValue(decision)}`);
+        // An async hook: the endpoint waits for the decision (bounded in number and time).
+        if (isThenable(decision)) {
+          return Promise.resolve(decision).then(checkAcceptDecision).catch((error: unknown) => {
+            server?._routeError(new ListenerError("accept", error));
+            throw error;
+          });
         }
-        return decision as AcceptDecision;
+        return checkAcceptDecision(decision);
       } catch (error) {
-        // The hook runs inside the receive path: the error is rethrown outside it, as a
-        // listener's is (the process's unhandled-error path sees it), and the endpoint refuses
-        // the client and counts it (acceptHookErrors).
-        reportListenerError(error);
+        // The hook runs inside the receive path: the error goes to the server's "error"
+        // listeners, as a listener's does, and the endpoint refuses the client and counts it
+        // (acceptHookErrors).
+        server?._routeError(new ListenerError("accept", error));
         throw error;
       }
     };
@@ -426,8 +458,9 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   const raw = webrtc ?? udp;
   if (securityOptions !== undefined) secure = new SecureServerSocket(raw, securityOptions);
   const socket = new RelayingSocket(secure ?? raw);
-  let server: Server | undefined;
-  const driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
+  driver = new Driver(endpoint, socket, (event) => server?._onEvent(event), { dropTest: options.dropTest, seed: options.seed });
+  driver.channelNames = channelNames;
+  if (options.highWaterMark !== undefined) driver.highWaterMark = options.highWaterMark;
   server = new Server(adapter, driver, socket, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, secure);
   if (webrtc !== undefined) attachWebRtc(server, webrtc);
   driver.service();
@@ -436,15 +469,21 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
 
 async function connectWith(adapter: RuntimeAdapter, target: Target, options: ConnectOptions): Promise<Connection> {
   validateCommon(options, "connect()");
+  const channelNames = channelNameIndex(options.channels);
   // Read before anything is opened: a token that cannot be used throws ConnectTokenError at once.
   const token = options.connectToken !== undefined ? parseConnectToken(options.connectToken, options.protocolId) : undefined;
+  const local = localBind(options);
   const { peer, ip, port } = await resolvePeer(adapter, target, options.signal);
+  const ipv6 = isIpv6Literal(ip);
+  if (local.host !== undefined && isIpv6Literal(local.host) !== ipv6) {
+    throw new InvalidOptionError(`connect(): localHost ${local.host} is ${ipv6 ? "IPv4" : "IPv6"} but the target ${peer} is ${ipv6 ? "IPv6" : "IPv4"}; bind an address of the target's family`);
+  }
   const config = endpointConfig(options, false);
   if (token !== undefined) makeRoomForSeal(config, "connect()");
   const endpoint = makeEndpoint(options, config);
   const raw = await adapter.openSocket({
-    host: isIpv6Literal(ip) ? "::" : "0.0.0.0",
-    port: 0,
+    host: local.host ?? (ipv6 ? "::" : "0.0.0.0"),
+    port: local.port,
     peer: { host: ip, port },
     receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_SOCKET_BUFFER,
     sendBufferBytes: options.sendBufferBytes ?? DEFAULT_SOCKET_BUFFER,
@@ -454,6 +493,8 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
   const driver = new Driver(endpoint, socket, (event) => {
     if (event.type !== "punch") attempt?.dispatch(event);
   }, { dropTest: options.dropTest, seed: options.seed });
+  driver.channelNames = channelNames;
+  if (options.highWaterMark !== undefined) driver.highWaterMark = options.highWaterMark;
   attempt = new ConnectAttempt(driver, peer, options, options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES, {
     // A client owns its socket: once the last packet is out, close it.
     closed: () => host.queueMicrotask(() => void driver.close()),
@@ -464,6 +505,21 @@ async function connectWith(adapter: RuntimeAdapter, target: Target, options: Con
       }
     },
   });
+  // A connected socket that hears "port unreachable" before the handshake ended: fail now
+  // rather than at the timeout.
+  raw.onPeerUnreachable?.(() => attempt?.refuse());
   if (attempt.start() >= 0) driver.service();
   return attempt.promise;
+}
+
+/** connect()'s localHost / localPort, checked. */
+function localBind(options: ConnectOptions): { host: string | undefined; port: number } {
+  const { localHost, localPort } = options;
+  if (localHost !== undefined && !(typeof localHost === "string" && (isIpv4Literal(localHost) || isIpv6Literal(localHost)))) {
+    throw new InvalidOptionError(`connect(): localHost must be an IP address of this machine to bind ("127.0.0.1", "0.0.0.0", "::1"...), got ${describeValue(localHost)}`);
+  }
+  if (localPort !== undefined && !(Number.isInteger(localPort) && localPort >= 0 && localPort <= 65535)) {
+    throw new InvalidOptionError(`connect(): localPort must be an integer in 0..65535 (0 lets the OS pick), got ${String(localPort)}`);
+  }
+  return { host: localHost, port: localPort ?? 0 };
 }

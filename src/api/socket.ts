@@ -50,6 +50,12 @@ export interface DatagramSocket {
   flush(): void;
   /** Registers the one receive callback; called with a burst of datagrams per wake-up. */
   onDatagrams(callback: (batch: DatagramBatch) => void): void;
+  /**
+   * Optional: a socket connected to its one peer (`OpenSocketOptions.peer`) calls `callback`
+   * when the kernel reports that peer unreachable (ECONNREFUSED: an ICMP port unreachable came
+   * back). Node's and Bun's connected sockets report it; Deno's are not connected and do not.
+   */
+  onPeerUnreachable?(callback: () => void): void;
   /** Counters of the socket itself (sends the OS refused, receive errors). */
   readonly counters: { sendFailures: number; receiveErrors: number };
   close(): Promise<void>;
@@ -62,6 +68,12 @@ export interface OpenSocketOptions {
   port: number;
   /** Requested kernel buffer sizes where the runtime allows (Node); capped by the OS. */
   receiveBufferBytes?: number;
+  /**
+   * Allow sends to a broadcast address (SO_BROADCAST), for LAN discovery: Node's
+   * `setBroadcast(true)`, Bun's `setBroadcast(true)`; Deno's `listenDatagram` sockets allow it
+   * already. Without it Node and Bun refuse such a send (EACCES), counted as a send failure.
+   */
+  broadcast?: boolean;
   sendBufferBytes?: number;
   /**
    * A client's socket: the one peer it will talk to. An adapter may connect the socket to it

@@ -76,7 +76,7 @@ export interface ChannelOptions extends ChannelConfig {
 }
 
 /** Every key a channel config may have; any other is refused (a typo would leave its default). */
-const CHANNEL_OPTION_KEYS = ["mode", "maxMessageBytes", "priority", "maxKeys", "redundancy", "piggyback", "maxQueueMs"] as const satisfies readonly (keyof ChannelOptions)[];
+const CHANNEL_OPTION_KEYS = ["mode", "name", "maxMessageBytes", "priority", "maxKeys", "redundancy", "piggyback", "maxQueueMs"] as const satisfies readonly (keyof ChannelOptions)[];
 const CHANNEL_OPTION_KEY_SET: ReadonlySet<string> = new Set(CHANNEL_OPTION_KEYS);
 // Compile-time check that the list names every option of ChannelOptions.
 const everyChannelKeyListed: [Exclude<keyof ChannelOptions, (typeof CHANNEL_OPTION_KEYS)[number]>] extends [never] ? true : never = true;

@@ -65,6 +65,11 @@ export class OutMessage {
   // ---- written and read when the message is written ----
   /** Message sequence of fragment 0, unwrapped (wire value is `& 0xffff`); -1 until started. */
   seqBase = -1;
+  /** When its first frame was first written, the channels' clock in whole ms as an int32
+   *  (`now | 0`, compared mod 2^32): the transmission ping of a resent message counts from
+   *  here. An integer keeps the field a small integer: a double field is a heap number per
+   *  message. */
+  firstSentAt = -1;
   /** Unreliable kinds: when a write or pending check first saw it queued (NaN before), from
    *  which it expires unsent after the channel's maxQueueMs. */
   queuedAt = NaN;

@@ -14,6 +14,9 @@ export class PacketContents {
   bytes = 0;
   /** Resent frames among them. */
   resends = 0;
+  /** The earliest first send of the messages it resends (Infinity when it resends none): the
+   *  start of their transmission ping. */
+  firstSentAt = Infinity;
   /**
    * @internal The first entry, in fields: most packets carry one message, and its ack then
    * reaches the message without a cold line for the entries array.
@@ -70,6 +73,7 @@ export class PacketContents {
     this.count = 0;
     this.bytes = 0;
     this.resends = 0;
+    this.firstSentAt = Infinity;
   }
 }
 

@@ -418,6 +418,10 @@ export class SendChannel {
     m.setState(f, FragState.InFlight);
     into.add(m, f);
     into.resends++;
+    // The first send as a time again: now less its age (int32 difference, wrap-safe).
+    const now = this.sink.now;
+    const firstSentAt = now - (((now | 0) - m.firstSentAt) | 0);
+    if (firstSentAt < into.firstSentAt) into.firstSentAt = firstSentAt;
     this.resends++;
     if (this.copyLimit !== 0 && m.fragCount === 1) {
       // A resend is as worth protecting as a first send: it may be piggybacked on the next datagram.
@@ -608,6 +612,7 @@ export class SendChannel {
   /** Assign sequences to a message about to be written for the first time. */
   private start(m: OutMessage): void {
     m.seqBase = this.nextSeq;
+    m.firstSentAt = this.sink.now | 0;
     this.nextSeq += m.fragCount;
     // Messages acknowledged in order leave the FIFO at their ack (delivered()); others (acked
     // out of order, abandoned) are trimmed here once a few have gathered, so a start does not

@@ -2,10 +2,10 @@
  * LAN discovery on a real datagram socket, through the runtime adapter layer (the same
  * `DatagramSocket` the transport uses), on Node, Bun or Deno.
  *
- * Broadcast: `DatagramSocket` has no switch for SO_BROADCAST today, so a query sent to a
- * broadcast address (255.255.255.255 or a subnet's .255) is refused by the OS on most systems
- * and counted in `socket.counters.sendFailures`. Until the adapters offer it, give the asker
- * the hosts' addresses (unicast), or take the host list from the lobby (./lobby.ts).
+ * Broadcast: both sockets are opened with `broadcast` (SO_BROADCAST on Node and Bun; Deno's
+ * sockets allow it as they are), so a target may be a broadcast address: the subnet's
+ * (e.g. "192.168.1.255:47777") or 255.255.255.255. A responder must be bound to 0.0.0.0 (the
+ * default) to hear broadcasts; one bound to its own IP hears unicast queries only.
  */
 import type { HostPort } from "../api/address.js";
 import { host, monotonicNow } from "../api/host.js";
@@ -35,7 +35,7 @@ export async function startDiscoveryResponder(options: {
 }): Promise<RunningResponder> {
   checkInteger("port", options.port, 0, 65_535);
   const responder = new DiscoveryResponder({ appId: options.appId, info: options.info });
-  const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: options.port });
+  const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: options.port, broadcast: true });
   socket.onDatagrams((batch) => {
     const now = monotonicNow();
     for (let i = 0; i < batch.length; i++) responder.handleDatagram(now, batch.from[i]!, batch.bytes[i]!);
@@ -69,7 +69,7 @@ export async function discoverHosts(options: {
   const intervalMs = checkNumber("intervalMs", options.intervalMs ?? 250, MIN_INTERVAL_MS, MAX_WAIT_MS);
   const seed = options.seed ?? host.crypto.getRandomValues(new Uint32Array(1))[0]!;
   const asker = new DiscoveryAsker({ appId: options.appId, targets: options.targets, seed, hostTtlMs: durationMs + intervalMs });
-  const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: 0 });
+  const socket = await (options.adapter ?? currentAdapter()).openSocket({ host: options.host ?? "0.0.0.0", port: 0, broadcast: true });
   socket.onDatagrams((batch) => {
     const now = monotonicNow();
     for (let i = 0; i < batch.length; i++) asker.handleDatagram(now, batch.from[i]!, batch.bytes[i]!);

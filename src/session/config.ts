@@ -16,6 +16,8 @@ export interface ResolvedConfig {
   server: boolean;
   maxConnections: number;
   maxPendingHandshakes: number;
+  maxPendingAccepts: number;
+  acceptTimeoutMs: number;
   handshakeRatePerAddress: number;
   /** Server: connections per source host (rateKeyOf); 65536 (no limit) by default. */
   maxConnectionsPerHost: number;
@@ -136,6 +138,8 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     server: config.server ?? false,
     maxConnections: positive("maxConnections", config.maxConnections ?? 64, 0, 65536),
     maxPendingHandshakes: positive("maxPendingHandshakes", config.maxPendingHandshakes ?? 256, 1, 65536),
+    maxPendingAccepts: positive("maxPendingAccepts", config.maxPendingAccepts ?? 256, 1, 65536),
+    acceptTimeoutMs: positive("acceptTimeoutMs", config.acceptTimeoutMs ?? 3000, 1, 600_000),
     handshakeRatePerAddress: positive("handshakeRatePerAddress", config.handshakeRatePerAddress ?? 10, 0.001),
     maxConnectionsPerHost: positive("maxConnectionsPerHost", config.maxConnectionsPerHost ?? 65536, 1, 65536),
     timeoutMs,

@@ -808,8 +808,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         this.pathMtuChanged();
       }
       // Karn (RFC 6298 §3): a packet that carried resent data still has a unique sequence, but
-      // its first-transmission contents are what the link ping measures; the transmission ping
-      // counts resends too.
+      // only first transmissions are link-ping (and RTT) samples; the transmission ping of a
+      // resent message runs from its first send to this ack.
       if (contents.resends === 0) {
         // The RTT and link-ping sample waits for this datagram's ACK_DELAY (commitRttSample).
         if (this.rttPendingSeq < 0 || sequenceGreaterThan(sequence, this.rttPendingSeq)) {
@@ -819,7 +819,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.num[Num.RttPendingAckDelayMs] = 0;
         }
       } else {
-        pingTrackerOnAck(this.num, now, sentTime, 2);
+        // From the resent messages' first send, not this packet's: what the application waited.
+        pingTrackerOnAck(this.num, now, Math.min(sentTime, contents.firstSentAt), 2);
       }
       this.num[Num.LossRate] += LOSS_GAIN * (0 - this.num[Num.LossRate]);
       this.cc.onAck(now, record, this.ccInFlightBytes);
@@ -1614,6 +1615,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const clock = this.clock;
     const s: ConnectionStats = {
       rttMs: this.rtt.smoothedMs,
+      rttEwmaMs: this.rtt.ewma10Ms,
       rttVarMs: this.rtt.rttVarMs,
       minRttMs: this.rtt.minMs,
       jitterMs: this.rtt.jitterMs,

@@ -85,6 +85,7 @@ import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
 import type { ConnectionId, ConnectionStats, ConnectRequestInfo, DisconnectReason, EndpointConfig, EndpointEvent, SendOptions } from "./types.js";
 import type { ClientIdentity } from "../secure/server-security.js";
+import { isThenable, PendingAccepts, type PendingAccept, type PendingAcceptFields } from "./pending-accepts.js";
 
 /** A stateless reply queued for an address that has no connection (or none for this packet). */
 interface ControlReply {
@@ -127,12 +128,19 @@ export interface EndpointCounters {
   migrations: number;
   /** Accepted connections moved to a new address by a repeat of their RESPONSE (PROTOCOL §4), before any packet of their session. */
   handshakeMoves: number;
-  /** Server: handshakes refused because the accept hook threw (the API reports the error). */
+  /** Server: handshakes refused because the accept hook threw, or its promise rejected or
+   *  resolved to no decision (the API reports the error). */
   acceptHookErrors: number;
   /** Server: handshakes denied "server-full" because their host holds maxConnectionsPerHost connections. */
   hostFull: number;
   /** Connections ended ("receive-buffer-exceeded") to bring what all hold received under maxTotalReceiveBufferBytes. */
   receiveBudgetCloses: number;
+  /** Server: handshakes whose accept hook answered with a promise (waited for). */
+  acceptsDeferred: number;
+  /** Server: of those, denied "server-full" because maxPendingAccepts decisions were pending. */
+  acceptsOverLimit: number;
+  /** Server: of those, denied "server-full" because no answer came within acceptTimeoutMs. */
+  acceptTimeouts: number;
   /** NAT_PUNCH sent (punch()) and received with a token this endpoint punches with (PROTOCOL §7). */
   punchesSent: number;
   punchesReceived: number;
@@ -234,8 +242,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private pendingAttempts = 0;
 
   private events: EndpointEvent[] = [];
-  /** Closed connections whose "disconnect" event is still in the queue. */
-  private readonly undelivered = new Set<ConnectionId>();
+  /** Async accept decisions being waited for (server). */
+  private readonly pendingAccepts: PendingAccepts;
+  /** Closed connections whose "disconnect" event is still in the queue, with their final stats
+   *  (stats() answers with them until the event is polled). */
+  private readonly undelivered = new Map<ConnectionId, ConnectionStats>();
   private eventHead = 0;
   /** Deadlines by connection slot. */
   private readonly heap: DeadlineHeap;
@@ -290,6 +301,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     // Burst of 3 lets a client's request + response + one resend through at once.
     this.receiveBudget = new ReceiveBudget(c.maxTotalReceiveBufferBytes);
     this.handshakeLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
+    this.pendingAccepts = new PendingAccepts(c.maxPendingAccepts, c.acceptTimeoutMs, config.onAcceptSettled);
     this.noConnectionLimiter = new AddressRateLimiter(c.noConnectionRatePerAddress, 2, c.rateLimitEntries);
     this.rebindLimiter = new AddressRateLimiter(c.handshakeRatePerAddress, Math.max(3, c.handshakeRatePerAddress), c.rateLimitEntries);
     this.counters = {
@@ -315,6 +327,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       acceptHookErrors: 0,
       hostFull: 0,
       receiveBudgetCloses: 0,
+      acceptsDeferred: 0,
+      acceptsOverLimit: 0,
+      acceptTimeouts: 0,
       punchesSent: 0,
       punchesReceived: 0,
       punchesIgnored: 0,
@@ -446,7 +461,16 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   stats(connection: ConnectionId): ConnectionStats {
+    // Ended, its "disconnect" event not yet polled: the final figures the event carries.
+    const final = this.byId.has(connection) ? undefined : this.undelivered.get(connection);
+    if (final !== undefined) return final;
     return this.live(connection).stats(this.lastNow);
+  }
+
+  /** Bytes of application data the connection holds to send (stats().queuedBytes without the
+   *  rest of the stats: cheap enough to read after every send); 0 once it is gone. */
+  queuedBytes(connection: ConnectionId): number {
+    return this.byId.get(connection)?.channels.queuedBytes() ?? 0;
   }
 
   /** Ids of the connections this endpoint holds (any state but closed). */
@@ -514,6 +538,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   handleTimeout(now: number): void {
     if (now > this.lastNow) this.lastNow = now;
     this.processPending();
+    this.settleAccepts(now);
     // Pop everything due first, then fire each connection once: a connection whose send timer
     // stays due until pollTransmit runs must not be popped again in this same pass.
     const due = this.duePass;
@@ -535,7 +560,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (this.batchCount > 0 || this.readyHead < this.ready.length || this.immediateHead < this.immediate.length || this.controlHead < this.control.length) {
       return this.lastNow;
     }
-    return this.heap.peekTime();
+    const next = this.heap.peekTime();
+    if (this.pendingAccepts.size === 0) return next;
+    const accepts = this.pendingAccepts.nextDeadline(this.lastNow);
+    return next === undefined || (accepts !== undefined && accepts < next) ? accepts : next;
   }
 
   pollEvent(): EndpointEvent | undefined {
@@ -730,10 +758,12 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.slots[conn.slot] = undefined;
     if (this.dispatching) this.slotsFreedInBatch.push(conn.slot);
     else this.freeSlots.push(conn.slot);
-    const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal" };
+    // The final figures, after dispose() settled what was still in flight (as dropped).
+    const stats = conn.stats(this.lastNow);
+    const ev: EndpointEvent = { type: "disconnect", connection: conn.id, reason: conn.closeReason ?? "normal", stats };
     if (conn.closeDeny !== undefined) ev.deny = conn.closeDeny;
     if (conn.closeUserData !== undefined && conn.closeUserData.length > 0) ev.userData = conn.closeUserData;
-    this.undelivered.add(conn.id);
+    this.undelivered.set(conn.id, stats);
     this.emit(ev);
   }
 
@@ -1027,11 +1057,18 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         let acceptData: Uint8Array = EMPTY;
         const hook = this.config.accept;
         if (hook !== undefined) {
+          // A repeat of a RESPONSE whose decision is still being made (an async hook), or was
+          // a deny after such a wait: not asked again.
+          if (this.pendingAccepts.has(from, res.salt)) return;
+          const again = this.pendingAccepts.deniedBefore(now, from, res.salt);
+          if (again !== undefined) return this.deny(from, res.salt, again.code, again.userData);
           let decision: { accepted: boolean; data: Uint8Array } | undefined;
           try {
             const request: ConnectRequestInfo = { address: from, userData: res.userData, appVersion: res.appVersion };
             if (identity !== undefined) request.identity = identity;
-            decision = readAcceptDecision(hook(request));
+            const answer: unknown = hook(request);
+            if (isThenable(answer)) return this.deferAccept(now, from, { ...res, identity }, answer);
+            decision = readAcceptDecision(answer);
           } catch {
             decision = undefined;
           }
@@ -1046,20 +1083,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           if (!decision.accepted) return this.deny(from, res.salt, DenyCode.Refused, decision.data.subarray(0, MAX_DENY_USER_DATA).slice());
           acceptData = decision.data.subarray(0, MAX_ACCEPT_USER_DATA).slice();
         }
-        const created = this.allocate(now, from, Role.Server, res.salt);
-        // Unique among this server's sessions: a migrating client is found by it.
-        let sessionId = this.secureRandom() || 1;
-        while (this.bySession.has(sessionId)) sessionId = this.secureRandom() || 1;
-        created.startSession(sessionId);
-        this.bySession.set(sessionId, created);
-        this.bySalt.set(res.salt, created);
-        created.acceptedResponse = { appVersion: res.appVersion, channelHash: res.channelHash, userData: res.userData.slice(), left: [] };
-        created.acceptDue = true;
-        created.acceptUserData = acceptData;
-        this.emit(identity === undefined ? { type: "connect", connection: created.id, address: from, userData: res.userData } : { type: "connect", connection: created.id, address: from, userData: res.userData, identity });
-        this.markReady(created);
-        this.reschedule(created);
-        return;
+        return this.admit(now, from, { ...res, identity }, acceptData);
       }
       case PacketType.Challenge: {
         const fields = parseChallenge(b, offset, length);
@@ -1310,6 +1334,78 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     conn.acceptDue = true;
     this.moveConnection(now, conn, from);
     return true;
+  }
+
+  /** A validated handshake the server accepts: its connection, told ACCEPT. */
+  private admit(now: number, from: Address, res: PendingAcceptFields, acceptData: Uint8Array): void {
+    const created = this.allocate(now, from, Role.Server, res.salt);
+    // Unique among this server's sessions: a migrating client is found by it.
+    let sessionId = this.secureRandom() || 1;
+    while (this.bySession.has(sessionId)) sessionId = this.secureRandom() || 1;
+    created.startSession(sessionId);
+    this.bySession.set(sessionId, created);
+    this.bySalt.set(res.salt, created);
+    created.acceptedResponse = { appVersion: res.appVersion, channelHash: res.channelHash, userData: res.userData.slice(), left: [] };
+    created.acceptDue = true;
+    created.acceptUserData = acceptData;
+    const identity = res.identity;
+    this.emit(identity === undefined ? { type: "connect", connection: created.id, address: from, userData: res.userData } : { type: "connect", connection: created.id, address: from, userData: res.userData, identity });
+    this.markReady(created);
+    this.reschedule(created);
+  }
+
+  /**
+   * The accept hook answered with a promise: the handshake waits for it (at most
+   * maxPendingAccepts at once, each at most acceptTimeoutMs), holding no connection. Past the
+   * bound the client is denied "server-full" at once (it may retry).
+   */
+  private deferAccept(now: number, from: Address, res: PendingAcceptFields, answer: PromiseLike<unknown>): void {
+    if (this.pendingAccepts.full) {
+      this.counters.acceptsOverLimit++;
+      // Its answer no longer matters; a rejection must not go unhandled.
+      try {
+        answer.then(undefined, () => {});
+      } catch {
+        // a thenable whose then() throws: nothing to wait for
+      }
+      return this.deny(from, res.salt, DenyCode.ServerFull, EMPTY);
+    }
+    this.counters.acceptsDeferred++;
+    this.pendingAccepts.add(now, from, res, answer);
+  }
+
+  /** Async accept decisions that came in, and those past acceptTimeoutMs (handleTimeout). */
+  private settleAccepts(now: number): void {
+    const pending = this.pendingAccepts;
+    if (pending.size === 0) return;
+    const denyAfterWait = (entry: PendingAccept, code: DenyCode, userData: Uint8Array): void => {
+      pending.denied(now, entry, code, userData);
+      this.deny(entry.from, entry.salt, code, userData);
+    };
+    for (const entry of pending.takeSettled()) {
+      const decision = entry.state === "fulfilled" ? readAcceptDecision(entry.value) : undefined;
+      if (decision === undefined) {
+        // Rejected, or resolved to something that is not a decision: the API reports it.
+        this.counters.acceptHookErrors++;
+        denyAfterWait(entry, DenyCode.Refused, EMPTY);
+        continue;
+      }
+      if (!decision.accepted) {
+        denyAfterWait(entry, DenyCode.Refused, decision.data.subarray(0, MAX_DENY_USER_DATA).slice());
+        continue;
+      }
+      // What was checked before the wait may have changed during it.
+      if (this.byAddress.has(entry.from)) continue;
+      if (this.byId.size >= this.config.maxConnections || this.freeSlots.length === 0) {
+        denyAfterWait(entry, DenyCode.ServerFull, EMPTY);
+        continue;
+      }
+      this.admit(now, entry.from, entry, decision.data.subarray(0, MAX_ACCEPT_USER_DATA).slice());
+    }
+    for (const entry of pending.takeExpired(now)) {
+      this.counters.acceptTimeouts++;
+      denyAfterWait(entry, DenyCode.ServerFull, EMPTY);
+    }
   }
 
   private deny(to: Address, salt: number, reason: DenyCode, userData: Uint8Array): void {

@@ -21,6 +21,11 @@ export type DeliveryMode =
 
 export interface ChannelConfig {
   mode: DeliveryMode;
+  /**
+   * A name to send by: `send(bytes, { channel: "chat" })`. Names are local (not on the wire,
+   * not in the channel hash): 1..64 characters, unique within the list.
+   */
+  name?: string;
   /** Largest message accepted by send() on this channel (bytes). Default 1 MiB for reliable
    *  modes, 64 KiB for unreliable ones. */
   maxMessageBytes?: number;
@@ -81,6 +86,16 @@ export interface EndpointConfig {
   server?: boolean;
   maxConnections?: number; // default 64
   maxPendingHandshakes?: number; // default 256 (client attempts on this endpoint)
+  /** Server: accept decisions an async accept hook may have in progress at once; a handshake
+   *  past it is denied "server-full" (counters.acceptsOverLimit). Default 256. */
+  maxPendingAccepts?: number;
+  /** Server: how long an async accept hook's promise may take; past it the client is denied
+   *  "server-full" (counters.acceptTimeouts) and the late answer ignored. Default 3000 ms
+   *  (below a client's default 5000 ms connect timeout, so the client hears the deny). */
+  acceptTimeoutMs?: number;
+  /** Called (outside any drive call) when an async accept hook's promise settled: drive the
+   *  endpoint soon (its pollTimeout is then due). The API's driver requests a service. */
+  onAcceptSettled?: () => void;
   /**
    * Handshake packets accepted per source host per second (a host: its IPv4 address or IPv6
    * /64, whatever its ports; burst the same number, at least 3). Default 10.
@@ -134,8 +149,11 @@ export interface EndpointConfig {
   /** Thresholds for the chosen controller (src/congestion: `default`, `binary`, `fixed`
    *  sections). The session fills in `mtu` and a per-connection `seed` unless given here. */
   congestionOptions?: Omit<CongestionConfig, "algorithm">;
-  /** Accept hook (server): sees the client's user data; return true, false or a deny. */
-  accept?: (request: ConnectRequestInfo) => AcceptDecision;
+  /**
+   * Accept hook (server): sees the client's user data; return true, false or a deny, or a
+   * promise of one (the handshake waits for it, within maxPendingAccepts and acceptTimeoutMs).
+   */
+  accept?: (request: ConnectRequestInfo) => AcceptDecision | PromiseLike<AcceptDecision>;
   /** Seed for the randomness that needs no secrecy (initial sequences, the congestion
    *  controllers' phases). Tests fix it; adapters pass a crypto-random one. */
   seed?: number;
@@ -241,6 +259,9 @@ export type EndpointEvent =
       reason: DisconnectReason;
       deny?: DenyReason;
       userData?: Uint8Array;
+      /** The connection's final stats (the session Endpoint always sets them; after this
+       *  event its stats() no longer answers). */
+      stats?: ConnectionStats;
     }
   | { type: "receipt"; connection: ConnectionId; receipt: number; delivered: boolean }
   | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number }
@@ -252,7 +273,11 @@ export type EndpointEvent =
   | { type: "punch"; address: Address; token: Uint8Array };
 
 export interface ConnectionStats {
+  /** Smoothed RTT (RFC 6298 SRTT, gain 1/8), ms; NaN before the first sample. */
   rttMs: number;
+  /** An exponentially smoothed moving average of the RTT, moving 10% of the way toward
+   *  each sample (the same samples as `rttMs`), ms; NaN before the first sample. */
+  rttEwmaMs: number;
   rttVarMs: number;
   minRttMs: number;
   jitterMs: number;

@@ -27,7 +27,7 @@ export function firstUnknownKey(options: object, known: ReadonlySet<string>): st
 }
 
 /** The known key within 2 edits of `key` (the nearest), or undefined. */
-function closestKey(key: string, known: Iterable<string>): string | undefined {
+export function closestKey(key: string, known: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const candidate of known) {

@@ -25,10 +25,11 @@ import { UserDataTooLargeError } from "../session/errors.js";
 import { MAX_DISCONNECT_USER_DATA } from "../session/handshake.js";
 import type { WorkerLink } from "./link.js";
 import { MessageQueue } from "../api/message-queue.js";
+import { channelNameIndex, checkSendOptionKeys, resolveChannel } from "../api/send-options.js";
 import type { RuntimeName, WorkerEvent } from "./protocol.js";
 import { fromWireError } from "./wire-errors.js";
 
-export interface WorkerConnectionEvents extends ConnectionEvents {
+export interface WorkerConnectionEvents extends Omit<ConnectionEvents, "error"> {
   /** A send the worker's endpoint refused, when no receipt promise was there to reject. */
   error: Error;
 }
@@ -75,6 +76,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   #stats: ConnectionStats;
   #statsAt: number;
   #channels: readonly ChannelConfig[];
+  /** Channel name -> index, built at the first send by name. */
+  #names: ReadonlyMap<string, number> | undefined;
   #limits: readonly number[];
   #transferOnSend: boolean;
   #maxQueued: number;
@@ -127,7 +130,9 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
   send(data: Uint8Array, options: SendCallOptions = {}): Promise<boolean> | void {
     if (!this.#open || this.#closing) throw new ClosedError(`connection ${this.id} to ${this.address}`);
     if (!(data instanceof Uint8Array)) throw new InvalidDataError(data);
-    const channel = options.channel ?? 0;
+    checkSendOptionKeys(options);
+    const named = options.channel ?? 0;
+    const channel = typeof named === "number" ? named : resolveChannel(named, (this.#names ??= channelNameIndex(this.#channels) ?? new Map()));
     const config = Number.isInteger(channel) ? this.#channels[channel] : undefined;
     if (config === undefined) throw new UnknownChannelError(channel, this.#channels.length);
     const key = options.key;

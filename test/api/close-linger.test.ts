@@ -74,6 +74,7 @@ describe("server.close()", () => {
     const uncaught: unknown[] = [];
     const onUncaught = (e: unknown): void => void uncaught.push(e);
     process.on("uncaughtException", onUncaught);
+    server.on("error", onUncaught);
     const client = await connect(`127.0.0.1:${server.address.port}`, { protocolId });
     try {
       const pump = setInterval(() => {

@@ -45,10 +45,18 @@ describe("public API on Node (real engine)", () => {
   });
 
   it("an aborted connect rejects with ConnectAbortedError", async () => {
-    const controller = new AbortController();
-    const pending = connect("127.0.0.1:9", { ...base, signal: controller.signal, connectTimeoutMs: 5000 });
-    setTimeout(() => controller.abort(), 50);
-    await expect(pending).rejects.toBeInstanceOf(ConnectAbortedError);
+    // A socket that never answers (a closed port answers port unreachable: ConnectRefusedError).
+    const { createSocket } = await import("node:dgram");
+    const silent = createSocket("udp4");
+    await new Promise<void>((resolve) => silent.bind(0, "127.0.0.1", resolve));
+    try {
+      const controller = new AbortController();
+      const pending = connect(`127.0.0.1:${silent.address().port}`, { ...base, signal: controller.signal, connectTimeoutMs: 5000 });
+      setTimeout(() => controller.abort(), 50);
+      await expect(pending).rejects.toBeInstanceOf(ConnectAbortedError);
+    } finally {
+      silent.close();
+    }
   });
 
   it("echo over IPv6 loopback with async iteration, receipts, then send-after-close throws", async () => {

@@ -7,6 +7,7 @@
 // 100 unreliable (channel 2), 160 LatestState updates over 8 keys (channel 5) and one 1 MiB
 // message (channel 6, reliable-ordered); the server echoes everything. Every payload checks
 // itself byte by byte (fixtures/peer.mjs).
+import { createSocket, type Socket } from "node:dgram";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type RunningProxy } from "../../runtimes/node/proxy.js";
 import { assertBuilt, RUNTIMES, startPeer, type Peer, type PlanResult, type RuntimeName } from "./helpers.js";
@@ -120,9 +121,17 @@ describe("the proxies in those runs", () => {
 });
 
 describe.concurrent("typed errors from the adapters", () => {
+  // A bound socket that never answers (a closed port answers port unreachable, which Node and
+  // Bun report as ConnectRefusedError: client-options.test.ts).
+  let silent: Socket;
+  beforeAll(async () => {
+    silent = createSocket("udp4");
+    await new Promise<void>((resolve) => silent.bind(0, "127.0.0.1", resolve));
+  });
+  afterAll(() => silent.close());
   for (const runtime of RUNTIMES) {
     it(`${runtime}: connect to a silent port rejects with ConnectTimeoutError`, async () => {
-      const client = await startPeer(runtime, "client", { target: "127.0.0.1:9", plan: [], connectTimeoutMs: 600 });
+      const client = await startPeer(runtime, "client", { target: `127.0.0.1:${silent.address().port}`, plan: [], connectTimeoutMs: 600 });
       const result = (await client.waitFor("ok")) as unknown as PlanResult;
       expect(result.ok).toBe(false);
       expect(result.error?.code).toBe("ERR_CONNECT_TIMEOUT");

@@ -34,9 +34,13 @@ describe("endpoint API contract", () => {
     const c = client.connect(0, "10.0.0.1:7777");
     client.close(c); // still connecting: closes at once, "disconnect" queued
     expect(() => client.send(c, new Uint8Array(1), { channel: 0 })).toThrow(expect.objectContaining({ code: "ERR_CONNECTION_CLOSED" }));
-    expect(() => client.stats(c)).toThrow(expect.objectContaining({ code: "ERR_CONNECTION_CLOSED" }));
+    // stats() answers with the final figures until the event is polled; the event carries them.
+    const final = client.stats(c);
+    expect(final.packets.inFlight).toBe(0);
     const ev = client.pollEvent();
     expect(ev?.type).toBe("disconnect");
+    expect(ev?.type === "disconnect" ? ev.stats : undefined).toBe(final);
+    expect(() => client.stats(c)).toThrow(expect.objectContaining({ code: "ERR_UNKNOWN_CONNECTION" }));
     expect(() => client.send(c, new Uint8Array(1), { channel: 0 })).toThrow(expect.objectContaining({ code: "ERR_UNKNOWN_CONNECTION" }));
   });
 });

@@ -476,7 +476,7 @@ describe("address migration (NAT rebinding)", () => {
       h.client.send(c, payload(i++, 50), { channel: 0 }, now);
     });
     const closes = h.clientEvents.filter((e) => e.type === "disconnect");
-    expect(closes).toEqual([{ type: "disconnect", connection: c, reason: "no-connection" }]);
+    expect(closes).toEqual([{ type: "disconnect", connection: c, reason: "no-connection", stats: expect.anything() }]);
     expect(h.server.counters.rebindChallengesSent).toBe(0);
   });
 
@@ -490,7 +490,7 @@ describe("address migration (NAT rebinding)", () => {
       if (closedAt < 0 && h.clientEvents.some((e) => e.type === "disconnect")) closedAt = now;
       if (closedAt < 0) h.client.send(c, payload(i++, 50), { channel: 0 }, now);
     });
-    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: c, reason: "no-connection" }]);
+    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: c, reason: "no-connection", stats: expect.anything() }]);
     expect(h.server.counters.rebindsRefused).toBeGreaterThanOrEqual(1);
     expect(h.server.counters.rebindChallengesSent).toBe(0);
     expect(h.server.counters.migrations).toBe(0);
@@ -511,7 +511,7 @@ describe("address migration (NAT rebinding)", () => {
       if (closedAt < 0 && h.clientEvents.some((e) => e.type === "disconnect")) closedAt = now;
       if (closedAt < 0) h.client.send(c, payload(1, 50), { channel: 0 }, now);
     });
-    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: c, reason: "no-connection" }]);
+    expect(h.clientEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: c, reason: "no-connection", stats: expect.anything() }]);
     // Data -> NO_CONNECTION -> request -> NO_CONNECTION: two round trips (40 ms) and a tick.
     // (The answer to the request is not held back by the per-address NO_CONNECTION limiter,
     // whose burst the data's answers use up: through it, this took ~1.5 s of retries.)
@@ -836,7 +836,7 @@ describe("a session id alone", () => {
     expect(h.clientEvents.filter((e) => e.type === "disconnect").map((e) => e.type === "disconnect" && e.reason)).toEqual(["normal"]);
     expect(h.server.connectionCount).toBe(1);
     h.runUntil(h.now + 2500);
-    expect(h.serverEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: s, reason: "timeout" }]);
+    expect(h.serverEvents.filter((e) => e.type === "disconnect")).toEqual([{ type: "disconnect", connection: s, reason: "timeout", stats: expect.anything() }]);
   });
 
   it("a DISCONNECT with a live session's id from any other address closes nothing", () => {

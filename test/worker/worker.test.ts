@@ -261,10 +261,17 @@ describe("ackwire/worker on Bun and Deno", () => {
 
 describe("ackwire/worker errors", () => {
   it("rebuilds typed errors on this thread and refuses options that cannot cross", async () => {
-    // A silent port: the worker's connect times out; the error arrives as the same class.
-    const timeout = await workerApi.connect("127.0.0.1:9", { protocolId: PROTOCOL_ID, connectTimeoutMs: 300 }).catch((e: unknown) => e);
+    // A silent port (bound, never answering): the worker's connect times out; the error arrives
+    // as the same class. A closed port answers port unreachable: ConnectRefusedError, as a class too.
+    const { createSocket } = await import("node:dgram");
+    const silent = createSocket("udp4");
+    await new Promise<void>((resolve) => silent.bind(0, "127.0.0.1", resolve));
+    const timeout = await workerApi.connect(`127.0.0.1:${silent.address().port}`, { protocolId: PROTOCOL_ID, connectTimeoutMs: 300 }).catch((e: unknown) => e);
+    silent.close();
     expect(timeout).toBeInstanceOf(workerApi.ConnectTimeoutError);
     expect((timeout as { code: string }).code).toBe("ERR_CONNECT_TIMEOUT");
+    const refused = await workerApi.connect("127.0.0.1:9", { protocolId: PROTOCOL_ID, connectTimeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(workerApi.ConnectRefusedError);
     // Functions cannot be cloned to the worker: refused at once, with what to do instead.
     await expect(workerApi.listen({ protocolId: PROTOCOL_ID, accept: () => true } as never)).rejects.toBeInstanceOf(workerApi.InvalidOptionError);
 
