@@ -30,6 +30,7 @@ import {
 import { RttEstimator } from "../congestion/rtt.js";
 import { doubleArray } from "../congestion/doubles.js";
 import { OWNER_BASE, OWNER_SLOTS, newStateArray } from "../congestion/state-layout.js";
+import { ReorderingWindow } from "../congestion/reordering.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import { PingTracker, pingTrackerOnAck } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
@@ -206,12 +207,11 @@ const TIME_EPSILON_MS = 1e-6;
 const LOSS_GAIN = 1 / 64;
 const LOST_MEMORY = 64;
 /**
- * Reordering (RFC 8985's adaptive reordering window, for the packet threshold): it widens to
- * what was seen, at most to the ack window (a packet further behind is never acked late
- * anyway), and goes back after this many declared losses without new reordering evidence.
+ * Reordering, packet threshold: it widens to the distance seen, at most to the ack window (a
+ * packet further behind is never acked late anyway), and goes back with the time threshold's
+ * window (ReorderingWindow: after 16 recoveries without a spurious loss).
  */
 const REORDER_MAX_PACKETS = 33;
-const REORDER_RESET_LOSSES = 16;
 /** Eliciting packets received since our last send at which an ack leaves without delay. */
 const ACK_NOW_PACKETS = 8;
 /** How long after the predicted send an ack waiting for it leaves on its own. */
@@ -364,8 +364,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    *  is reordering evidence. */
   private recentlyLostBehind: Uint16Array | undefined;
   private spuriousLosses = 0;
-  /** Losses declared since the last reordering evidence (REORDER_RESET_LOSSES). */
-  private lossesSinceReorder = 0;
+  /** The time threshold's reordering window (RFC 8985), allocated at the first loss. */
+  private reordering: ReorderingWindow | undefined;
   /**
    * The newest packet the datagram being read acknowledged (the last ack record: they come
    * oldest first): -1 before any, NaN if it came in time, else its round trip, as it was acked
@@ -611,8 +611,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * review of that change).
    */
   private onReordering(behind: number): void {
-    this.lossesSinceReorder = 0;
     this.delivery.widenPacketThreshold(behind, REORDER_MAX_PACKETS);
+    if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.delivery.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }
 
   /**
@@ -719,6 +719,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
     // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
     // declare lost, and the call, which is not inlined here, would box its two delays.
+    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) {
+      this.delivery.resetPacketThreshold();
+      this.rttChanged();
+    }
     if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
     this.armLossTimer();
     this.drainToEvents();
@@ -757,8 +761,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
     const largest = d.largestAckedSequence;
     // (The loss delay is Infinity before the first RTT sample: then only the RTO applies.)
-    if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
-      at = Math.min(at, oldest + this.num[Num.LossDelayCachedMs]);
+    // Such a packet is not declared lost by the RTO (detectLosses), so its timer is the loss
+    // delay alone, longer than the RTO on a path that reorders.
+    if (largest >= 0 && sequenceGreaterThan(largest, sequence) && this.num[Num.LossDelayCachedMs] !== Infinity) {
+      at = oldest + this.num[Num.LossDelayCachedMs];
     }
     this.num[Num.RetransmitAt] = at;
   }
@@ -772,8 +778,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // actually reports: a game's 30 Hz streams wait ~8 ms on a 50 ms path, and allowing the full
     // 15 ms there delays every tail-loss recovery (loss-latency test: p99 95 -> 106 ms).
     this.num[Num.RtoCachedMs] = rtt.rtoMs() + Math.max(this.host.config.ackDelayMs, this.num[Num.PeerAckDelayMs]);
-    this.num[Num.LossDelayCachedMs] =
-      rtt.sampleCount === 0 ? Infinity : Math.max((9 / 8) * Math.max(rtt.smoothedMs, rtt.latestMs), TIMER_GRANULARITY_MS);
+    if (rtt.sampleCount === 0) {
+      this.num[Num.LossDelayCachedMs] = Infinity;
+    } else {
+      const base = Math.max(rtt.smoothedMs, rtt.latestMs);
+      const r = this.reordering;
+      const window = r === undefined ? base / 8 : r.windowMs(rtt.minMs, rtt.smoothedMs, base);
+      this.num[Num.LossDelayCachedMs] = Math.max(base + window, TIMER_GRANULARITY_MS);
+    }
   }
 
   private drainToEvents(): void {
@@ -889,8 +901,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
-      // REORDER_RESET_LOSSES losses without reordering evidence: the default threshold again.
-      if (++this.lossesSinceReorder === REORDER_RESET_LOSSES) this.delivery.resetPacketThreshold();
+      (this.reordering ??= new ReorderingWindow()).onLoss(this.delivery.newestDispatched + 1);
       lost[sequence & (LOST_MEMORY - 1)] = sequence;
       (this.recentlyLostRecords ??= new Array<SentPacket | undefined>(LOST_MEMORY).fill(undefined))[sequence & (LOST_MEMORY - 1)] = record;
       const largest = this.delivery.largestAckedSequence;
