@@ -6,7 +6,7 @@
  *   const w = new ReorderingWindow();
  *   w.onLoss(nextSequence);              // a packet was declared lost (starts a recovery)
  *   w.onSpuriousLoss(next, minRtt, srtt); // a packet declared lost behind a newer acked one was acked after all
- *   w.onAcked(largestAcked);             // after acks: ends a round and a recovery; true if the window shrank
+ *   w.onAcked(largestAcked);             // after acks: ends a round and a recovery; true if mult fell to 1
  *   w.windowMs(minRttMs, srttMs, rttMs); // the window the time threshold adds to the RTT
  *
  * A packet sent before the newest acknowledged one is lost once it is older than RTT + window.
@@ -15,9 +15,9 @@
  * min(mult x min RTT / 4, SRTT) with mult = 1, and each later one in a new round (RACK's
  * dsack_round: the round ends when a packet sent after it is acknowledged) adds 1 to mult. Each
  * such ack also sets `persist` to 16; each recovery (from a declared loss to the ack of a packet
- * sent after it) that ends with no spurious loss in it takes 1 off, and at 0 the window is
- * RFC 9002's again. The window never goes below RTT / 8, so it never declares a loss sooner
- * than that threshold did.
+ * sent after it) that ends with no spurious loss in it takes 1 off, and at 0 mult is 1 again
+ * (RFC 8985: a path seen to reorder keeps a window of min RTT / 4). The window never goes below
+ * RTT / 8, so it never declares a loss sooner than RFC 9002's threshold.
  *
  * The state is six numbers, kept here so the unit can move into the engine as it is.
  */
@@ -90,9 +90,9 @@ export class ReorderingWindow {
     if (this.recoveryEnd === NONE || sequenceGreaterThan(this.recoveryEnd, largestAcked)) return false;
     this.recoveryEnd = NONE;
     if (this.recoverySpurious || this.mult === 0) return false;
-    if (--this.persist > 0) return false;
-    this.mult = 0;
-    this.roundEnd = NONE;
+    // RFC 8985: back to mult 1, not to no window: the path has been seen to reorder.
+    if (this.mult === 1 || --this.persist > 0) return false;
+    this.mult = 1;
     return true;
   }
 

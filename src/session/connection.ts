@@ -139,8 +139,9 @@ const enum Num {
    * peer's delay often arrived just after the timer fired.
    */
   RtoCachedMs,
-  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
-   *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
+  /** RFC 9002 §6.1.2: max(smoothed RTT, latest RTT) plus the reordering window (an eighth of
+   *  it, 9/8 in all, until the path is seen to reorder: ReorderingWindow), at least the timer
+   *  granularity (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
   LossDelayCachedMs,
   /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
   PeerAckDelayMs,
@@ -207,11 +208,13 @@ const TIME_EPSILON_MS = 1e-6;
 const LOSS_GAIN = 1 / 64;
 const LOST_MEMORY = 64;
 /**
- * Reordering, packet threshold: it widens to the distance seen, at most to the ack window (a
- * packet further behind is never acked late anyway), and goes back with the time threshold's
- * window (ReorderingWindow: after 16 recoveries without a spurious loss).
+ * The packet threshold once the path has been seen to reorder: the ack window (a packet further
+ * behind can no longer be acknowledged).
  */
 const REORDER_MAX_PACKETS = 33;
+/** How far behind the newest received packet an arrival is acked at once (of the 32 the
+ *  ack bits cover: the next ack may come up to an ack threshold, 16 at most, later). */
+const REORDERED_ACK_NOW_BEHIND = 16;
 /** Eliciting packets received since our last send at which an ack leaves without delay. */
 const ACK_NOW_PACKETS = 8;
 /** How long after the predicted send an ack waiting for it leaves on its own. */
@@ -534,11 +537,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.received++;
     if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
     this.newestAckedInDatagram = -1;
+    let behindNewest = 0;
     if (this.newestReceivedSeq < 0 || sequenceGreaterThan(sequence, this.newestReceivedSeq)) {
       this.newestReceivedSeq = sequence;
       this.num[Num.NewestReceivedAt] = now;
       this.newestReceivedUnreported = elicits;
       this.receiveTimeUnreported = true;
+    } else {
+      behindNewest = (this.newestReceivedSeq - sequence) & 0xffff;
     }
     this.onPeerAlive(now);
     // Only a connected side acks: a closing one sends nothing but DISCONNECT, and an ack timer
@@ -552,6 +558,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
     if (this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
+    // A packet that arrived behind newer ones (a reordering path) is acked at once when it is
+    // far enough behind to leave the 33-packet ack window before the next ack would: otherwise
+    // its arrival is never reported and the sender declares it lost (RFC 9000 §13.2.1 acks
+    // every out-of-order packet at once; this acks only those at risk).
+    if (behindNewest >= REORDERED_ACK_NOW_BEHIND) this.num[Num.AckDelayAt] = now;
   }
 
   /**
@@ -602,16 +613,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /**
    * A packet declared lost `behind` sequences behind a newer acknowledged one arrived after
-   * all: the path reorders. The packet threshold widens to that distance (RFC 8985), so the
-   * next ones are not resent: with a fixed threshold of 3 most reordered packets were resent and
-   * the bandwidth estimate ratcheted down (a 10 Mbit/s upload ran at 2.5 Mbit/s over a path
-   * with 20 ms of reordering jitter and no loss; found by an extreme-network review). The time
-   * threshold and the RTO are left as they are: widening them too made a 30 Hz stream's real
-   * losses wait longer (p99 90 -> 151 ms with 1 % of datagrams held back 40 ms; found by a
-   * review of that change).
+   * all: the path reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet
+   * threshold goes to the ack window, so only a packet that can no longer be acknowledged is
+   * lost by it, and the time threshold's window grows (ReorderingWindow: once per round, by
+   * min RTT / 4, up to SRTT; back after 16 recoveries without a spurious loss). Widening the
+   * packet threshold only to the distance seen cost a spurious loss at each new distance.
    */
-  private onReordering(behind: number): void {
-    this.delivery.widenPacketThreshold(behind, REORDER_MAX_PACKETS);
+  private onReordering(_behind: number): void {
+    this.delivery.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
     if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.delivery.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }
 
@@ -719,10 +728,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
     // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
     // declare lost, and the call, which is not inlined here, would box its two delays.
-    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) {
-      this.delivery.resetPacketThreshold();
-      this.rttChanged();
-    }
+    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) this.rttChanged();
     if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
     this.armLossTimer();
     this.drainToEvents();
