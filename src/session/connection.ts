@@ -31,6 +31,7 @@ import { RttEstimator } from "../congestion/rtt.js";
 import { doubleArray } from "../congestion/doubles.js";
 import { OWNER_BASE, OWNER_SLOTS, newStateArray } from "../congestion/state-layout.js";
 import { ReorderingWindow } from "../congestion/reordering.js";
+import { QlogTracer, type TraceFactory } from "../trace/qlog.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import { PingTracker, pingTrackerOnAck } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
@@ -367,6 +368,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    *  is reordering evidence. */
   private recentlyLostBehind: Uint16Array | undefined;
   private spuriousLosses = 0;
+  /** The connection's qlog trace (EndpointConfig.trace), or undefined: one check per event. */
+  private trace: QlogTracer | undefined;
   /** The time threshold's reordering window (RFC 8985), allocated at the first loss. */
   private reordering: ReorderingWindow | undefined;
   /**
@@ -422,6 +425,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     // The connection is its own delivery handler (no closure pair per connection).
     this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
+    if (config.trace !== undefined) this.startTrace(config.trace, now);
     this.cc = createController(controllerConfig(config, ccSeed), this.num);
     this.num[Num.LastReceivedAt] = now;
     this.num[Num.LastSentAt] = now;
@@ -535,6 +539,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.trailerAckSeq = trailerAck;
     if (trailerAck >= 0) this.num[Num.TrailerAckDelayMs] = trailerDelayMs;
     this.received++;
+    if (this.trace !== undefined) this.trace.packetReceived(now, sequence, elicits);
     if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
     this.newestAckedInDatagram = -1;
     let behindNewest = 0;
@@ -585,6 +590,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   onPacketAcked(now: number, sequence: number): void {
+    if (this.trace !== undefined) this.trace.packetAcked(now, sequence);
     this.lastAckLateMs = this.delivery.acknowledge(sequence, now) ? NaN : this.onLateAck(now, sequence);
   }
 
@@ -601,6 +607,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (lost === undefined || lost[slot] !== sequence) return NaN;
     lost[slot] = -1;
     this.spuriousLosses++;
+    if (this.trace !== undefined) this.trace.spuriousLoss(now, sequence);
     const records = this.recentlyLostRecords;
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
@@ -878,6 +885,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     rtt.onSample(at, sample);
     this.rttChanged();
     pingTrackerOnAck(this.num, at, at - sample, 1);
+    if (this.trace !== undefined) this.traceMetrics(at);
   }
 
   /**
@@ -896,6 +904,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDropped(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
+    if (this.trace !== undefined) this.trace.packetLost(now, sequence, record !== undefined ? record.bytes : 0);
     this.ackFrequency.onLost(sequence);
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeLost(sequence, now);
@@ -1284,6 +1293,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private pathMtuChanged(): void {
     const pathMtu = this.pathMtu as PathMtu;
     this.datagramMtu = pathMtu.current;
+    if (this.trace !== undefined) this.trace.mtu(NaN, pathMtu.current);
     this.probeCheckAt = pathMtu.nextCheckAt();
     this.mtuAwaitsAck = pathMtu.awaitingAck;
     this.probeQueued = 0; // chosen before this change: choose again
@@ -1299,6 +1309,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
     const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
+    if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {
       this.ccInFlightBytes += length;
       if (this.num[Num.RetransmitAt] === Infinity) this.num[Num.RetransmitAt] = now + this.num[Num.RtoCachedMs]; // RFC 6298 §5.1
@@ -1508,6 +1519,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * but the reported estimate forgets the old path's measured capacity (onPathChange).
    */
   moveTo(now: number, to: Address): void {
+    if (this.trace !== undefined) this.trace.migration(now, this.address, to);
     this.address = to;
     // Closing (moved by a repeated RESPONSE, acceptedElsewhere): the goodbye goes to the new
     // address right after the ACCEPT, not at the next resend. Closing sends no acks.
@@ -1613,6 +1625,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.closeDeny = deny;
     if (userData !== undefined) this.closeUserData = userData;
     this.clearTimers();
+    if (this.trace !== undefined) this.trace.closed(NaN, typeof reason === "object" ? `app ${reason.app}` : reason);
   }
 
   /** Release everything (called once by the endpoint after finish()). */
@@ -1621,6 +1634,30 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.channels.failAll(now);
     this.channels.releaseBudget();
     this.drainToEvents();
+  }
+
+  // ---- trace ----------------------------------------------------------------------------------
+
+  private startTrace(factory: TraceFactory, now: number): void {
+    const vantage = this.role === Role.Client ? "client" : "server";
+    const sink = factory({ connection: this.id, vantage, now, peer: this.address });
+    if (sink === undefined) return;
+    this.trace = new QlogTracer(sink, { vantage, referenceTime: now, title: `ackwire ${vantage} connection ${this.id}`, peer: this.address });
+    this.trace.mtu(now, this.datagramMtu);
+  }
+
+  /** RTT and congestion figures after an RTT sample (the tracer writes only changes). */
+  private traceMetrics(now: number): void {
+    const rtt = this.rtt;
+    (this.trace as QlogTracer).metrics(now, {
+      minRttMs: rtt.minMs,
+      smoothedRttMs: rtt.smoothedMs,
+      latestRttMs: rtt.latestMs,
+      rttVarMs: rtt.rttVarMs,
+      congestionWindowBytes: this.cc.windowBytes(),
+      bytesInFlight: this.ccInFlightBytes,
+      pacingRateBps: this.cc.pacingRateBytesPerSec() * 8,
+    });
   }
 
   // ---- stats ----------------------------------------------------------------------------------
