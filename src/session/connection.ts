@@ -612,21 +612,21 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
     const behind = this.recentlyLostBehind?.[slot] ?? 0;
-    if (behind > 0) this.onReordering(behind);
+    if (behind > 0) this.onReordering();
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
     return record !== undefined ? now - record.sentTime : NaN;
   }
 
   /**
-   * A packet declared lost `behind` sequences behind a newer acknowledged one arrived after
-   * all: the path reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet
+   * A packet declared lost behind a newer acknowledged one arrived after all: the path
+   * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet
    * threshold goes to the ack window, so only a packet that can no longer be acknowledged is
    * lost by it, and the time threshold's window grows (ReorderingWindow: once per round, by
    * min RTT / 4, up to SRTT; back after 16 recoveries without a spurious loss). Widening the
    * packet threshold only to the distance seen cost a spurious loss at each new distance.
    */
-  private onReordering(_behind: number): void {
+  private onReordering(): void {
     this.delivery.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
     if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.delivery.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }
@@ -733,9 +733,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   afterReceive(now: number): void {
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
+    // The acks may end a reordering round or a recovery (the window may shrink).
+    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) this.rttChanged();
     // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
     // declare lost, and the call, which is not inlined here, would box its two delays.
-    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) this.rttChanged();
     if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
     this.armLossTimer();
     this.drainToEvents();
@@ -1640,8 +1641,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   private startTrace(factory: TraceFactory, now: number): void {
     const vantage = this.role === Role.Client ? "client" : "server";
-    const sink = factory({ connection: this.id, vantage, now, peer: this.address });
-    if (sink === undefined) return;
+    let sink;
+    try {
+      sink = factory({ connection: this.id, vantage, now, peer: this.address });
+    } catch {
+      return; // an application's factory that throws leaves the connection untraced
+    }
+    if (sink === undefined || sink === null || typeof sink.write !== "function") return;
     this.trace = new QlogTracer(sink, { vantage, referenceTime: now, title: `ackwire ${vantage} connection ${this.id}`, peer: this.address });
     this.trace.mtu(now, this.datagramMtu);
   }

@@ -12,9 +12,10 @@
  * Runtime-neutral: the sink takes text (a callback; the Node adapter's qlogFiles() writes
  * files). Events are buffered and handed to the sink in chunks of about FLUSH_CHARS, and at
  * flush() and closed(). Times are ms from `referenceTime` (qlog's relative time format); an
- * event given `now` NaN takes the latest time seen. A
- * received packet is written once the next event that follows its reading (a send, a loss, the
- * next packet) begins, so its acks, which the engine reports after it, go in its ack frame.
+ * event given `now` NaN takes the latest time seen. A received packet is written once the next
+ * event that follows its reading (a send, a loss, the next packet) begins, so its acks, which
+ * the engine reports after it, go in its ack frame. A sink that throws ends the trace there
+ * (`failure` holds the error); its connection is not affected.
  *
  * ackwire packets are QUIC-like enough for qvis: a packet is "1RTT" with its 16-bit sequence as
  * packet_number (it wraps: a trace longer than 65536 packets reuses numbers), acknowledgements
@@ -69,6 +70,7 @@ export class QlogTracer {
   private last: TraceMetrics | undefined;
   private lastMtu = -1;
   private done = false;
+  private failed: unknown = undefined;
   /** The latest time an event had: the time of an event given `now` NaN. */
   private latest: number;
 
@@ -159,18 +161,43 @@ export class QlogTracer {
     if (this.done) return;
     this.endReceived();
     this.event(now, "connectivity:connection_closed", JSON.stringify({ reason }));
-    this.done = true;
     this.flush();
-    this.sink.close?.();
+    if (this.done) return; // the sink failed
+    this.done = true;
+    try {
+      this.sink.close?.();
+    } catch (e) {
+      this.failed = e;
+    }
   }
 
   /** Hand everything buffered to the sink. */
   flush(): void {
     this.endReceived();
+    this.deliver();
+  }
+
+  /** The error a sink threw, if one did: the trace stopped there (the connection goes on). */
+  get failure(): unknown {
+    return this.failed;
+  }
+
+  private deliver(): void {
     if (this.buffer.length === 0) return;
     const chunk = this.buffer;
     this.buffer = "";
-    this.sink.write(chunk);
+    try {
+      this.sink.write(chunk);
+    } catch (e) {
+      this.stop(e);
+    }
+  }
+
+  /** An application's sink threw: no more events (a trace must never break its connection). */
+  private stop(e: unknown): void {
+    this.failed = e;
+    this.done = true;
+    this.buffer = "";
   }
 
   private endReceived(): void {
@@ -191,10 +218,6 @@ export class QlogTracer {
     if (now !== now) now = this.latest;
     else if (now > this.latest) this.latest = now;
     this.buffer += `${RS}{"time":${ms(now - this.reference)},"name":"${name}","data":${data}}\n`;
-    if (this.buffer.length >= FLUSH_CHARS) {
-      const chunk = this.buffer;
-      this.buffer = "";
-      this.sink.write(chunk);
-    }
+    if (this.buffer.length >= FLUSH_CHARS) this.deliver();
   }
 }

@@ -97,6 +97,27 @@ describe("qlog traces", () => {
     expect(() => makePair(3, { client: { trace: "traces/" as unknown as TraceFactory } })).toThrow(/trace must be a function/);
   });
 
+  it("a sink or factory that throws ends or skips the trace, never the connection", () => {
+    let writes = 0;
+    const pair = makePair(5, {
+      client: { trace: () => ({ write: () => { writes++; throw new Error("disk full"); } }) },
+      server: { trace: () => { throw new Error("no traces here"); } },
+      pair: { link: { latencyMs: 10 } },
+    });
+    const [c] = connectPair(pair);
+    for (let i = 0; i < 300; i++) {
+      pair.client.send(c, new Uint8Array(1000), { channel: 0 });
+      pair.drive({ maxTimeMs: 5, maxSteps: 10_000 });
+    }
+    pair.drive({ maxTimeMs: 1000, maxSteps: 100_000 });
+    const got = pair.serverEvents().filter((e) => e.type === "message").length;
+    expect(got).toBe(300);
+    expect(writes).toBe(1);
+    const t = new QlogTracer({ write: () => { throw new Error("x"); } }, { vantage: "client", referenceTime: 0 });
+    t.flush();
+    expect((t.failure as Error).message).toBe("x");
+  });
+
   it("buffers events and hands them to the sink in chunks, and everything at flush()", () => {
     const chunks: string[] = [];
     const t = new QlogTracer({ write: (c) => void chunks.push(c) }, { vantage: "server", referenceTime: 1000 });
