@@ -1,7 +1,7 @@
 /**
  * ReorderingWindow: RFC 8985 §6.2 step 4's reo_wnd rules (grow once per round on a spurious
- * loss, min(mult x min RTT / 4, SRTT), reset after 16 recoveries without one), with RFC 9002's
- * RTT / 8 as the window before any reordering and as its floor.
+ * loss, min(mult x min RTT / 4, SRTT), back to mult 1 after 16 recoveries without one), with
+ * RFC 9002's RTT / 8 as the window before any reordering and as its floor.
  */
 import { describe, expect, it } from "vitest";
 import { REORDER_PERSIST_RECOVERIES, ReorderingWindow } from "../../src/congestion/reordering.js";
@@ -46,7 +46,7 @@ describe("ReorderingWindow", () => {
     expect(w.windowMs(4, 200, 200)).toBe(25);
   });
 
-  it("resets after 16 recoveries without a spurious loss, not after recoveries with one", () => {
+  it("shrinks to mult 1 after 16 recoveries without a spurious loss, not after recoveries with one", () => {
     const w = new ReorderingWindow();
     w.onSpuriousLoss(10, MIN, SRTT);
     w.onAcked(10);
@@ -70,8 +70,16 @@ describe("ReorderingWindow", () => {
       expect(reset).toBe(i === REORDER_PERSIST_RECOVERIES);
       next += 5;
     }
-    expect(w.multiplier).toBe(0);
-    expect(w.windowMs(MIN, SRTT, 64)).toBe(8);
+    // Back to mult 1 (RFC 8985), not to no window: the path has been seen to reorder.
+    expect(w.multiplier).toBe(1);
+    expect(w.windowMs(MIN, SRTT, 64)).toBe(10);
+    // And it stays there, however many more quiet recoveries follow.
+    for (let i = 0; i < 40; i++) {
+      w.onLoss(next);
+      expect(w.onAcked(next)).toBe(false);
+      next += 5;
+    }
+    expect(w.multiplier).toBe(1);
   });
 
   it("compares sequences across the 16-bit wrap", () => {
