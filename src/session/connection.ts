@@ -1444,6 +1444,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.rebind !== undefined) return;
     this.rebind = new ClientRebind(now);
     this.setRare(RareTimer.Rebind, now);
+    if (this.trace !== undefined) this.trace.rebind(now, "started");
   }
 
   /**
@@ -1491,6 +1492,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // NO_CONNECTION and the move starts over.
       this.rebind = undefined;
       this.rebindDoneAt = this.delivery.dispatched;
+      if (this.trace !== undefined) this.trace.rebind(NaN, "answered");
       this.restartPathMtu();
       this.setRare(RareTimer.Rebind, Infinity);
       return length;

@@ -7,7 +7,8 @@
  *   t.packetSent(now, sequence, bytes, eliciting)   t.packetReceived(now, sequence, elicits)
  *   t.packetAcked(now, sequence)                     t.packetLost(now, sequence, bytes)
  *   t.spuriousLoss(now, sequence)                    t.metrics(now, {...})
- *   t.mtu(now, bytes)   t.migration(now, from, to)   t.closed(now, reason)   t.flush()
+ *   t.mtu(now, bytes)   t.migration(now, from, to)   t.rebind(now, state)
+ *   t.closed(now, reason)   t.flush()
  *
  * Runtime-neutral: the sink takes text (a callback; the Node adapter's qlogFiles() writes
  * files). Events are buffered and handed to the sink in chunks of about FLUSH_CHARS, and at
@@ -154,6 +155,13 @@ export class QlogTracer {
   migration(now: number, from: string, to: string): void {
     this.endReceived();
     this.event(now, "ackwire:migration", JSON.stringify({ from, to }));
+  }
+
+  /** Client: its address changed under it (a NAT rebinding) and it proves itself from the new
+   *  one: "started", then "answered" when it answers the server's challenge (PROTOCOL §5). */
+  rebind(now: number, state: "started" | "answered"): void {
+    this.endReceived();
+    this.event(now, "ackwire:rebind", `{"state":"${state}"}`);
   }
 
   /** The connection closed: the last event; the sink is flushed and closed. */

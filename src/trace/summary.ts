@@ -144,7 +144,8 @@ export function summarize(trace: QlogTrace): TraceSummary {
         s.mtus.push(d.new as number);
         break;
       case "ackwire:migration":
-        s.migrations++;
+      case "ackwire:rebind":
+        if (e.name === "ackwire:migration" || d.state === "answered") s.migrations++;
         break;
       case "connectivity:connection_closed":
         s.closed = d.reason as string;
