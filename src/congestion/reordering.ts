@@ -10,6 +10,8 @@
  *   w.windowMs(minRttMs, srttMs, rttMs); // the window the time threshold adds to the RTT
  *
  * A packet sent before the newest acknowledged one is lost once it is older than RTT + window.
+ * The caller decides which spurious losses count (the session: only packets sent while the
+ * flow was not application-limited).
  * Until a spurious loss is seen the window is RFC 9002's (RTT / 8: the 9/8 time threshold). The
  * first late ack of a packet declared lost behind a newer one (RACK's DSACK) makes it
  * min(mult x min RTT / 4, SRTT) with mult = 1, and each later one in a new round (RACK's

@@ -612,7 +612,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
     const behind = this.recentlyLostBehind?.[slot] ?? 0;
-    if (behind > 0) this.onReordering();
+    if (behind > 0) this.onReordering(record === undefined || !record.appLimited);
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
     return record !== undefined ? now - record.sentTime : NaN;
@@ -620,14 +620,19 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /**
    * A packet declared lost behind a newer acknowledged one arrived after all: the path
-   * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet
-   * threshold goes to the ack window, so only a packet that can no longer be acknowledged is
-   * lost by it, and the time threshold's window grows (ReorderingWindow: once per round, by
-   * min RTT / 4, up to SRTT; back after 16 recoveries without a spurious loss). Widening the
-   * packet threshold only to the distance seen cost a spurious loss at each new distance.
+   * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet threshold goes
+   * to the ack window, so only a packet that can no longer be acknowledged is lost by it.
+   * Widening it only to the distance seen cost a spurious loss at each new distance.
+   * The time threshold's window grows (ReorderingWindow: once per round, by min RTT / 4, up
+   * to SRTT; back to min RTT / 4 after 16 recoveries without a spurious loss) only on the
+   * evidence of a packet sent while the flow was not application-limited (`grow`): for a
+   * light stream a spurious resend costs one small datagram, while a wider window makes each
+   * of its real losses wait longer (a 30 Hz stream's p99 at 5 % loss rose when datagrams held
+   * back now and then grew it).
    */
-  private onReordering(): void {
+  private onReordering(grow: boolean): void {
     this.delivery.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
+    if (!grow) return;
     if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.delivery.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }
 

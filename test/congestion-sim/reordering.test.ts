@@ -79,4 +79,33 @@ describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no l
     expect(r.lost, why).toBeLessThan(0.01);
     expect(r.mbps, why).toBeGreaterThanOrEqual(0.9 * plain.mbps);
   });
+
+  it("a light stream's late acks leave the time threshold as it was; a bulk flow's widen it", () => {
+    type Internals = { byId: Map<number, { spuriousLosses: number; reordering?: { multiplier: number } }> };
+    // 30 Hz, 100 B, 5 % loss, 1 % of datagrams held back 40 ms: its packets are sent
+    // application-limited, and a wider window would make its real losses wait longer.
+    const pair = makePair(5, { pair: { link: { latencyMs: 25, lossRate: 0.05, reorderRate: 0.01, reorderDelayMs: 40 } } });
+    const c = pair.client.connect(pair.now, pair.serverAddress);
+    pair.drive({ maxTimeMs: 1000, maxSteps: 100_000 });
+    const start = pair.now;
+    for (let i = 0; i < 30 * 30; i++) {
+      pair.client.send(c, payload(i, 100), { channel: 0 });
+      pair.drive({ until: start + (i * 1000) / 30, maxSteps: 100_000 });
+      pair.serverEvents();
+      pair.clientEvents();
+    }
+    const conn = (pair.client as unknown as Internals).byId.get(c)!;
+    expect(conn.spuriousLosses).toBeGreaterThan(0);
+    expect(conn.reordering?.multiplier ?? 0).toBe(0);
+    // A bulk upload over a reordering path: the window grew.
+    const bulk = makePair(1, { pair: { link: { latencyMs: 40, jitterMs: 10, reorder: true, bandwidthBps: 10_000_000, queuePackets: 200 } } });
+    const b = bulk.client.connect(bulk.now, bulk.serverAddress);
+    bulk.drive({ maxTimeMs: 1000, maxSteps: 100_000 });
+    for (let tick = 0; tick < 300; tick++) {
+      while (bulk.client.stats(b).queuedBytes < 256_000) bulk.client.send(b, payload(1, 1000), { channel: 6 });
+      bulk.drive({ maxTimeMs: 10, maxSteps: 200_000 });
+      bulk.serverEvents();
+    }
+    expect((bulk.client as unknown as Internals).byId.get(b)!.reordering?.multiplier ?? 0).toBeGreaterThan(0);
+  });
 });
