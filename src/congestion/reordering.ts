@@ -4,22 +4,23 @@
  *
  * Interface:
  *   const w = new ReorderingWindow();
- *   w.onLoss(nextSequence);              // a packet was declared lost (starts a recovery)
- *   w.onSpuriousLoss(next, minRtt, srtt); // a packet declared lost behind a newer acked one was acked after all
- *   w.onAcked(largestAcked);             // after acks: ends a round and a recovery; true if mult fell to 1
- *   w.windowMs(minRttMs, srttMs, rttMs); // the window the time threshold adds to the RTT
+ *   w.onLoss(next);                       // a packet was declared lost (may start a recovery)
+ *   w.onSpuriousLoss(next, minRtt, srtt); // one declared lost behind a newer acked one was acked
+ *   w.onAcked(largestAcked);              // ends a round and a recovery; true if mult fell to 1
+ *   w.windowMs(minRtt, srtt, rtt);        // what the time threshold adds to the RTT
+ * (`next`: the sequence the next packet sent will have.)
  *
  * A packet sent before the newest acknowledged one is lost once it is older than RTT + window.
  * The caller decides which spurious losses count (the session: only packets sent while the
- * flow was not application-limited).
- * Until a spurious loss is seen the window is RFC 9002's (RTT / 8: the 9/8 time threshold). The
- * first late ack of a packet declared lost behind a newer one (RACK's DSACK) makes it
- * min(mult x min RTT / 4, SRTT) with mult = 1, and each later one in a new round (RACK's
- * dsack_round: the round ends when a packet sent after it is acknowledged) adds 1 to mult. Each
- * such ack also sets `persist` to 16; each recovery (from a declared loss to the ack of a packet
- * sent after it) that ends with no spurious loss in it takes 1 off, and at 0 mult is 1 again
- * (RFC 8985: a path seen to reorder keeps a window of min RTT / 4). The window never goes below
- * RTT / 8, so it never declares a loss sooner than RFC 9002's threshold.
+ * flow was not application-limited). Until a spurious loss is seen the window is RFC 9002's
+ * (RTT / 8: the 9/8 time threshold). The first late ack of a packet declared lost behind a
+ * newer one (RACK's DSACK) makes it min(mult x min RTT / 4, SRTT) with mult = 1, and each later
+ * one in a new round (RACK's dsack_round: the round ends when a packet sent after it is
+ * acknowledged) adds 1 to mult. Each such ack also sets `persist` to 16; each recovery (from a
+ * declared loss to the ack of a packet sent after it) that ends with no spurious loss in it
+ * takes 1 off, and at 0 mult is 1 again (RFC 8985: a path seen to reorder keeps a window of
+ * min RTT / 4). The window never goes below RTT / 8, so it never declares a loss sooner than
+ * RFC 9002's threshold.
  *
  * The state is six numbers, kept here so the unit can move into the engine as it is.
  */
