@@ -2,6 +2,7 @@
  * Reading a qlog JSON-SEQ trace (qlog.ts) back: its events, a summary of them, and the loss
  * timeline (`npx ackwire trace FILE` prints the summary). Runtime-neutral: takes the text.
  */
+import { AckwireError } from "../channels/errors.js";
 
 export interface QlogEvent {
   time: number;
@@ -14,11 +15,10 @@ export interface QlogTrace {
   events: QlogEvent[];
 }
 
-export class TraceFormatError extends Error {
-  readonly code = "ERR_TRACE_FORMAT";
+/** parseQlog() was given text that is not a qlog JSON-SEQ trace. */
+export class TraceFormatError extends AckwireError {
   constructor(message: string) {
-    super(message);
-    this.name = "TraceFormatError";
+    super("ERR_TRACE_FORMAT", message);
   }
 }
 
