@@ -621,8 +621,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /**
    * A packet declared lost behind a newer acknowledged one arrived after all: the path
    * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet threshold goes
-   * to the ack window, so only a packet that can no longer be acknowledged is lost by it.
-   * Widening it only to the distance seen cost a spurious loss at each new distance.
+   * to the ack window, so only a packet that can no longer be acknowledged is lost by it (a
+   * threshold at the distance seen would declare each new, larger distance lost once more).
    * The time threshold's window grows (ReorderingWindow: once per round, by min RTT / 4, up
    * to SRTT; back to min RTT / 4 after 16 recoveries without a spurious loss) only on the
    * evidence of a packet sent while the flow was not application-limited (`grow`): for a
