@@ -7,6 +7,7 @@
 import { PROXY_HELP, ProxyUsageError, parseProxyArgs, formatHostPort } from "../../src/sim/proxy-options.js";
 import type { LinkConfig } from "../../src/sim/link.js";
 import { formatProxyStats, startProxy } from "./proxy.js";
+import { formatSummary, parseQlog, summarize, TraceFormatError } from "../../src/trace/summary.js";
 
 interface NodeProcess {
   argv: string[];
@@ -48,6 +49,7 @@ export const USAGE = `ackwire: reliable UDP for real-time games.
 
 Usage:
   ackwire proxy --to HOST:PORT [options]   run a UDP impairment proxy (see ackwire proxy --help)
+  ackwire trace FILE                       summarize a connection trace (.sqlog, EndpointConfig.trace)
   ackwire --help                           this text
 `;
 
@@ -65,7 +67,8 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     return command === undefined ? 2 : 0;
   }
   if (command === "proxy") return runProxy(rest, io, options.signal);
-  io.err(`error: unknown command "${command}". Commands: proxy. Run ackwire --help.`);
+  if (command === "trace") return runTrace(rest, io);
+  io.err(`error: unknown command "${command}". Commands: proxy, trace. Run ackwire --help.`);
   return 2;
 }
 
@@ -177,4 +180,36 @@ if (entry !== undefined && /\/runtimes\/node\/cli\.(js|ts)$/.test(entry) && (imp
       host.process.exitCode = 1;
     },
   );
+}
+
+/** `ackwire trace FILE`: the summary of a qlog trace. */
+function runTrace(argv: readonly string[], io: CliIo): number {
+  if (argv.length !== 1 || argv[0]!.startsWith("-")) {
+    io.err("usage: ackwire trace FILE   (a .sqlog trace written by EndpointConfig.trace, e.g. qlogFiles(dir))");
+    return 2;
+  }
+  const fs = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:fs") as
+    | { readFileSync(path: string, encoding: "utf8"): string }
+    | undefined;
+  if (fs === undefined) {
+    io.err("error: ackwire trace needs process.getBuiltinModule (Node 20.16+)");
+    return 1;
+  }
+  let text: string;
+  try {
+    text = fs.readFileSync(argv[0]!, "utf8");
+  } catch (e) {
+    io.err(`error: cannot read ${argv[0]}: ${(e as Error).message}`);
+    return 1;
+  }
+  try {
+    io.out(formatSummary(summarize(parseQlog(text))));
+    return 0;
+  } catch (e) {
+    if (e instanceof TraceFormatError) {
+      io.err(`error: ${argv[0]}: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
 }

@@ -17,3 +17,5 @@ export * from "../../src/api/public.js";
 // The UDP impairment proxy (docs/SIMULATOR.md): node:dgram, so only on this entry.
 export { startProxy, formatProxyStats } from "./proxy.js";
 export type { NodeProxyOptions, NodeProxyStats, ProxyAddress, RunningProxy } from "./proxy.js";
+// Connection traces to .sqlog files (EndpointConfig.trace / the `trace` option).
+export { qlogFiles } from "./trace.js";

@@ -49,6 +49,8 @@ export interface CommonOptions {
   ackPiggybackMs?: number;
   /** Address migration (see EndpointConfig.migration). Default true. */
   migration?: boolean;
+  /** Connection traces (see EndpointConfig.trace), e.g. `qlogFiles("traces")` from ackwire/node. */
+  trace?: EndpointConfig["trace"];
   /**
    * Seed 004's drop-test switch: discard this fraction (0..1) of outgoing datagrams at random,
    * to see how the game copes with loss on a real network without a proxy. Counted in
@@ -163,7 +165,7 @@ export interface ConnectOptions extends CommonOptions {
 const COMMON_KEYS = [
   "protocolId", "appVersion", "channels", "mtu", "maxMtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
   "engine", "receiveBufferBytes", "sendBufferBytes", "maxQueuedMessages", "highWaterMark", "seed", "engineLimits", "createEndpoint", "congestionOptions",
-  "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest",
+  "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration", "dropTest", "trace",
 ] as const satisfies readonly (keyof CommonOptions)[];
 const LISTEN_KEYS = ["port", "host", "maxConnections", "maxPendingHandshakes", "maxPendingAccepts", "acceptTimeoutMs", "handshakeRatePerAddress", "maxConnectionsPerHost", "maxTotalReceiveBufferBytes", "accept", "secure", "webrtc"] as const satisfies readonly (keyof ListenOptions)[];
 const CONNECT_KEYS = ["userData", "signal", "connectTimeoutMs", "connectToken", "localHost", "localPort"] as const satisfies readonly (keyof ConnectOptions)[];
@@ -235,6 +237,7 @@ export function endpointConfig(options: CommonOptions, server: boolean, extra: P
   const copy = [
     "appVersion", "channels", "mtu", "maxMtu", "timeoutMs", "unresponsiveMs", "keepaliveMs", "maxReceiveBufferBytes", "congestion",
     "engine", "engineLimits", "congestionOptions", "clockSyncMs", "closeTimeoutMs", "ackDelayMs", "ackPiggybackMs", "migration",
+    "trace",
   ] as const;
   for (const key of copy) if (options[key] !== undefined) (config as unknown as Record<string, unknown>)[key] = options[key];
   return config;

@@ -33,6 +33,10 @@ export { Driver, DEFAULT_HIGH_WATER_MARK } from "./driver.js";
 // Seed 001's packet-level notification API, for applications that build their own replication
 // on raw packets (docs/CHANNELS.md, "DeliveryNotificationManager (public)").
 export { DeliveryNotificationManager } from "../channels/delivery-notification.js";
+export { QlogTracer } from "../trace/qlog.js";
+export type { TraceFactory, TraceMetrics, TraceSink, TraceStart } from "../trace/qlog.js";
+export { formatSummary, lossTimeline, parseQlog, summarize, TraceFormatError } from "../trace/summary.js";
+export type { LossRecord, QlogEvent, QlogTrace, TraceSummary } from "../trace/summary.js";
 export type { DeliveryHandler, DeliveryNotificationOptions } from "../channels/delivery-notification.js";
 export { TypedEmitter } from "./emitter.js";
 export * from "./errors.js";

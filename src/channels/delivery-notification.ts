@@ -241,10 +241,10 @@ export class DeliveryNotificationManager<T, R = unknown> {
   }
 
   /**
-   * Report lost every in-flight packet that is older than `timeoutMs` (RTO), or that was sent
-   * before the newest acknowledged packet (by sequence, not by send time) and is either
-   * `packetThreshold` sequences behind it or at least `timeThresholdMs` old (RFC 9002 §6.1.1 and
-   * §6.1.2). "Before" is by sequence because packets sent in one driver pass share one `now`: a
+   * Report lost every in-flight packet that was sent before the newest acknowledged packet (by
+   * sequence, not by send time) and is either `packetThreshold` sequences behind it or at least
+   * `timeThresholdMs` old (RFC 9002 §6.1.1 and §6.1.2), and every other one older than
+   * `timeoutMs` (RTO; with no time threshold, Infinity, every one older than that). "Before" is by sequence because packets sent in one driver pass share one `now`: a
    * send-time comparison would declare the rest of a burst lost as soon as its first packet is
    * acknowledged, and each such declaration becomes a duplicate at the receiver.
    */
@@ -258,7 +258,10 @@ export class DeliveryNotificationManager<T, R = unknown> {
       const beforeLargest = this.largestAcked !== -1 && sequenceGreaterThan(this.largestAcked, sequence);
       const byThreshold =
         beforeLargest && (((this.largestAcked - sequence) & 0xffff) >= this.packetThreshold || age >= timeThresholdMs);
-      const byTimeout = age >= timeoutMs;
+      // A packet sent before an acknowledged one is judged by the thresholds alone (while the
+      // time threshold is known): on a reordering path the time threshold waits longer than
+      // the RTO, and the RTO would still declare the late packets lost.
+      const byTimeout = age >= timeoutMs && !(beforeLargest && timeThresholdMs !== Infinity);
       if (!byThreshold && !byTimeout) break;
       this.drop(slot, now);
       lost++;

@@ -1,4 +1,5 @@
 /** Endpoint configuration with every default filled in and every value checked once. */
+import type { TraceFactory } from "../trace/qlog.js";
 import { DeliveryKind } from "../engine/abi.js";
 import type { CongestionConfig } from "../congestion/controller.js";
 import { SessionConfigError } from "./errors.js";
@@ -55,6 +56,8 @@ export interface ResolvedConfig {
   rateLimitEntries: number;
   /** Address migration allowed (client: tries it; server: accepts it). */
   migration: boolean;
+  /** EndpointConfig.trace, if given. */
+  trace: TraceFactory | undefined;
   /** EndpointConfig.secret (checked: 16+ bytes), crypto-random bytes when neither it nor a
    *  seed was given, or undefined: derived from the seed. */
   secret: Uint8Array | undefined;
@@ -99,6 +102,11 @@ function checkSecret(secret: Uint8Array | undefined): Uint8Array | undefined {
     throw new SessionConfigError(`secret must be a Uint8Array of at least 16 random bytes, got ${secret instanceof Uint8Array ? `${secret.length} bytes` : typeof secret}`);
   }
   return secret.slice(0, 16);
+}
+
+function traceFactory(trace: unknown): TraceFactory | undefined {
+  if (trace === undefined || typeof trace === "function") return trace as TraceFactory | undefined;
+  throw new SessionConfigError(`trace must be a function (connection info) => sink or undefined, e.g. qlogFiles(dir) from ackwire/node; got ${typeof trace}`);
 }
 
 function positive(name: string, value: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -165,6 +173,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     noConnectionRatePerAddress: 2,
     rateLimitEntries: 4096,
     migration: config.migration ?? true,
+    trace: traceFactory(config.trace),
     // Neither a secret nor a seed: a crypto-random secret (an Endpoint must never default to
     // keys every other default Endpoint shares). A seed alone: keys derived from it (tests).
     secret: checkSecret(config.secret) ?? (config.seed === undefined ? cryptoSecret() : undefined),

@@ -30,6 +30,8 @@ import {
 import { RttEstimator } from "../congestion/rtt.js";
 import { doubleArray } from "../congestion/doubles.js";
 import { OWNER_BASE, OWNER_SLOTS, newStateArray } from "../congestion/state-layout.js";
+import { ReorderingWindow } from "../congestion/reordering.js";
+import { QlogTracer, type TraceFactory } from "../trace/qlog.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import { PingTracker, pingTrackerOnAck } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
@@ -138,8 +140,9 @@ const enum Num {
    * peer's delay often arrived just after the timer fired.
    */
   RtoCachedMs,
-  /** RFC 9002 §6.1.2: 9/8 x max(smoothed RTT, latest RTT), at least the timer granularity
-   *  (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
+  /** RFC 9002 §6.1.2: max(smoothed RTT, latest RTT) plus the reordering window (an eighth of
+   *  it, 9/8 in all, until the path is seen to reorder: ReorderingWindow), at least the timer
+   *  granularity (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
   LossDelayCachedMs,
   /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
   PeerAckDelayMs,
@@ -206,12 +209,13 @@ const TIME_EPSILON_MS = 1e-6;
 const LOSS_GAIN = 1 / 64;
 const LOST_MEMORY = 64;
 /**
- * Reordering (RFC 8985's adaptive reordering window, for the packet threshold): it widens to
- * what was seen, at most to the ack window (a packet further behind is never acked late
- * anyway), and goes back after this many declared losses without new reordering evidence.
+ * The packet threshold once the path has been seen to reorder: the ack window (a packet further
+ * behind can no longer be acknowledged).
  */
 const REORDER_MAX_PACKETS = 33;
-const REORDER_RESET_LOSSES = 16;
+/** How far behind the newest received packet an arrival is acked at once (of the 32 the
+ *  ack bits cover: the next ack may come up to an ack threshold, 16 at most, later). */
+const REORDERED_ACK_NOW_BEHIND = 16;
 /** Eliciting packets received since our last send at which an ack leaves without delay. */
 const ACK_NOW_PACKETS = 8;
 /** How long after the predicted send an ack waiting for it leaves on its own. */
@@ -364,8 +368,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    *  is reordering evidence. */
   private recentlyLostBehind: Uint16Array | undefined;
   private spuriousLosses = 0;
-  /** Losses declared since the last reordering evidence (REORDER_RESET_LOSSES). */
-  private lossesSinceReorder = 0;
+  /** The connection's qlog trace (EndpointConfig.trace), or undefined: one check per event. */
+  private trace: QlogTracer | undefined;
+  /** The time threshold's reordering window (RFC 8985), allocated at the first loss. */
+  private reordering: ReorderingWindow | undefined;
   /**
    * The newest packet the datagram being read acknowledged (the last ack record: they come
    * oldest first): -1 before any, NaN if it came in time, else its round trip, as it was acked
@@ -419,6 +425,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     // The connection is its own delivery handler (no closure pair per connection).
     this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
+    if (config.trace !== undefined) this.startTrace(config.trace, now);
     this.cc = createController(controllerConfig(config, ccSeed), this.num);
     this.num[Num.LastReceivedAt] = now;
     this.num[Num.LastSentAt] = now;
@@ -532,13 +539,17 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.trailerAckSeq = trailerAck;
     if (trailerAck >= 0) this.num[Num.TrailerAckDelayMs] = trailerDelayMs;
     this.received++;
+    if (this.trace !== undefined) this.trace.packetReceived(now, sequence, elicits);
     if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
     this.newestAckedInDatagram = -1;
+    let behindNewest = 0;
     if (this.newestReceivedSeq < 0 || sequenceGreaterThan(sequence, this.newestReceivedSeq)) {
       this.newestReceivedSeq = sequence;
       this.num[Num.NewestReceivedAt] = now;
       this.newestReceivedUnreported = elicits;
       this.receiveTimeUnreported = true;
+    } else {
+      behindNewest = (this.newestReceivedSeq - sequence) & 0xffff;
     }
     this.onPeerAlive(now);
     // Only a connected side acks: a closing one sends nothing but DISCONNECT, and an ack timer
@@ -552,6 +563,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
     if (this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
+    // A packet that arrived behind newer ones (a reordering path) is acked at once when it is
+    // far enough behind to leave the 33-packet ack window before the next ack would: otherwise
+    // its arrival is never reported and the sender declares it lost (RFC 9000 §13.2.1 acks
+    // every out-of-order packet at once; this acks only those at risk).
+    if (behindNewest >= REORDERED_ACK_NOW_BEHIND) this.num[Num.AckDelayAt] = now;
   }
 
   /**
@@ -574,6 +590,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   onPacketAcked(now: number, sequence: number): void {
+    if (this.trace !== undefined) this.trace.packetAcked(now, sequence);
     this.lastAckLateMs = this.delivery.acknowledge(sequence, now) ? NaN : this.onLateAck(now, sequence);
   }
 
@@ -590,29 +607,33 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (lost === undefined || lost[slot] !== sequence) return NaN;
     lost[slot] = -1;
     this.spuriousLosses++;
+    if (this.trace !== undefined) this.trace.spuriousLoss(now, sequence);
     const records = this.recentlyLostRecords;
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
     const behind = this.recentlyLostBehind?.[slot] ?? 0;
-    if (behind > 0) this.onReordering(behind);
+    if (behind > 0) this.onReordering(record === undefined || !record.appLimited);
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
     return record !== undefined ? now - record.sentTime : NaN;
   }
 
   /**
-   * A packet declared lost `behind` sequences behind a newer acknowledged one arrived after
-   * all: the path reorders. The packet threshold widens to that distance (RFC 8985), so the
-   * next ones are not resent: with a fixed threshold of 3 most reordered packets were resent and
-   * the bandwidth estimate ratcheted down (a 10 Mbit/s upload ran at 2.5 Mbit/s over a path
-   * with 20 ms of reordering jitter and no loss; found by an extreme-network review). The time
-   * threshold and the RTO are left as they are: widening them too made a 30 Hz stream's real
-   * losses wait longer (p99 90 -> 151 ms with 1 % of datagrams held back 40 ms; found by a
-   * review of that change).
+   * A packet declared lost behind a newer acknowledged one arrived after all: the path
+   * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet threshold goes
+   * to the ack window, so only a packet that can no longer be acknowledged is lost by it (a
+   * threshold at the distance seen would declare each new, larger distance lost once more).
+   * The time threshold's window grows (ReorderingWindow: once per round, by min RTT / 4, up
+   * to SRTT; back to min RTT / 4 after 16 recoveries without a spurious loss) only on the
+   * evidence of a packet sent while the flow was not application-limited (`grow`): for a
+   * light stream a spurious resend costs one small datagram, while a wider window makes each
+   * of its real losses wait longer (a 30 Hz stream's p99 at 5 % loss rose when datagrams held
+   * back now and then grew it).
    */
-  private onReordering(behind: number): void {
-    this.lossesSinceReorder = 0;
-    this.delivery.widenPacketThreshold(behind, REORDER_MAX_PACKETS);
+  private onReordering(grow: boolean): void {
+    this.delivery.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
+    if (!grow) return;
+    if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.delivery.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }
 
   /**
@@ -717,6 +738,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   afterReceive(now: number): void {
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
+    // The acks may end a reordering round or a recovery (the window may shrink).
+    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) this.rttChanged();
     // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
     // declare lost, and the call, which is not inlined here, would box its two delays.
     if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
@@ -757,8 +780,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
     const largest = d.largestAckedSequence;
     // (The loss delay is Infinity before the first RTT sample: then only the RTO applies.)
-    if (largest >= 0 && sequenceGreaterThan(largest, sequence)) {
-      at = Math.min(at, oldest + this.num[Num.LossDelayCachedMs]);
+    // Such a packet is not declared lost by the RTO (detectLosses), so its timer is the loss
+    // delay alone, longer than the RTO on a path that reorders.
+    if (largest >= 0 && sequenceGreaterThan(largest, sequence) && this.num[Num.LossDelayCachedMs] !== Infinity) {
+      at = oldest + this.num[Num.LossDelayCachedMs];
     }
     this.num[Num.RetransmitAt] = at;
   }
@@ -772,8 +797,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // actually reports: a game's 30 Hz streams wait ~8 ms on a 50 ms path, and allowing the full
     // 15 ms there delays every tail-loss recovery (loss-latency test: p99 95 -> 106 ms).
     this.num[Num.RtoCachedMs] = rtt.rtoMs() + Math.max(this.host.config.ackDelayMs, this.num[Num.PeerAckDelayMs]);
-    this.num[Num.LossDelayCachedMs] =
-      rtt.sampleCount === 0 ? Infinity : Math.max((9 / 8) * Math.max(rtt.smoothedMs, rtt.latestMs), TIMER_GRANULARITY_MS);
+    if (rtt.sampleCount === 0) {
+      this.num[Num.LossDelayCachedMs] = Infinity;
+    } else {
+      const base = Math.max(rtt.smoothedMs, rtt.latestMs);
+      const r = this.reordering;
+      const window = r === undefined ? base / 8 : r.windowMs(rtt.minMs, rtt.smoothedMs, base);
+      this.num[Num.LossDelayCachedMs] = Math.max(base + window, TIMER_GRANULARITY_MS);
+    }
   }
 
   private drainToEvents(): void {
@@ -861,6 +892,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     rtt.onSample(at, sample);
     this.rttChanged();
     pingTrackerOnAck(this.num, at, at - sample, 1);
+    if (this.trace !== undefined) this.traceMetrics(at);
   }
 
   /**
@@ -879,6 +911,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** DeliveryHandler: called by the notification manager only. */
   onDropped(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
+    if (this.trace !== undefined) this.trace.packetLost(now, sequence, record !== undefined ? record.bytes : 0);
     this.ackFrequency.onLost(sequence);
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeLost(sequence, now);
@@ -890,8 +923,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
       // Allocated at the first loss: a connection that never loses a packet never needs it.
       const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
-      // REORDER_RESET_LOSSES losses without reordering evidence: the default threshold again.
-      if (++this.lossesSinceReorder === REORDER_RESET_LOSSES) this.delivery.resetPacketThreshold();
+      (this.reordering ??= new ReorderingWindow()).onLoss(this.delivery.newestDispatched + 1);
       lost[sequence & (LOST_MEMORY - 1)] = sequence;
       (this.recentlyLostRecords ??= new Array<SentPacket | undefined>(LOST_MEMORY).fill(undefined))[sequence & (LOST_MEMORY - 1)] = record;
       const largest = this.delivery.largestAckedSequence;
@@ -1268,6 +1300,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private pathMtuChanged(): void {
     const pathMtu = this.pathMtu as PathMtu;
     this.datagramMtu = pathMtu.current;
+    if (this.trace !== undefined) this.trace.mtu(NaN, pathMtu.current);
     this.probeCheckAt = pathMtu.nextCheckAt();
     this.mtuAwaitsAck = pathMtu.awaitingAck;
     this.probeQueued = 0; // chosen before this change: choose again
@@ -1283,6 +1316,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
     const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
     this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
+    if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {
       this.ccInFlightBytes += length;
       if (this.num[Num.RetransmitAt] === Infinity) this.num[Num.RetransmitAt] = now + this.num[Num.RtoCachedMs]; // RFC 6298 §5.1
@@ -1416,6 +1450,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.rebind !== undefined) return;
     this.rebind = new ClientRebind(now);
     this.setRare(RareTimer.Rebind, now);
+    if (this.trace !== undefined) this.trace.rebind(now, "started");
   }
 
   /**
@@ -1463,6 +1498,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // NO_CONNECTION and the move starts over.
       this.rebind = undefined;
       this.rebindDoneAt = this.delivery.dispatched;
+      if (this.trace !== undefined) this.trace.rebind(NaN, "answered");
       this.restartPathMtu();
       this.setRare(RareTimer.Rebind, Infinity);
       return length;
@@ -1492,6 +1528,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * but the reported estimate forgets the old path's measured capacity (onPathChange).
    */
   moveTo(now: number, to: Address): void {
+    if (this.trace !== undefined) this.trace.migration(now, this.address, to);
     this.address = to;
     // Closing (moved by a repeated RESPONSE, acceptedElsewhere): the goodbye goes to the new
     // address right after the ACCEPT, not at the next resend. Closing sends no acks.
@@ -1597,6 +1634,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.closeDeny = deny;
     if (userData !== undefined) this.closeUserData = userData;
     this.clearTimers();
+    if (this.trace !== undefined) this.trace.closed(NaN, typeof reason === "object" ? `app ${reason.app}` : reason);
   }
 
   /** Release everything (called once by the endpoint after finish()). */
@@ -1605,6 +1643,35 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.channels.failAll(now);
     this.channels.releaseBudget();
     this.drainToEvents();
+  }
+
+  // ---- trace ----------------------------------------------------------------------------------
+
+  private startTrace(factory: TraceFactory, now: number): void {
+    const vantage = this.role === Role.Client ? "client" : "server";
+    let sink;
+    try {
+      sink = factory({ connection: this.id, vantage, now, peer: this.address });
+    } catch {
+      return; // an application's factory that throws leaves the connection untraced
+    }
+    if (sink === undefined || sink === null || typeof sink.write !== "function") return;
+    this.trace = new QlogTracer(sink, { vantage, referenceTime: now, title: `ackwire ${vantage} connection ${this.id}`, peer: this.address });
+    this.trace.mtu(now, this.datagramMtu);
+  }
+
+  /** RTT and congestion figures after an RTT sample (the tracer writes only changes). */
+  private traceMetrics(now: number): void {
+    const rtt = this.rtt;
+    (this.trace as QlogTracer).metrics(now, {
+      minRttMs: rtt.minMs,
+      smoothedRttMs: rtt.smoothedMs,
+      latestRttMs: rtt.latestMs,
+      rttVarMs: rtt.rttVarMs,
+      congestionWindowBytes: this.cc.windowBytes(),
+      bytesInFlight: this.ccInFlightBytes,
+      pacingRateBps: this.cc.pacingRateBytesPerSec() * 8,
+    });
   }
 
   // ---- stats ----------------------------------------------------------------------------------

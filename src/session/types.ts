@@ -4,6 +4,7 @@
  * `SansIoNode<EndpointEvent>` from ./sans-io.ts plus the commands below.
  */
 import type { ClientIdentity } from "../secure/server-security.js";
+import type { TraceFactory } from "../trace/qlog.js";
 import type { DeliveryKind } from "../engine/abi.js";
 import type { CongestionConfig } from "../congestion/controller.js";
 import type { Address } from "./sans-io.js";
@@ -144,6 +145,12 @@ export interface EndpointConfig {
    * Default true. False: the client closes with "no-connection", the server refuses moves.
    */
   migration?: boolean;
+  /**
+   * Connection traces (qlog JSON-SEQ, src/trace/qlog.ts): called once per new connection; a
+   * sink it returns receives that connection's trace as text, undefined leaves it untraced.
+   * `qlogFiles(dir)` from ackwire/node writes one .sqlog file per connection. Default none.
+   */
+  trace?: TraceFactory;
   /** Congestion controller: "default" | "binary" | "fixed" | "none". */
   congestion?: string;
   /** Thresholds for the chosen controller (src/congestion: `default`, `binary`, `fixed`

@@ -41,10 +41,10 @@ export interface WorkerFrontOptions {
   transferOnSend?: boolean;
 }
 
-/** listen() options; `accept` and `createEndpoint` cannot cross to the worker (functions). */
-export type WorkerListenOptions = Omit<ListenOptions, "accept" | "createEndpoint"> & WorkerFrontOptions;
-/** connect() options; `createEndpoint` cannot cross to the worker. `signal` stays on this thread. */
-export type WorkerConnectOptions = Omit<ConnectOptions, "createEndpoint"> & WorkerFrontOptions;
+/** listen() options; `accept`, `createEndpoint` and `trace` cannot cross to the worker (functions). */
+export type WorkerListenOptions = Omit<ListenOptions, "accept" | "createEndpoint" | "trace"> & WorkerFrontOptions;
+/** connect() options; `createEndpoint` and `trace` cannot cross to the worker. `signal` stays on this thread. */
+export type WorkerConnectOptions = Omit<ConnectOptions, "createEndpoint" | "trace"> & WorkerFrontOptions;
 
 export interface WorkerServerEvents {
   connection: WorkerConnection;
@@ -79,6 +79,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 function frontOptions(options: WorkerFrontOptions & CommonOptions, call: string): { statsIntervalMs: number; transferOnSend: boolean } {
   if ((options as { createEndpoint?: unknown }).createEndpoint !== undefined) {
     throw new InvalidOptionError(`${call}: createEndpoint is a function and cannot cross to the network worker; use the package root's ${call} to drive a custom endpoint`);
+  }
+  if ((options as { trace?: unknown }).trace !== undefined) {
+    throw new InvalidOptionError(`${call}: trace is a function and cannot cross to the network worker; use the package root's ${call} to trace connections`);
   }
   const statsIntervalMs = options.statsIntervalMs ?? DEFAULT_STATS_INTERVAL_MS;
   if (!(typeof statsIntervalMs === "number" && Number.isFinite(statsIntervalMs) && statsIntervalMs >= 0)) {
@@ -489,3 +492,4 @@ export { RelayConfigError } from "../relay/errors.js";
 export { CongestionConfigError } from "../congestion/errors.js";
 export { ConnectTokenError, SecureConfigError } from "../secure/errors.js";
 export { EngineConfigError } from "../engine/layout.js";
+export { TraceFormatError } from "../trace/summary.js";

@@ -5,6 +5,8 @@
  * datagrams reach the server from the current public address, and the server's datagrams reach
  * the client only if they are sent to it (the old mapping is gone).
  */
+import type { TraceFactory } from "../../src/trace/qlog.js";
+import { parseQlog, summarize } from "../../src/trace/summary.js";
 import { describe, expect, it } from "vitest";
 import { PacketType } from "../../src/engine/abi.js";
 import { Endpoint } from "../../src/session/endpoint.js";
@@ -213,6 +215,30 @@ describe("address migration (NAT rebinding)", () => {
       });
     }
   }
+
+  it("a trace records the move: the server's migration, the client's rebind started and answered", () => {
+    const texts = new Map<string, string>();
+    const trace: TraceFactory = (start) => {
+      texts.set(start.vantage, "");
+      return { write: (chunk) => void texts.set(start.vantage, texts.get(start.vantage)! + chunk) };
+    };
+    const h = new NatHarness(3111, { server: { trace }, client: { trace } });
+    const [c, s] = h.connect();
+    const firstPublic = h.server.addressOf(s);
+    let i = 0;
+    h.runUntil(h.now + 2000, (now) => {
+      if (i === 30) h.publicAddress = "198.51.100.7:41001";
+      h.client.send(c, payload(i++, 50), { channel: 0 }, now);
+    });
+    h.client.close(c, "normal", new Uint8Array(0), h.now);
+    h.runUntil(h.now + 2000);
+    const server = parseQlog(texts.get("server")!).events.filter((e) => e.name === "ackwire:migration");
+    expect(server.map((e) => e.data)).toEqual([{ from: firstPublic, to: "198.51.100.7:41001" }]);
+    const client = parseQlog(texts.get("client")!).events.filter((e) => e.name === "ackwire:rebind");
+    expect(client.map((e) => e.data.state)).toEqual(["started", "answered"]);
+    expect(client[0]!.time).toBeLessThanOrEqual(client[1]!.time);
+    expect(summarize(parseQlog(texts.get("client")!)).migrations).toBe(1);
+  });
 
   it("moves within a few round trips of the first datagram from the new port", () => {
     const h = new NatHarness(3110);

@@ -274,6 +274,7 @@ describe("ackwire/worker errors", () => {
     expect(refused).toBeInstanceOf(workerApi.ConnectRefusedError);
     // Functions cannot be cloned to the worker: refused at once, with what to do instead.
     await expect(workerApi.listen({ protocolId: PROTOCOL_ID, accept: () => true } as never)).rejects.toBeInstanceOf(workerApi.InvalidOptionError);
+    await expect(workerApi.listen({ protocolId: PROTOCOL_ID, trace: () => undefined } as never)).rejects.toThrow(/trace is a function and cannot cross/);
 
     const server = await workerApi.listen({ port: 0, host: "127.0.0.1", protocolId: PROTOCOL_ID });
     const conn = await workerApi.connect(`127.0.0.1:${server.address.port}`, { protocolId: PROTOCOL_ID });
