@@ -86,14 +86,27 @@ export interface SendCallOptions {
   key?: number | undefined;
   /** Ask for a delivery receipt: send() then returns Promise<boolean> (true delivered, false lost). */
   receipt?: boolean;
-  /** Hold the message until now + delayMs (seed 000's delayed send, e.g. to pace a large
-   *  state transfer to a joining player); see docs/CHANNELS.md "Delayed sends". */
+  /** Hold the message until now + delayMs (a delayed send, e.g. to pace a large state
+   *  transfer to a joining player); see docs/CHANNELS.md "Delayed sends". */
   delayMs?: number;
+  /**
+   * Give the message up if it is not delivered within deadlineMs of this call: it is never
+   * resent after that, and its receipt resolves false; on a reliable-ordered channel the peer
+   * is told to skip it, so later messages do not wait behind it. Not on latest-state channels.
+   * See docs/CHANNELS.md "Deadlines".
+   */
+  deadlineMs?: number;
 }
 
 export const DEFAULT_MAX_QUEUED_MESSAGES = 65_536;
 const NO_OPTIONS: SendCallOptions = Object.freeze({});
-const SEND_OPTIONS: { channel: number; key: number | undefined; receipt: boolean; delayMs: number | undefined } = { channel: 0, key: undefined, receipt: false, delayMs: undefined };
+const SEND_OPTIONS: { channel: number; key: number | undefined; receipt: boolean; delayMs: number | undefined; deadlineMs: number | undefined } = {
+  channel: 0,
+  key: undefined,
+  receipt: false,
+  delayMs: undefined,
+  deadlineMs: undefined,
+};
 /** Longer than the endpoint's graceful close timeout (closeTimeoutMs, 3 s by default); a
  *  longer closeTimeoutMs gets a second more than itself. */
 const CLOSE_SAFETY_NET_MS = 5_000;
@@ -272,8 +285,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
    * misuse: ClosedError (closed connection), and the ChannelErrors UnknownChannelError,
    * MessageTooLargeError, InvalidKeyError, TooManyKeysError, InvalidDelayError, InvalidDataError
    * (data not a Uint8Array), UnknownChannelNameError (a channel name no config has), and
-   * InvalidOptionError for an option key send() does not know (`chanel`). `delayMs` counts from
-   * this call.
+   * InvalidOptionError for an option key send() does not know (`chanel`), InvalidDeadlineError.
+   * `delayMs` and `deadlineMs` count from this call.
    */
   send(data: Uint8Array, options?: SendCallOptions & { receipt?: false }): void;
   send(data: Uint8Array, options: SendCallOptions & { receipt: true }): Promise<boolean>;
@@ -293,10 +306,11 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         o.key = options.key;
         o.receipt = receiptWanted;
         const delayMs = (o.delayMs = options.delayMs);
-        // A delay counts from now, not from the driver's last wake-up (the endpoint's clock
-        // between wake-ups). Read the clock only then: the undelayed bulk path reads none.
+        const deadlineMs = (o.deadlineMs = options.deadlineMs);
+        // A delay or a deadline counts from now, not from the driver's last wake-up (the
+        // endpoint's clock between wake-ups). Read the clock only then: the bulk path reads none.
         receipt =
-          delayMs === undefined
+          delayMs === undefined && deadlineMs === undefined
             ? this.#driver.endpoint.send(this.id, data, o)
             : this.#driver.endpoint.send(this.id, data, o, monotonicNow());
       } catch (error) {

@@ -9,7 +9,7 @@ import { ChannelConfigError } from "../channels/errors.js";
 import { InvalidOptionError, UnknownChannelNameError } from "./errors.js";
 
 /** Every key of SendCallOptions. */
-export const SEND_OPTION_KEYS = ["channel", "key", "receipt", "delayMs"] as const;
+export const SEND_OPTION_KEYS = ["channel", "key", "receipt", "delayMs", "deadlineMs"] as const;
 
 /**
  * Throws InvalidOptionError for an own or inherited enumerable key of `options` (with a value
@@ -19,7 +19,7 @@ export const SEND_OPTION_KEYS = ["channel", "key", "receipt", "delayMs"] as cons
  */
 export function checkSendOptionKeys(options: object): void {
   for (const key in options) {
-    if (key === "channel" || key === "key" || key === "receipt" || key === "delayMs") continue;
+    if (key === "channel" || key === "key" || key === "receipt" || key === "delayMs" || key === "deadlineMs") continue;
     if ((options as Record<string, unknown>)[key] === undefined) continue;
     throw new InvalidOptionError(unknownOptionMessage("send()", key, SEND_OPTION_KEYS, "its options are"));
   }

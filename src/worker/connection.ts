@@ -20,7 +20,7 @@ import { TypedEmitter } from "../api/emitter.js";
 import { ClosedError } from "../api/errors.js";
 import { host, monotonicNow } from "../api/host.js";
 import { InvalidDataError, MessageTooLargeError, UnknownChannelError } from "../channels/errors.js";
-import { checkSendDelay, checkSendKey } from "../channels/send-checks.js";
+import { checkSendDeadline, checkSendDelay, checkSendKey } from "../channels/send-checks.js";
 import { UserDataTooLargeError } from "../session/errors.js";
 import { MAX_DISCONNECT_USER_DATA } from "../session/handshake.js";
 import type { WorkerLink } from "./link.js";
@@ -139,11 +139,12 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
     // As the root's send() does, at once (else the worker's refusal came as a later "error").
     checkSendKey(channel, config.mode === "latest-state", key);
     checkSendDelay(options.delayMs);
+    checkSendDeadline(options.deadlineMs, config.mode === "latest-state");
     const limit = this.#limits[channel];
     if (limit !== undefined && data.byteLength > limit) throw new MessageTooLargeError(channel, data.byteLength, limit);
     const bytes = this.#outgoing(data);
     const tag = options.receipt === true ? ++this.#lastTag : 0;
-    this.#link.command({ op: "send", c: this.id, data: bytes, channel, key, tag, delayMs: options.delayMs }, bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : undefined);
+    this.#link.command({ op: "send", c: this.id, data: bytes, channel, key, tag, delayMs: options.delayMs, deadlineMs: options.deadlineMs }, bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : undefined);
     if (tag === 0) return;
     return new Promise<boolean>((resolve, reject) => this.#receipts.set(tag, { resolve, reject }));
   }

@@ -27,7 +27,7 @@ export type Command =
   /** The connect() AbortSignal fired. */
   | { op: "abort" }
   /** `tag` > 0 asks for a receipt event carrying that tag; 0 means no receipt. */
-  | { op: "send"; c: number; data: Uint8Array; channel: number; key: number | undefined; tag: number; delayMs: number | undefined }
+  | { op: "send"; c: number; data: Uint8Array; channel: number; key: number | undefined; tag: number; delayMs: number | undefined; deadlineMs: number | undefined }
   | { op: "close"; c: number; reason: DisconnectReason; userData: Uint8Array | undefined; linger: boolean }
   /** A fresh stats snapshot, answered by a "stats" event with the same `req` (> 0). */
   | { op: "stats"; c: number; req: number }

@@ -128,7 +128,7 @@ function send(command: Extract<Command, { op: "send" }>): void {
     if (command.tag > 0) emit({ t: "receipt", c: command.c, tag: command.tag, delivered: false });
     return;
   }
-  const options = { channel: command.channel, key: command.key, delayMs: command.delayMs };
+  const options = { channel: command.channel, key: command.key, delayMs: command.delayMs, deadlineMs: command.deadlineMs };
   try {
     if (command.tag === 0) {
       conn.send(command.data, options);
