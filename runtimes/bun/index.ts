@@ -46,7 +46,7 @@ interface BunUdpOptions {
   socket: {
     data(socket: BunUdpSocket, data: Uint8Array, port: number, address: string): void;
     drain(socket: BunUdpSocket): void;
-    /** Bun passes the error alone (measured on Bun 1.4: one argument). */
+    /** Bun passes the error alone (Bun 1.4: one argument). */
     error?(error: Error): void;
   };
 }

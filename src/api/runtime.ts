@@ -411,9 +411,9 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   if (accept !== undefined || options.secure !== undefined) {
     extra.accept = (request) => {
       // On a secure server every client is authenticated, so a handshake whose address has no
-      // identity is refused: a token holder that moved its association off that address within
-      // the same receive batch was accepted with `identity` undefined, past a hook that checks
-      // it (found by a hostile review).
+      // identity is refused: a token holder that moves its association off that address within
+      // the same receive batch would otherwise be accepted with `identity` undefined, past a hook
+      // that checks it.
       const identity = options.secure === undefined ? undefined : secure?.security.identityOf(request.address);
       if (options.secure !== undefined && identity === undefined) return false;
       if (accept === undefined) return true;

@@ -107,9 +107,9 @@ export class PingWindow {
 export interface PingConfig {
   /** Percent of the best samples averaged (default 50). */
   bestPercent?: number;
-  /** Reported before any link sample (seed 004: 150 ms). */
+  /** Reported before any link sample (default 150 ms, as MTUDP). */
   defaultLinkMs?: number;
-  /** Reported before any transmission sample (seed 004: 200 ms). */
+  /** Reported before any transmission sample (default 200 ms, as MTUDP). */
   defaultTransmissionMs?: number;
 }
 

@@ -331,7 +331,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * Client: the send times (u32 ms, as on the wire) of the last CLOCK_REQUESTs not yet
    * answered, oldest first. A CLOCK_REPLY counts only if it echoes one of them, and only once:
    * each accepted sample re-sorts up to 256 samples, and a peer sending replies unasked (76 fit
-   * in a datagram) made that ~7 ms of CPU per datagram (found by a review).
+   * in a datagram) would make that milliseconds of CPU per datagram.
    */
   private clockRequestsOut: number[] | undefined;
 
@@ -642,8 +642,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * too, soon after (the smaller of the two is taken). On a path slower than the RTO every ack
    * is late, datagram after datagram; a packet acked late because its first ack was lost, or
    * sent before an outage, is a one-off, often the only ack a quiet peer sends for seconds (an
-   * idle lossy connection read 300-430 ms RTTs on a 50 ms path from keepalives acked by the
-   * next one; found by two reviews).
+   * idle lossy connection would read RTTs of several times the path's from keepalives acked by
+   * the next one).
    */
   private commitLateRttSample(now: number): void {
     const ms = this.lastAckLateMs;
@@ -666,7 +666,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * no sample yet, or when the trip is longer than the RTO can back off to (maxRtoMs). Then
    * every packet is declared lost before its ack arrives, every later packet carries resent
    * data (no sample: see commitRttSample), and the RTO never grows: a path over ~2 s round trip
-   * stalled for ever (found by an extreme-network review). The sample is valid (a sequence is
+   * would stall for ever. The sample is valid (a sequence is
    * never sent twice), if long by the peer's ack wait; it is not taken otherwise, since an
    * ordinary late ack (its first acks lost) would lengthen the RTO on every lossy path.
    */
@@ -681,7 +681,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // A closing connection takes no more data: nobody will read it (the application closed,
     // and a closing side acks nothing, so the peer resends it all anyway), and the receive
     // bound is not checked there, so a peer ignoring our DISCONNECTs could make us hold
-    // fragments until the close timeout (found by a review: gigabytes in 3 s).
+    // fragments until the close timeout (gigabytes within seconds).
     if (this.state !== ConnectionState.Connected) return;
     this.channels.onRecord(now, records, index, arena);
   }
@@ -876,7 +876,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.trailerAckSeq >= 0) {
       // Not tracked for the RTO: a pure ack waits at most ackDelayMs, which the RTO always
       // allows for; its short waits must not pull down the longer ones data acks report
-      // (measured: the RTO fell below the piggyback waits and fired spuriously).
+      // (the RTO would fall below the piggyback waits and fire spuriously).
       if (this.trailerAckSeq === this.rttPendingSeq) this.takePeerAckDelay(this.num[Num.TrailerAckDelayMs], false);
       this.trailerAckSeq = -1;
     }
@@ -1573,7 +1573,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** True once nothing sent is waiting to leave or for its fate: no queued, delayed or resent
    *  message, and no packet carrying a message in flight. (Not "no ack-eliciting packet": a
    *  client's clock-sync requests leave every 100 ms at first, so on a path over 100 ms one is
-   *  always in flight, and the linger ran to its timer: a review measured 1.6 s.) */
+   *  always in flight, and the linger would run to its timer.) */
   private delivered(now: number): boolean {
     return !this.channels.hasPending(now) && this.channels.nextDelayedDue() === Infinity && !this.delivery.someInFlight(carriesMessages);
   }

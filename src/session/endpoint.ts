@@ -728,7 +728,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
 
   private allocate(now: number, address: Address, role: Role, salt: number): Connection {
     const slot = this.freeSlots.pop() as number;
-    this.engine.resetSlot(slot, this.random() & 0xffff); // random initial sequence (seed 000)
+    this.engine.resetSlot(slot, this.random() & 0xffff); // a random initial sequence
     const conn = new Connection(this, this.nextId++, slot, address, role, now, salt, this.random());
     this.slots[slot] = conn;
     this.byAddress.set(address, conn);
@@ -1120,9 +1120,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         }
         // Only at the connection's own address. A client whose NAT moved as it closed sends its
         // goodbye from an address the server never saw: acknowledged above, and the connection
-        // times out. Taking it for the session it names, from anywhere, was tried and reverted:
-        // the session id would be its only credential, and a review found live ids could be
-        // told from dead ones (PROTOCOL §4, "DISCONNECT").
+        // times out. Taking it for the session it names, from anywhere, would make the session
+        // id its only credential, and live ids can be told from dead ones (PROTOCOL §4,
+        // "DISCONNECT").
         if (conn !== undefined && conn.acceptsData && conn.sessionId === fields.sessionId) {
           conn.finish(reasonName(fields.reason), undefined, fields.userData);
           this.remove(conn);
@@ -1230,8 +1230,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       // No such session (the server restarted or timed the client out), or none this request
       // may move: say so, echoing the request's CRC, so the client stops asking. One answer for
       // all of them: a silence for a live session's id with a bad proof, against NO_CONNECTION
-      // for an unknown one, told a sender which ids are live (found by a review; a DISCONNECT
-      // spoofed from a player's address needs only that). Never for a response: requests come
+      // for an unknown one, would tell a sender which ids are live (a DISCONNECT spoofed from a
+      // player's address needs only that). Never for a response: requests come
       // first. Valid requests have a bucket of their own (rebindLimiter): forged ones spoofed
       // from a moving client's new address spend only this one.
       this.counters.rebindsRefused++;
