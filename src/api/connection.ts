@@ -26,7 +26,7 @@ import { TypedEmitter } from "./emitter.js";
 import { ClosedError, InvalidOptionError, type ListenerError } from "./errors.js";
 import { MessageQueue } from "./message-queue.js";
 import { checkSendOptionKeys, resolveChannel } from "./send-options.js";
-import { DEFAULT_HIGH_WATER_MARK, type DrainWatcher, type Driver } from "./driver.js";
+import { DEFAULT_HIGH_WATER_MARK, type Driver } from "./driver.js";
 import { host, monotonicNow } from "./host.js";
 
 export interface Message {
@@ -151,7 +151,7 @@ export function lingerOf(options: CloseOptions | undefined): boolean {
   return linger;
 }
 
-export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message>, DrainWatcher {
+export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncIterable<Message> {
   readonly id: ConnectionId;
   /** The peer's address, e.g. "127.0.0.1:7777". On a server it changes if the client migrates
    *  (the "migrate" event). */
