@@ -163,6 +163,32 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       }));
     },
   };
+  // Connection traces stay out too (the `trace` option: a qlog file per connection, for Node,
+  // Bun and Deno): a browser client given one says so.
+  const noTraces = {
+    name: "no-traces",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]trace[\\/]qlog\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          "export class QlogTracer {\n" +
+          '  constructor() { throw new Error("ackwire/browser writes no connection traces: trace connections from the server (listen({ trace }))"); }\n' +
+          "}\n",
+      }));
+    },
+  };
+  // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const
+  // enum cannot be indexed by a number): `E[E["A"] = 1] = "A"` becomes `E["A"] = 1`.
+  const noEnumReverseMaps = {
+    name: "no-enum-reverse-maps",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]dist[\\/]src[\\/].*\.js$/ }, async (args) => {
+        const { readFile } = await import("node:fs/promises");
+        const text = await readFile(args.path, "utf8");
+        return { loader: "js", contents: text.replace(/^(\s+)(\w+)\[\2\["(\w+)"\] = ([^\]]+)\] = "\3";$/gm, '$1$2["$3"] = $4;') };
+      });
+    },
+  };
   // Two builds, so that neither shares a chunk with the other (a shared chunk gzips worse):
   // ackwire.js (ackwire/browser) and secure/ackwire.js (ackwire/browser/secure).
   const bundle = (entry, outdir) =>
@@ -177,7 +203,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
-      plugins: [wasmAsFile, noReferenceEngine],
+      plugins: [wasmAsFile, noReferenceEngine, noTraces, noEnumReverseMaps],
     });
   rmSync(browserOut, { recursive: true, force: true });
   const result = await bundle("index.js", browserOut);
