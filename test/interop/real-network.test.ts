@@ -74,8 +74,10 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
       expect(r.ok, why).toBe(true);
       expect(r.bulk.acked, why).toBe(r.bulk.sent);
       expect(r.stream.echoed, why).toBe(r.stream.sent);
-      // Goodput of 1000 B messages: at least 80 % of the link rate (headers take ~5 %).
-      expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.8 * RATE_MBIT);
+      // Goodput of 1000 B messages over the 4 s, Startup included: at least 70 % of the link
+      // rate (headers take ~5 %). Runs on a quiet host give 15-17 Mbit/s of 20; the steady-state
+      // figure is bench/netns's.
+      expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.7 * RATE_MBIT);
       // The queue could hold ~100 ms each way, ~200 ms on the stream's round trip (both
       // directions' queues). The congestion controller keeps it short: p99 is typically 6-27 ms
       // (bench/netns). With ~90 samples p99 is nearly the maximum, so the bounds are on p90 and
