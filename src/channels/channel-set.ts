@@ -32,7 +32,8 @@ import {
   UnknownChannelError,
 } from "./errors.js";
 import { checkSendDeadline, checkSendDelay, checkSendKey } from "./send-checks.js";
-import { DeadlineQueue } from "./deadline-queue.js";
+import { TimeHeap } from "../util/time-heap.js";
+import type { OutMessage } from "./out-message.js";
 import { copyExact } from "./buffer-pool.js";
 import { firstUnknownKey, unknownOptionMessage } from "../util/closest-key.js";
 import { acquirePacketContents, type PacketContents, releasePacketContents } from "./packet-contents.js";
@@ -40,6 +41,13 @@ import { Queue } from "./queue.js";
 import { copyMessageIn } from "./receive-copy.js";
 import { type Partial, ReceiveChannel, type ReceiveHost } from "./receive-channel.js";
 import { type ReceiptSink, SendChannel, type WriteClock } from "./send-channel.js";
+
+/** A message in the deadline heap: its deadline as the heap's time. */
+interface DeadlineEntry {
+  time: number;
+  order: number;
+  message: OutMessage;
+}
 
 interface DelayedMessage {
   due: number;
@@ -302,8 +310,13 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   /** @internal The time of the current send, write or pending check (ReceiptSink.now). */
   now = 0;
   private delayedBytes = 0;
-  /** Messages sent with a deadline, earliest first (created with the first one). */
-  private deadlines: DeadlineQueue | undefined;
+  /**
+   * Messages sent with a deadline, earliest first, ties in send order (created with the first
+   * one). Settled messages are not taken out: they leave when their deadline comes, so it holds
+   * the messages sent within the longest deadline in use.
+   */
+  private deadlines: TimeHeap<DeadlineEntry> | undefined;
+  private deadlineOrder = 0;
   /** The writeFrames call (`writes`) whose datagram has its GAP frame. */
   private gapWrite = -1;
 
@@ -438,7 +451,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       const m = ch.enqueue(data, receipt, sentAt, shared);
       if (deadline !== Infinity) {
         m.deadline = deadline;
-        (this.deadlines ??= new DeadlineQueue()).push(m);
+        (this.deadlines ??= new TimeHeap<DeadlineEntry>()).push({ time: deadline, order: this.deadlineOrder++, message: m });
       }
     }
     ch.messagesSent++;
@@ -452,15 +465,15 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private expireDeadlines(now: number): void {
     const q = this.deadlines;
     if (q === undefined) return;
-    for (let m = q.peek(); m !== undefined && m.deadline <= now; m = q.peek()) {
+    for (let e = q.peek(); e !== undefined && e.time <= now; e = q.peek()) {
       q.pop();
-      m.sender.expire(m);
+      e.message.sender.expire(e.message);
     }
   }
 
   /** The earliest of the delayed sends' release times and the messages' deadlines (Infinity: none). */
   nextTimerAt(): number {
-    const deadline = this.deadlines?.peek()?.deadline ?? Infinity;
+    const deadline = this.deadlines?.peek()?.time ?? Infinity;
     return Math.min(this.nextDelayedDue(), deadline);
   }
 

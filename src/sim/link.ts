@@ -21,7 +21,7 @@
  * change the pattern produced by another for the same seed.
  */
 
-import { TimeHeap } from "./heap.js";
+import { TimeHeap } from "../util/time-heap.js";
 import { SampleRecorder } from "./recorder.js";
 import { Rng, type Seed } from "./rng.js";
 

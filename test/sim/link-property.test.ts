@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TimeHeap } from "../../src/sim/heap.js";
+import { TimeHeap } from "../../src/util/time-heap.js";
 import { Link, type Delivery, type LinkConfig } from "../../src/sim/link.js";
 
 // Model-style checks: random configs and random send schedules drive the real Link, and
