@@ -4,16 +4,16 @@
 
 import {
   channelBase, channelCount, channelKind, configOffset, descriptorOffset, maxRecords, maxSlots,
-  orderedChannels, readLayout, rxEnd, rxStart, scratchOffset, slotBase, slotBytesNeeded, slotStride,
+  readLayout, rxEnd, rxStart, scratchOffset, slotBase, slotBytesNeeded, slotStride,
   txEnd, txStart,
 } from "./layout";
 import {
   storeControlRecord, storeDatagramDroppedRecord, storePacketReceivedRecord, storeUnknownPeerRecord, ACKS_VALID,
-  ACK_DELAY_TRAILER_BYTES, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_PROTOCOL_ID, CRC_BYTES,
-  DATA_HEADER_BYTES, DATA_OVERHEAD_BYTES, DROP_BAD_CRC, DROP_BAD_LENGTH, DROP_MALFORMED_FRAME, DROP_TOO_SHORT,
-  DROP_UNKNOWN_PEER, DROP_UNKNOWN_TYPE, FRAME_FLAG_FRAGMENT, FRAME_FLAG_GAP, FRAME_FLAG_KIND_MASK, FRAME_HEADER_BYTES,
+  ACK_DELAY_TRAILER_BYTES, CHANNEL_BASE, CONFIG_CONSUMED, CONFIG_MAGIC, CONFIG_RECORDS_PER_DATAGRAM, CONFIG_PROTOCOL_ID, CRC_BYTES,
+  DATA_HEADER_BYTES, DROP_BAD_CRC, DROP_BAD_LENGTH, DROP_MALFORMED_FRAME, DROP_TOO_SHORT,
+  DROP_UNKNOWN_PEER, DROP_UNKNOWN_TYPE, FRAME_FLAG_FRAGMENT, FRAME_FLAG_GAP, FRAME_FLAG_KIND_MASK,
   INIT_BAD_CHANNEL_COUNT, INIT_OK, INIT_SLOT_STRIDE_TOO_SMALL, INIT_STATIC_DATA_OVERLAPS, KIND_LATEST_STATE,
-  KIND_RELIABLE_UNORDERED, MAX_CHANNELS, MAX_DATAGRAM_BYTES, MAX_KEY_BYTES, MAX_PARITY_BLOCKS, MESSAGE_WINDOW,
+  KIND_RELIABLE_UNORDERED, MAX_CHANNELS, MAX_DATAGRAM_BYTES, MAX_KEY_BYTES, MAX_PARITY_BLOCKS,
   MIN_DATAGRAM_BYTES, PACKET_WINDOW, SLOT_CRC_STATE, SLOT_NEXT_SEND_SEQUENCE, SLOT_SENT_CRCS, SYSTEM_CHANNEL,
   TYPE_DATA, TYPE_KEEPALIVE,
 } from "./abi.generated";
@@ -27,13 +27,10 @@ import { applyOrderedGap } from "./reorder";
 import { countDrop, nextRecord, recordCount, resetRecords } from "./records";
 import { parityXor } from "./parity";
 
-/** Records one GAP frame may add: a window of released bits, and a Skip between each two. */
-const GAP_RECORDS: u32 = MESSAGE_WINDOW + MESSAGE_WINDOW / 2 + 1;
-/** Frames one datagram can hold. */
-const MAX_FRAMES: u32 = <u32>((MAX_DATAGRAM_BYTES - DATA_OVERHEAD_BYTES) / FRAME_HEADER_BYTES);
 
 let consumedCount: i32 = 0;
-/** Records one datagram may need at most (src/engine/layout.ts maxRecordsPerDatagram). */
+/** Records one datagram may need at most: the host computes it (src/engine/layout.ts
+ *  maxRecordsPerDatagram) and writes it into the config area. */
 let recordsPerDatagram: u32 = 0;
 
 /** End of the module's static data: the host layout must start at or above it. */
@@ -47,10 +44,7 @@ export function init(config: i32): i32 {
   readLayout(<usize>config);
   if (channelCount < 1 || channelCount > MAX_CHANNELS) return INIT_BAD_CHANNEL_COUNT;
   if (slotStride < slotBytesNeeded(channelCount)) return INIT_SLOT_STRIDE_TOO_SMALL;
-  const ordered = orderedChannels < MAX_FRAMES ? orderedChannels : MAX_FRAMES;
-  // PacketReceived and 33 acks, a record per frame, the releases of every ordered channel's
-  // held bits, and the releases and skips of the one GAP frame a datagram may hold.
-  recordsPerDatagram = 34 + MAX_FRAMES + (MESSAGE_WINDOW - 1) * ordered + GAP_RECORDS;
+  recordsPerDatagram = load<u32>(<usize>config + CONFIG_RECORDS_PER_DATAGRAM);
   crcInit(load<u32>(<usize>config + CONFIG_MAGIC), load<u32>(<usize>config + CONFIG_PROTOCOL_ID));
   return INIT_OK;
 }

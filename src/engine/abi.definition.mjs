@@ -151,7 +151,7 @@ export const structures = [
       ["Consumed", "u32", 1, "written by processBatch: datagrams fully processed"],
       ["ScratchOffset", "u32"],
       ["OrderedChannelCount", "u32"],
-      ["Reserved", "u32", 1],
+      ["RecordsPerDatagram", "u32", 1, "the most records one datagram can produce (layout.ts maxRecordsPerDatagram): processBatch stops before a datagram that might not fit"],
       ["ChannelKinds", "u8", "MAX_CHANNELS", "DeliveryKind per channel"],
     ],
   },

@@ -150,6 +150,7 @@ export function writeConfigArea(v: DataView, L: Layout, config: EngineConfig, or
   v.setUint32(c + ConfigField.CounterOffset, L.counterOffset, true);
   v.setUint32(c + ConfigField.ScratchOffset, scratchOffsetOf(L), true);
   v.setUint32(c + ConfigField.OrderedChannelCount, ordered, true);
+  v.setUint32(c + ConfigField.RecordsPerDatagram, maxRecordsPerDatagram(ordered), true);
   for (let i = 0; i < config.channels.length; i++) v.setUint8(c + ConfigField.ChannelKinds + i, config.channels[i]);
 }
 
