@@ -22,13 +22,13 @@ export const RTT_BASE = 48;
 export const RTT_SLOTS = 16;
 /** Free for the array's owner: the connection's per-datagram numbers. */
 export const OWNER_BASE = 64;
-export const OWNER_SLOTS = 24;
+export const OWNER_SLOTS = 32;
 /** PingTracker (ping.ts): its two windows' bookkeeping, then their interleaved rings. */
-export const PING_META_BASE = 88;
+export const PING_META_BASE = 96;
 export const PING_META_SLOTS = 8;
-export const PING_RING_BASE = 96;
+export const PING_RING_BASE = 104;
 export const PING_RING_SLOTS = 128;
-export const STATE_SLOTS = 224;
+export const STATE_SLOTS = 232;
 
 /** A zeroed state array for one connection (each module initializes its own slots). */
 export function newStateArray(): number[] {

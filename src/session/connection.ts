@@ -5,7 +5,7 @@
  *
  * The Endpoint owns the socket-level concerns (routing, the engine batch, the send arena, the
  * timer heap); a Connection is driven by it through a handful of methods and never sees an
- * address other than its own. Timers: see `RareTimer`; `nextDeadline()` is the earliest of them.
+ * address other than its own. Timers: see `Timer`; `nextDeadline()` is the earliest of them.
  */
 import type { ReceiveBudget } from "../channels/receive-budget.js";
 import {
@@ -28,7 +28,6 @@ import {
   type SentPacket,
 } from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
-import { doubleArray } from "../congestion/doubles.js";
 import { OWNER_BASE, OWNER_SLOTS, newStateArray } from "../congestion/state-layout.js";
 import { ReorderingWindow } from "../congestion/reordering.js";
 import { QlogTracer, type TraceFactory } from "../trace/qlog.js";
@@ -64,38 +63,51 @@ export const enum ConnectionState {
 }
 
 /**
- * The connection's timers (quinn-proto style; Infinity = not armed). The per-datagram ones are
- * in the connection's `num` table (see Num): AckDelay (`ackDelayAt`: a pure ack is owed, sent then unless data
- * carried it first), Retransmit (`retransmitAt`: loss detection, RFC 9002 §6.2.1 shape: the
- * earlier of the time threshold for the oldest ack-eliciting packet sent before the newest
- * acknowledged one, and the RTO (with backoff) of the oldest ack-eliciting packet in flight,
- * always measured from the oldest packet so a steady stream of acks cannot push it back) and
- * Pacing (`pacingAt`: data waits for the pacer). Keepalive (nothing sent for keepaliveMs),
- * Unresponsive (nothing received for unresponsiveMs) and Idle (nothing received for timeoutMs)
- * are not stored: they are computed from lastSentAt / lastReceivedAt, which every datagram
- * writes anyway. The rest move rarely and live in a small table of their own (`RareTimer`)
- * behind one field holding their minimum (`rareAt`), so a datagram never touches it.
+ * The connection's timers: one table, one enum, one dispatch. Each entry is an absolute
+ * deadline on the endpoint's clock (Infinity: not armed), stored at its enum value in the
+ * connection's state array (`num`, congestion/state-layout.ts), so the per-datagram ones share
+ * cache lines with the rest of what a datagram touches. `nextDeadline()` is the earliest entry;
+ * `onTimeout()` handles the due ones in enum order (the order matters: a connect or close
+ * timeout ends the connection before anything else is considered).
  */
-export const enum RareTimer {
-  /** Client: next CONNECT_REQUEST / CONNECT_RESPONSE resend. */
-  Handshake = 0,
+export const enum Timer {
   /** Client: give up connecting. */
-  ConnectTimeout = 1,
-  /** Disconnecting: resend DISCONNECT. */
-  DisconnectResend = 2,
+  ConnectTimeout = 64,
   /** Disconnecting: give up waiting for DISCONNECT_ACK. */
-  CloseTimeout = 3,
-  /** Client: send the next CLOCK_REQUEST. */
-  ClockSync = 4,
+  CloseTimeout,
+  /** Nothing received for timeoutMs (armed while connected or disconnecting). */
+  Idle,
+  /** Nothing received for unresponsiveMs: the "unresponsive" event (once per silence). */
+  Unresponsive,
+  /**
+   * Loss detection, RFC 9002 §6.2.1 shape: the earlier of the time threshold for the oldest
+   * ack-eliciting packet sent before the newest acknowledged one, and the RTO (with backoff)
+   * of the oldest ack-eliciting packet in flight, always measured from the oldest packet so a
+   * steady stream of acks cannot push it back.
+   */
+  Retransmit,
   /** The channels' timers (ChannelSet.nextTimerAt): a delayed send is due, or a message's
    *  deadline passed. */
-  DelayedSend = 5,
-  /** Client, migrating (rebind.ts): the next REBIND_REQUEST, or give up. */
-  Rebind = 6,
+  DelayedSend,
+  /** Client: send the next CLOCK_REQUEST. */
+  ClockSync,
+  /** Client: next CONNECT_REQUEST / CONNECT_RESPONSE resend. */
+  Handshake,
+  /** Disconnecting: resend DISCONNECT. */
+  DisconnectResend,
   /** Lingering (close with linger): stop waiting for what was sent to be delivered. */
-  Linger = 7,
+  Linger,
+  /** Client, migrating (rebind.ts): the next REBIND_REQUEST, or give up. */
+  Rebind,
+  /** A pure ack is owed: sent then unless data carried it first. */
+  AckDelay,
+  /** Nothing sent for keepaliveMs while connected: a KEEPALIVE goes. */
+  Keepalive,
+  /** Data waits for the pacer. */
+  Pacing,
+  /** One past the last timer: the rest of `num` starts here. */
+  End,
 }
-const RARE_TIMER_COUNT = 8;
 
 /**
  * The numbers every datagram reads or writes that are not small integers (times, timers, the
@@ -106,17 +118,8 @@ const RARE_TIMER_COUNT = 8;
  * send and receive functions (V8's inlining budget), and each call showed in profiles.
  */
 const enum Num {
-  /** Timer AckDelay: a pure ack is owed, sent then unless data carried it first. The table
-   *  sits at OWNER_BASE (64) of the connection's state array (congestion/state-layout.ts). */
-  AckDelayAt = 64,
-  /** Timer Retransmit (loss detection). */
-  RetransmitAt,
-  /** Timer Pacing: data waits for the pacer. */
-  PacingAt,
-  /** The earliest of the rare timers. */
-  RareAt,
-  LastReceivedAt,
-  LastSentAt,
+  /** After the timer table (Timer), in the owner region of the state array. */
+  LastReceivedAt = Timer.End,
   /** When the newest received packet (ACK_DELAY, receiver side) arrived. */
   NewestReceivedAt,
   /** Time of the application's last send() with a new `now`, and its EWMA period (0 = none). */
@@ -287,8 +290,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private peerClockWire = -1;
   private peerClockMs = NaN;
   /** Idle (lastReceivedAt + timeoutMs) and Unresponsive (lastReceivedAt + unresponsiveMs) armed. */
-  private idleArmed = false;
-  private unresponsiveArmed = false;
   private unresponsive = false;
   private ackOwed = false;
   private receivedSinceAck = 0;
@@ -349,9 +350,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Closed with linger (closeAfterDelivery), not yet saying goodbye (sends are refused). The
    *  close was asked at the Linger timer less half the close timeout. */
   lingering = false;
-  /** The rare timers (see RareTimer). A plain array of doubles, not a Float64Array (whose
-   *  storage is off the JS heap). */
-  private readonly rare: number[] = doubleArray(RARE_TIMER_COUNT, Infinity);
   /** Turns the controller's moving estimate into sparse "bandwidth" events (> 20 % change). */
   private readonly bandwidth = new BandwidthChangeDetector();
   private clock: NetworkClock | undefined;
@@ -428,7 +426,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (config.trace !== undefined) this.startTrace(config.trace, now);
     this.cc = createController(controllerConfig(config, ccSeed), this.num);
     this.num[Num.LastReceivedAt] = now;
-    this.num[Num.LastSentAt] = now;
     this.connectedAt = now;
     this.rttChanged();
     if (role === Role.Server) this.startConnected(now);
@@ -440,14 +437,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   startAttempt(now: number, userData: Uint8Array, timeoutMs: number): void {
     const c = this.host.config;
     this.attempt = new ClientAttempt(this.salt, userData, now, c.handshakeResendMs, c.handshakeResendMaxMs);
-    this.setRare(RareTimer.Handshake, now);
-    this.setRare(RareTimer.ConnectTimeout, now + timeoutMs);
+    this.setTimer(Timer.Handshake, now);
+    this.setTimer(Timer.ConnectTimeout, now + timeoutMs);
   }
 
   onChallenge(now: number, fields: ChallengeFields): boolean {
     if (this.state !== ConnectionState.Connecting || this.attempt === undefined) return false;
     if (!this.attempt.onChallenge(now, fields)) return false;
-    this.setRare(RareTimer.Handshake, now);
+    this.setTimer(Timer.Handshake, now);
     return true;
   }
 
@@ -464,8 +461,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.rttChanged();
       pingTrackerOnAck(this.num, now, now - handshakeRtt, 1);
     }
-    this.setRare(RareTimer.Handshake, Infinity);
-    this.setRare(RareTimer.ConnectTimeout, Infinity);
+    this.setTimer(Timer.Handshake, Infinity);
+    this.setTimer(Timer.ConnectTimeout, Infinity);
     this.startConnected(now);
     this.host.emit({ type: "connect", connection: this.id, address: this.address, userData: fields.userData });
     return true;
@@ -485,12 +482,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.state = ConnectionState.Connected;
     this.connectedAt = now;
     this.num[Num.LastReceivedAt] = now;
-    this.num[Num.LastSentAt] = now; // arms Keepalive (lastSentAt + keepaliveMs while Connected)
-    this.idleArmed = true;
-    this.unresponsiveArmed = true;
+    this.num[Timer.Keepalive] = now + c.keepaliveMs;
+    this.num[Timer.Idle] = now + c.timeoutMs;
+    this.num[Timer.Unresponsive] = now + c.unresponsiveMs;
     if (this.role === Role.Client) {
       this.clock = new NetworkClock();
-      this.setRare(RareTimer.ClockSync, now);
+      this.setTimer(Timer.ClockSync, now);
     }
   }
 
@@ -514,11 +511,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** Any authenticated-by-CRC packet from the peer proves it alive. */
   onPeerAlive(now: number): void {
-    // Moves the Idle and Unresponsive deadlines (computed from it) with no timer write.
     this.num[Num.LastReceivedAt] = now;
     if (this.state === ConnectionState.Connected || this.state === ConnectionState.Disconnecting) {
-      this.idleArmed = true;
-      this.unresponsiveArmed = true;
+      const c = this.host.config;
+      this.num[Timer.Idle] = now + c.timeoutMs;
+      this.num[Timer.Unresponsive] = now + c.unresponsiveMs;
     }
     if (this.unresponsive) {
       this.unresponsive = false;
@@ -558,16 +555,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.receivedSinceAck++;
     if (!this.ackOwed) {
       this.ackOwed = true;
-      this.num[Num.AckDelayAt] = this.ackDeadline(now);
+      this.num[Timer.AckDelay] = this.ackDeadline(now);
     }
     // Many unacknowledged packets across batches (a fast flow, a quiet receiver): ack now, well
     // before they could fall out of the peer's 33-packet ack window and be declared lost.
-    if (this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
+    if (this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Timer.AckDelay] = now;
     // A packet that arrived behind newer ones (a reordering path) is acked at once when it is
     // far enough behind to leave the 33-packet ack window before the next ack would: otherwise
     // its arrival is never reported and the sender declares it lost (RFC 9000 §13.2.1 acks
     // every out-of-order packet at once; this acks only those at risk).
-    if (behindNewest >= REORDERED_ACK_NOW_BEHIND) this.num[Num.AckDelayAt] = now;
+    if (behindNewest >= REORDERED_ACK_NOW_BEHIND) this.num[Timer.AckDelay] = now;
   }
 
   /**
@@ -703,7 +700,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (!this.ackFrequency.onRequest(arena[offset + 1], arena[offset + 2])) return this.onDropCounted("invalid");
       // Packets already received may now be enough for an ack at once (only a connected side acks).
       // (ackOwed is false unless connected: close() clears it and only a connected side sets it.)
-      if (this.ackOwed && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Num.AckDelayAt] = now;
+      if (this.ackOwed && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Timer.AckDelay] = now;
     } else if (type === SYSTEM_RECEIVE_TIME && length === RECEIVE_TIME_LENGTH) {
       this.onReceiveTime(now, readU16(arena, offset + 1), readU32(arena, offset + 3));
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
@@ -771,7 +768,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const d = this.delivery;
     const sequence = d.oldestRecordedSequence();
     if (sequence < 0) {
-      this.num[Num.RetransmitAt] = Infinity;
+      this.num[Timer.Retransmit] = Infinity;
       return;
     }
     const oldest = d.sentTimeOf(sequence);
@@ -785,7 +782,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (largest >= 0 && sequenceGreaterThan(largest, sequence) && this.num[Num.LossDelayCachedMs] !== Infinity) {
       at = oldest + this.num[Num.LossDelayCachedMs];
     }
-    this.num[Num.RetransmitAt] = at;
+    this.num[Timer.Retransmit] = at;
   }
 
   /** Recompute the cached RTO and loss delay (Num.RtoCachedMs, Num.LossDelayCachedMs) after the
@@ -940,139 +937,121 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // ---- timers ---------------------------------------------------------------------------------
 
   nextDeadline(): number {
-    const c = this.host.config;
-    let min = this.num[Num.AckDelayAt];
-    if (this.num[Num.RetransmitAt] < min) min = this.num[Num.RetransmitAt];
-    if (this.num[Num.PacingAt] < min) min = this.num[Num.PacingAt];
-    if (this.num[Num.RareAt] < min) min = this.num[Num.RareAt];
-    if (this.state === ConnectionState.Connected) {
-      const keepalive = this.num[Num.LastSentAt] + c.keepaliveMs;
-      if (keepalive < min) min = keepalive;
-    }
-    if (this.idleArmed) {
-      const idle = this.num[Num.LastReceivedAt] + c.timeoutMs;
-      if (idle < min) min = idle;
-    }
-    if (this.unresponsiveArmed) {
-      const unresponsive = this.num[Num.LastReceivedAt] + c.unresponsiveMs;
-      if (unresponsive < min) min = unresponsive;
-    }
+    const t = this.num;
+    let min = t[Timer.ConnectTimeout];
+    for (let timer = Timer.ConnectTimeout + 1; timer < Timer.End; timer++) if (t[timer] < min) min = t[timer];
     return min;
   }
 
-  /** Arm (or disarm, Infinity) a rare timer. */
-  private setRare(timer: RareTimer, at: number): void {
-    const r = this.rare;
-    r[timer] = at;
-    let min = r[0];
-    for (let i = 1; i < RARE_TIMER_COUNT; i++) if (r[i] < min) min = r[i];
-    this.num[Num.RareAt] = min;
+  /** Arm (or disarm, Infinity) a timer. */
+  private setTimer(timer: Timer, at: number): void {
+    this.num[timer] = at;
   }
 
   /** Disarm every timer. */
   private clearTimers(): void {
-    this.rare.fill(Infinity);
-    this.num[Num.RareAt] = Infinity;
-    this.num[Num.AckDelayAt] = Infinity;
-    this.num[Num.RetransmitAt] = Infinity;
-    this.num[Num.PacingAt] = Infinity;
-    this.idleArmed = false;
-    this.unresponsiveArmed = false;
+    this.num.fill(Infinity, Timer.ConnectTimeout, Timer.End);
   }
 
   /**
-   * Fire every due timer. Returns true if the connection may now have something to send.
-   * Calling it early does nothing.
+   * Fire every due timer, in enum order. Returns true if the connection may now have something
+   * to send. Calling it early does nothing.
    */
   onTimeout(now: number): boolean {
-    const c = this.host.config;
-    const r = this.rare;
-    // The rare table is read only when one of its timers is due.
-    const rareDue = this.num[Num.RareAt] <= now;
+    const t = this.num;
     let wantsSend = false;
-    if (rareDue && r[RareTimer.ConnectTimeout] <= now) {
-      this.finish("connect-timeout");
-      return false;
-    }
-    if (rareDue && r[RareTimer.CloseTimeout] <= now) {
-      this.finish(this.closeReason ?? "normal");
-      return false;
-    }
-    if (this.idleArmed && this.num[Num.LastReceivedAt] + c.timeoutMs <= now) {
-      if (this.state === ConnectionState.Connected) {
-        this.finish("timeout");
-        return false;
-      }
-      // Closing: the close timeout ends it. Disarmed here, or nextDeadline() would keep
-      // returning this past time (a packet arriving after close() re-arms it: onPeerAlive).
-      this.idleArmed = false;
-    }
-    if (this.unresponsiveArmed && this.num[Num.LastReceivedAt] + c.unresponsiveMs <= now) {
-      this.unresponsiveArmed = false;
-      if (!this.unresponsive && this.state === ConnectionState.Connected) {
-        this.unresponsive = true;
-        this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - this.num[Num.LastReceivedAt] });
-      }
-    }
-    if (this.num[Num.RetransmitAt] <= now) {
-      // Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also past the RTO, it
-      // is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare it lost
-      // (its data is resent in new packets at once) and back off.
-      // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
-      // below delay, so the comparisons here allow for it.
-      const rto = this.num[Num.RtoCachedMs];
-      const rtoDue = this.oldestElicitingSentTime() + rto <= now + TIME_EPSILON_MS;
-      const lost = this.delivery.detectLosses(now, rto - TIME_EPSILON_MS, this.num[Num.LossDelayCachedMs] - TIME_EPSILON_MS);
-      if (rtoDue) {
-        // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
-        // a single tail loss in a live stream must not double the timer for the next packet
-        // (a 30 Hz stream would then wait for the next ack instead of its RTO).
-        if (this.delivery.delivered === this.deliveredAtLastRto) {
-          this.rtt.onRetransmitTimeout();
-          this.rttChanged();
-        }
-        this.deliveredAtLastRto = this.delivery.delivered;
-      }
-      this.armLossTimer();
-      // Never leave the timer due: a pass that made no progress must not spin.
-      if (this.num[Num.RetransmitAt] <= now) this.num[Num.RetransmitAt] = now + TIMER_GRANULARITY_MS;
-      if (lost > 0) wantsSend = true;
-      this.drainToEvents();
-    }
-    if (rareDue) {
-      if (r[RareTimer.DelayedSend] <= now) {
-        this.channels.runTimers(now);
-        this.setRare(RareTimer.DelayedSend, this.channels.nextTimerAt());
-        wantsSend = true;
-      }
-      if (r[RareTimer.ClockSync] <= now) {
-        // Fast start: 10 requests/s for the first 5 s, then the configured period.
-        const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
-        this.setRare(RareTimer.ClockSync, now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs));
-        this.clockRequestDue = true;
-        wantsSend = true;
-      }
-      if (r[RareTimer.Handshake] <= now || r[RareTimer.DisconnectResend] <= now || r[RareTimer.Linger] <= now) wantsSend = true;
-      if (r[RareTimer.Rebind] <= now) {
-        if (this.rebind === undefined) {
-          this.finish("no-connection");
+    for (let timer = Timer.ConnectTimeout; timer < Timer.End; timer++) {
+      if (t[timer] > now) continue;
+      switch (timer as Timer) {
+        case Timer.ConnectTimeout:
+          this.finish("connect-timeout");
           return false;
+        case Timer.CloseTimeout:
+          this.finish(this.closeReason ?? "normal");
+          return false;
+        case Timer.Idle:
+          if (this.state === ConnectionState.Connected) {
+            this.finish("timeout");
+            return false;
+          }
+          // Closing: the close timeout ends it. Disarmed here, or nextDeadline() would keep
+          // returning this past time (a packet arriving after close() re-arms it: onPeerAlive).
+          t[Timer.Idle] = Infinity;
+          break;
+        case Timer.Unresponsive:
+          t[Timer.Unresponsive] = Infinity;
+          if (!this.unresponsive && this.state === ConnectionState.Connected) {
+            this.unresponsive = true;
+            this.host.emit({ type: "unresponsive", connection: this.id, silentMs: now - t[Num.LastReceivedAt] });
+          }
+          break;
+        case Timer.Retransmit:
+          if (this.onRetransmitTimer(now)) wantsSend = true;
+          break;
+        case Timer.DelayedSend:
+          this.channels.runTimers(now);
+          t[Timer.DelayedSend] = this.channels.nextTimerAt();
+          wantsSend = true;
+          break;
+        case Timer.ClockSync: {
+          // Fast start: 10 requests/s for the first 5 s, then the configured period.
+          const c = this.host.config;
+          const fast = now - this.connectedAt < c.clockSyncFastPhaseMs;
+          t[Timer.ClockSync] = now + (fast ? Math.min(c.clockSyncFastMs, c.clockSyncMs) : c.clockSyncMs);
+          this.clockRequestDue = true;
+          wantsSend = true;
+          break;
         }
-        // No challenge yet: the path may be dark (an outage right after the rebinding). Keep
-        // asking until the idle timeout; a server that dropped us says so (NO_CONNECTION
-        // echoing the request), so silence is not taken as an answer.
-        wantsSend = true;
+        case Timer.Rebind:
+          if (this.rebind === undefined) {
+            this.finish("no-connection");
+            return false;
+          }
+          // No challenge yet: the path may be dark (an outage right after the rebinding). Keep
+          // asking until the idle timeout; a server that dropped us says so (NO_CONNECTION
+          // echoing the request), so silence is not taken as an answer.
+          wantsSend = true;
+          break;
+        case Timer.Pacing:
+          t[Timer.Pacing] = Infinity;
+          wantsSend = true;
+          break;
+        default:
+          // Handshake, DisconnectResend, Linger, AckDelay, Keepalive: writeDatagram sends what
+          // is due and re-arms them.
+          wantsSend = true;
       }
     }
-    if (
-      this.num[Num.AckDelayAt] <= now ||
-      (this.state === ConnectionState.Connected && this.num[Num.LastSentAt] + c.keepaliveMs <= now) ||
-      this.num[Num.PacingAt] <= now
-    ) {
-      wantsSend = true;
-    }
-    if (this.num[Num.PacingAt] <= now) this.num[Num.PacingAt] = Infinity;
     return wantsSend;
+  }
+
+  /**
+   * The Retransmit timer. Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also
+   * past the RTO, it is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare
+   * it lost (its data is resent in new packets at once) and back off. Returns true if packets
+   * were declared lost.
+   */
+  private onRetransmitTimer(now: number): boolean {
+    // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
+    // below delay, so the comparisons here allow for it.
+    const rto = this.num[Num.RtoCachedMs];
+    const rtoDue = this.oldestElicitingSentTime() + rto <= now + TIME_EPSILON_MS;
+    const lost = this.delivery.detectLosses(now, rto - TIME_EPSILON_MS, this.num[Num.LossDelayCachedMs] - TIME_EPSILON_MS);
+    if (rtoDue) {
+      // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
+      // a single tail loss in a live stream must not double the timer for the next packet
+      // (a 30 Hz stream would then wait for the next ack instead of its RTO).
+      if (this.delivery.delivered === this.deliveredAtLastRto) {
+        this.rtt.onRetransmitTimeout();
+        this.rttChanged();
+      }
+      this.deliveredAtLastRto = this.delivery.delivered;
+    }
+    this.armLossTimer();
+    // Never leave the timer due: a pass that made no progress must not spin.
+    if (this.num[Timer.Retransmit] <= now) this.num[Timer.Retransmit] = now + TIMER_GRANULARITY_MS;
+    this.drainToEvents();
+    return lost > 0;
   }
 
   // ---- send path ------------------------------------------------------------------------------
@@ -1087,7 +1066,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   ): number {
     const receipt = this.channels.send(now, channel, data, options, sentAt);
     if ((options.delayMs !== undefined && options.delayMs > 0) || options.deadlineMs !== undefined) {
-      this.setRare(RareTimer.DelayedSend, this.channels.nextTimerAt());
+      this.setTimer(Timer.DelayedSend, this.channels.nextTimerAt());
     }
     // The application's send cadence (several messages in one tick count once), for the ack
     // policy: an EWMA of the gaps, gain 1/4; a gap over 250 ms means no steady cadence.
@@ -1115,7 +1094,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         if (attempt === undefined || attempt.nextSendAt > now) return 0;
         length = engine.sealControl(offset, attempt.encode(bytes, offset, c.appVersion, c.channelHash));
         attempt.onSent(now);
-        this.setRare(RareTimer.Handshake, attempt.nextSendAt);
+        this.setTimer(Timer.Handshake, attempt.nextSendAt);
         break;
       }
       case ConnectionState.Disconnecting: {
@@ -1127,9 +1106,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           length = engine.sealControl(offset, encodeAccept(bytes, offset, this.salt, this.sessionId, this.acceptUserData));
           break;
         }
-        if (this.rare[RareTimer.DisconnectResend] > now) return 0;
+        if (this.num[Timer.DisconnectResend] > now) return 0;
         length = engine.sealControl(offset, encodeDisconnect(bytes, offset, this.sessionId, this.disconnectCode, this.disconnectUserData));
-        this.setRare(RareTimer.DisconnectResend, now + this.disconnectResendInterval());
+        this.setTimer(Timer.DisconnectResend, now + this.disconnectResendInterval());
         break;
       }
       case ConnectionState.Connected:
@@ -1193,7 +1172,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         const at = this.cc.nextSendTime(now);
         if (at > now) {
           allowed = false;
-          this.num[Num.PacingAt] = at;
+          this.num[Timer.Pacing] = at;
         }
       }
     }
@@ -1236,12 +1215,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.delivery.inFlight >= RING - 1) return 0; // wait for acks (the RTO timer is armed)
       // Nothing to carry: a pure ack if one is owed and its delay is up, else a keepalive if
       // we have been quiet, else nothing.
-      if (this.ackOwed && this.num[Num.AckDelayAt] <= now) {
+      if (this.ackOwed && this.num[Timer.AckDelay] <= now) {
         type = PacketType.Data;
         framesLength = this.writeAckDelayTrailer(now, bytes, framesAt);
-      // The same sum as the Keepalive deadline (nextDeadline): `now - lastSentAt >= keepaliveMs`
-      // rounds differently at some fractional times, and the due deadline then wrote nothing.
-      } else if (this.num[Num.LastSentAt] + c.keepaliveMs <= now) type = PacketType.Keepalive;
+      } else if (this.num[Timer.Keepalive] <= now) type = PacketType.Keepalive;
       else return 0;
     }
     // Path MTU probes (rare: a few per search) never go ahead of what is due: one due now
@@ -1319,13 +1296,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {
       this.ccInFlightBytes += length;
-      if (this.num[Num.RetransmitAt] === Infinity) this.num[Num.RetransmitAt] = now + this.num[Num.RtoCachedMs]; // RFC 6298 §5.1
+      if (this.num[Timer.Retransmit] === Infinity) this.num[Timer.Retransmit] = now + this.num[Num.RtoCachedMs]; // RFC 6298 §5.1
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
     this.receivedSinceAck = 0;
-    this.num[Num.AckDelayAt] = Infinity;
-    this.num[Num.LastSentAt] = now; // moves Keepalive (lastSentAt + keepaliveMs)
+    this.num[Timer.AckDelay] = Infinity;
+    if (this.state === ConnectionState.Connected) this.num[Timer.Keepalive] = now + this.host.config.keepaliveMs;
     return length;
   }
 
@@ -1420,7 +1397,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       case ConnectionState.Connecting:
         return this.attempt !== undefined && this.attempt.nextSendAt <= now;
       case ConnectionState.Disconnecting:
-        return this.acceptDue || this.rare[RareTimer.DisconnectResend] <= now;
+        return this.acceptDue || this.num[Timer.DisconnectResend] <= now;
       case ConnectionState.Connected:
         return (
           this.acceptDue ||
@@ -1429,9 +1406,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.clockRequestDue ||
           this.clockEchoDue ||
           this.ackFrequency.due ||
-          (this.ackOwed && this.num[Num.AckDelayAt] <= now) ||
+          (this.ackOwed && this.num[Timer.AckDelay] <= now) ||
           this.probeQueued > 0 ||
-          this.num[Num.LastSentAt] + this.host.config.keepaliveMs <= now ||
+          this.num[Timer.Keepalive] <= now ||
           this.channels.hasPending(now)
         );
       default:
@@ -1449,7 +1426,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   startRebind(now: number): void {
     if (this.rebind !== undefined) return;
     this.rebind = new ClientRebind(now);
-    this.setRare(RareTimer.Rebind, now);
+    this.setTimer(Timer.Rebind, now);
     if (this.trace !== undefined) this.trace.rebind(now, "started");
   }
 
@@ -1500,7 +1477,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.rebindDoneAt = this.delivery.dispatched;
       if (this.trace !== undefined) this.trace.rebind(NaN, "answered");
       this.restartPathMtu();
-      this.setRare(RareTimer.Rebind, Infinity);
+      this.setTimer(Timer.Rebind, Infinity);
       return length;
     }
     if (rebind.nextSendAt > now) return 0;
@@ -1516,7 +1493,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // path's RTT, 100 ms to 1 s, doubling per request up to 1 s.
     const rtt = this.rtt.sampleCount > 0 ? this.rtt.smoothedMs : c.handshakeResendMs;
     rebind.onRequestSent(now, Math.min(Math.max(2 * rtt, c.handshakeResendMs), c.handshakeResendMaxMs), c.handshakeResendMaxMs);
-    this.setRare(RareTimer.Rebind, rebind.nextSendAt);
+    this.setTimer(Timer.Rebind, rebind.nextSendAt);
     return length;
   }
 
@@ -1532,9 +1509,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.address = to;
     // Closing (moved by a repeated RESPONSE, acceptedElsewhere): the goodbye goes to the new
     // address right after the ACCEPT, not at the next resend. Closing sends no acks.
-    if (this.state === ConnectionState.Disconnecting) return this.setRare(RareTimer.DisconnectResend, now);
+    if (this.state === ConnectionState.Disconnecting) return this.setTimer(Timer.DisconnectResend, now);
     this.ackOwed = true;
-    this.num[Num.AckDelayAt] = now;
+    this.num[Timer.AckDelay] = now;
     this.restartPathMtu();
     this.cc.onPathChange?.(now);
   }
@@ -1567,7 +1544,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.lingering = true;
     this.closeReason = reason;
     this.closeUserData = userData;
-    this.setRare(RareTimer.Linger, now + this.host.config.closeTimeoutMs / 2);
+    this.setTimer(Timer.Linger, now + this.host.config.closeTimeoutMs / 2);
   }
 
   /** True once nothing sent is waiting to leave or for its fate: no queued, delayed or resent
@@ -1580,7 +1557,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** Lingering, and done (delivered, or out of time): the DISCONNECT goes now. */
   private lingerDone(now: number): boolean {
-    return this.lingering && (this.rare[RareTimer.Linger] <= now || this.delivered(now));
+    return this.lingering && (this.num[Timer.Linger] <= now || this.delivered(now));
   }
 
   /** Graceful close: DISCONNECT is resent until acknowledged or the close timeout. */
@@ -1591,9 +1568,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       return;
     }
     // A close after a close with linger: at once, but the timeout still counts from the first.
-    const since = this.lingering ? this.rare[RareTimer.Linger] - this.host.config.closeTimeoutMs / 2 : now;
+    const since = this.lingering ? this.num[Timer.Linger] - this.host.config.closeTimeoutMs / 2 : now;
     this.lingering = false;
-    this.setRare(RareTimer.Linger, Infinity);
+    this.setTimer(Timer.Linger, Infinity);
     this.state = ConnectionState.Disconnecting;
     this.closeReason = reason;
     this.closeUserData = userData;
@@ -1603,8 +1580,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // No more acks from here (onPacketReceived): nothing owed may re-arm the ack timer.
     this.ackOwed = false;
     this.receivedSinceAck = 0;
-    this.setRare(RareTimer.DisconnectResend, now);
-    this.setRare(RareTimer.CloseTimeout, since + this.host.config.closeTimeoutMs);
+    this.setTimer(Timer.DisconnectResend, now);
+    this.setTimer(Timer.CloseTimeout, since + this.host.config.closeTimeoutMs);
     this.disconnectAttempts = 0;
   }
 
@@ -1737,17 +1714,14 @@ const carriesMessages = (contents: PacketContents): boolean => contents.count > 
 /** The contents of every path MTU probe (padding only): shared, like NO_FRAMES. */
 const PROBE = new PacketContents();
 
-if ((Num.AckDelayAt as number) !== OWNER_BASE || (Num.Count as number) > OWNER_BASE + OWNER_SLOTS) {
+if ((Timer.ConnectTimeout as number) !== OWNER_BASE || (Num.Count as number) > OWNER_BASE + OWNER_SLOTS) {
   throw new Error("congestion/state-layout.ts: the owner region does not match Num");
 }
 
 /** The initial `num` table: timers unarmed, no send cadence, no bandwidth estimate seen. */
 function newNumTable(): number[] {
   const t = newStateArray();
-  t[Num.AckDelayAt] = Infinity;
-  t[Num.RetransmitAt] = Infinity;
-  t[Num.PacingAt] = Infinity;
-  t[Num.RareAt] = Infinity;
+  t.fill(Infinity, Timer.ConnectTimeout, Timer.End);
   t[Num.LastAppSendAt] = -Infinity;
   t[Num.LossDelayCachedMs] = Infinity;
   t[Num.BandwidthSeenBps] = -1;
