@@ -71,7 +71,7 @@ function bulk(E: EndpointClass, P: PairClass, seed: number, link: LinkConfig): B
   }
   const after = client.stats(c).packets;
   const dispatched = after.dispatched - before.dispatched;
-  const spurious = (client as unknown as { byId: Map<number, { spuriousLosses: number }> }).byId.get(c)?.spuriousLosses ?? NaN;
+  const spurious = (client as unknown as { byId: Map<number, { recovery: { spuriousLosses: number } }> }).byId.get(c)?.recovery.spuriousLosses ?? NaN;
   return { mbps: (bytes * 8) / seconds / 1e6, lostFraction: (after.dropped - before.dropped) / dispatched, spurious };
 }
 

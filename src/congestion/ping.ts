@@ -118,10 +118,10 @@ export interface PingConfig {
 // the same sample to both, and while neither ring has taken a sample the other has not (no
 // resends), both land in one cache line instead of two 512 bytes apart.
 // The array is a connection's state array (state-layout.ts: the bookkeeping at
-// PING_META_BASE = 96, the rings from PING_RING_BASE = 104 on) or one of its own of that size.
-const LINK_META = 96;
+// PING_META_BASE = 104, the rings from PING_RING_BASE = 112 on) or one of its own of that size.
+const LINK_META = 104;
 const TRANSMISSION_META = LINK_META + META_SLOTS;
-const LINK_RING = 104;
+const LINK_RING = 112;
 const TRANSMISSION_RING = LINK_RING + 1;
 const RING_STRIDE = 2;
 const END = LINK_RING + 2 * PING_WINDOW;

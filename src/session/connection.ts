@@ -19,7 +19,7 @@ import {
   SYSTEM_CHANNEL,
   type Engine,
 } from "../engine/abi.js";
-import { ChannelSet, DeliveryNotificationManager, PacketContents, type DeliveryHandler } from "../channels/index.js";
+import { ChannelSet, PacketContents, type DeliveryHandler } from "../channels/index.js";
 import {
   createController,
   type CongestionAlgorithm,
@@ -29,8 +29,8 @@ import {
 } from "../congestion/controller.js";
 import { RttEstimator } from "../congestion/rtt.js";
 import { OWNER_BASE, OWNER_SLOTS, newStateArray } from "../congestion/state-layout.js";
-import { ReorderingWindow } from "../congestion/reordering.js";
 import { QlogTracer, type TraceFactory } from "../trace/qlog.js";
+import { LossRecovery } from "../recovery/loss-recovery.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import { PingTracker, pingTrackerOnAck } from "../congestion/ping.js";
 import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
@@ -129,26 +129,6 @@ const enum Num {
   RttPendingSentAt,
   RttPendingAckedAt,
   RttPendingAckDelayMs,
-  /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
-  LossRate,
-  /**
-   * The retransmission timeout and the loss delay, recomputed only when an RTT sample or a
-   * timeout changes them (rttChanged): they are read per receive batch and per sent packet, and
-   * with many connections the estimator's fields are one more cold line each time. Read as
-   * `this.num[...]` like the rest: the getters they had were not inlined into afterReceive.
-   *
-   * RtoCachedMs: the RFC 6298 RTO (with backoff) plus the peer's ack delay, as in RFC 9002's
-   * PTO (§6.2.1: srtt + max(4 rttvar, G) + max_ack_delay). The peer's delay is assumed to be
-   * ours (both ends use the same protocol defaults); without it a pure ack held back by the
-   * peer's delay often arrived just after the timer fired.
-   */
-  RtoCachedMs,
-  /** RFC 9002 §6.1.2: max(smoothed RTT, latest RTT) plus the reordering window (an eighth of
-   *  it, 9/8 in all, until the path is seen to reorder: ReorderingWindow), at least the timer
-   *  granularity (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
-  LossDelayCachedMs,
-  /** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
-  PeerAckDelayMs,
   /** The estimate last passed to `bandwidth` (-1: none yet). */
   BandwidthSeenBps,
   /** The ack delay a pure ack reported for its `ack` (trailerAckSeq), ms. */
@@ -204,18 +184,6 @@ const ACK_DELAY_FRAME = 6 + 1 + 2 + 2;
 /** Shorter waits are not reported: below the timer granularity they do not move an RTO. */
 const ACK_DELAY_MIN_MS = 1;
 const RING = PACKET_WINDOW;
-/** kGranularity (RFC 9002 §6.1.2): the smallest loss delay, in ms. */
-const TIMER_GRANULARITY_MS = 1;
-/** Slack for comparing an age with the delay a timer was computed from (float rounding). */
-const TIME_EPSILON_MS = 1e-6;
-/** Loss-rate EWMA gain per ack-eliciting packet outcome. */
-const LOSS_GAIN = 1 / 64;
-const LOST_MEMORY = 64;
-/**
- * The packet threshold once the path has been seen to reorder: the ack window (a packet further
- * behind can no longer be acknowledged).
- */
-const REORDER_MAX_PACKETS = 33;
 /** How far behind the newest received packet an arrival is acked at once (of the 32 the
  *  ack bits cover: the next ack may come up to an ack threshold, 16 at most, later). */
 const REORDERED_ACK_NOW_BEHIND = 16;
@@ -300,9 +268,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** clockEchoes is not empty: read per datagram instead of the array, one object less. */
   private clockEchoDue = false;
   private bytesSent = 0;
-  /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
-   *  (the second per-packet value), a pure ack none. */
-  private readonly delivery: DeliveryNotificationManager<PacketContents, SentPacket>;
+  /** The sent window, loss detection and the RTO (recovery/loss-recovery.ts). */
+  private readonly recovery: LossRecovery;
+  /** recovery.sent: every packet in flight. */
+  private readonly delivery: LossRecovery["sent"];
   readonly channels: ChannelSet;
   private readonly cc: CongestionController;
   /** Ack-frequency requests, both ways (ack-frequency.ts). */
@@ -354,31 +323,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private readonly bandwidth = new BandwidthChangeDetector();
   private clock: NetworkClock | undefined;
   private connectedAt: number;
-  /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
-  private deliveredAtLastRto = -1;
-  /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
-   *  late acks; -1 = empty. */
-  private recentlyLost: Int32Array | undefined;
-  /** The controller's records of those packets (same slots), for onSpuriousLoss. */
-  private recentlyLostRecords: (SentPacket | undefined)[] | undefined;
-  /** How far behind the newest acknowledged packet each was when declared lost (same slots;
-   *  0: nothing newer was acknowledged, a loss by the RTO). A late ack of one that was behind
-   *  is reordering evidence. */
-  private recentlyLostBehind: Uint16Array | undefined;
-  private spuriousLosses = 0;
   /** The connection's qlog trace (EndpointConfig.trace), or undefined: one check per event. */
   private trace: QlogTracer | undefined;
-  /** The time threshold's reordering window (RFC 8985), allocated at the first loss. */
-  private reordering: ReorderingWindow | undefined;
-  /**
-   * The newest packet the datagram being read acknowledged (the last ack record: they come
-   * oldest first): -1 before any, NaN if it came in time, else its round trip, as it was acked
-   * late (a candidate RTT sample: commitLateRttSample).
-   */
-  private lastAckLateMs = -1;
-  /** A qualifying late-ack round trip waiting for a second one (NaN: none), and when it came. */
-  private lateRttHeldMs = NaN;
-  private lateRttHeldAt = 0;
   private disconnectCode = 0;
   /** DISCONNECTs sent so far in this close, for the resend backoff. */
   private disconnectAttempts = 0;
@@ -421,13 +367,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.probeCheckAt = 0;
       this.largeFrom = config.mtu;
     }
-    // The connection is its own delivery handler (no closure pair per connection).
-    this.delivery = new DeliveryNotificationManager<PacketContents, SentPacket>(this, { capacity: RING });
-    if (config.trace !== undefined) this.startTrace(config.trace, now);
     this.cc = createController(controllerConfig(config, ccSeed), this.num);
+    // The connection is its own delivery handler (no closure pair per connection).
+    this.recovery = new LossRecovery(this, this.num, Timer.Retransmit, this.rtt, this.cc, config.ackDelayMs);
+    this.delivery = this.recovery.sent;
+    if (config.trace !== undefined) this.startTrace(config.trace, now);
     this.num[Num.LastReceivedAt] = now;
     this.connectedAt = now;
-    this.rttChanged();
     if (role === Role.Server) this.startConnected(now);
   }
 
@@ -458,7 +404,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // path's round trip rather than the 1 s initial RTO, and stats() has it at "connect".
     if (handshakeRtt >= 0) {
       this.rtt.onSample(now, handshakeRtt);
-      this.rttChanged();
+      this.recovery.rttChanged();
       pingTrackerOnAck(this.num, now, now - handshakeRtt, 1);
     }
     this.setTimer(Timer.Handshake, Infinity);
@@ -531,7 +477,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onPacketReceived(now: number, elicits: boolean, sequence: number, trailerAck = -1, trailerDelayMs = 0): void {
     // The previous datagram's acks and frames are all read: its RTT sample is final.
     if (this.rttPendingSeq >= 0) this.commitRttSample();
-    if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
+    this.recovery.onDatagramRead(now);
     // Applied once this datagram's acks have named its RTT sample (commitRttSample).
     this.trailerAckSeq = trailerAck;
     if (trailerAck >= 0) this.num[Num.TrailerAckDelayMs] = trailerDelayMs;
@@ -587,91 +533,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   }
 
   onPacketAcked(now: number, sequence: number): void {
-    if (this.trace !== undefined) this.trace.packetAcked(now, sequence);
-    this.lastAckLateMs = this.delivery.acknowledge(sequence, now) ? NaN : this.onLateAck(now, sequence);
-  }
-
-  /**
-   * An ack for a packet already declared lost: the declaration was spurious. If it was an
-   * ack-eliciting packet counted in the loss rate, take that loss back out of the estimate (the
-   * EWMA's gain per outcome; the outcome is at most a few dozen packets old, so the decay since
-   * is negligible). Without this, every timer that fired a little early inflated stats().lossRate.
-   * Returns the packet's round trip (NaN if it is not one this connection declared lost).
-   */
-  private onLateAck(now: number, sequence: number): number {
-    const slot = sequence & (LOST_MEMORY - 1);
-    const lost = this.recentlyLost;
-    if (lost === undefined || lost[slot] !== sequence) return NaN;
-    lost[slot] = -1;
-    this.spuriousLosses++;
-    if (this.trace !== undefined) this.trace.spuriousLoss(now, sequence);
-    const records = this.recentlyLostRecords;
-    const record = records?.[slot];
-    if (records !== undefined) records[slot] = undefined;
-    const behind = this.recentlyLostBehind?.[slot] ?? 0;
-    if (behind > 0) this.onReordering(record === undefined || !record.appLimited);
-    if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
-    this.num[Num.LossRate] = Math.max(0, this.num[Num.LossRate] - LOSS_GAIN);
-    return record !== undefined ? now - record.sentTime : NaN;
-  }
-
-  /**
-   * A packet declared lost behind a newer acknowledged one arrived after all: the path
-   * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet threshold goes
-   * to the ack window, so only a packet that can no longer be acknowledged is lost by it (a
-   * threshold at the distance seen would declare each new, larger distance lost once more).
-   * The time threshold's window grows (ReorderingWindow: once per round, by min RTT / 4, up
-   * to SRTT; back to min RTT / 4 after 16 recoveries without a spurious loss) only on the
-   * evidence of a packet sent while the flow was not application-limited (`grow`): for a
-   * light stream a spurious resend costs one small datagram, while a wider window makes each
-   * of its real losses wait longer (a 30 Hz stream's p99 at 5 % loss rose when datagrams held
-   * back now and then grew it).
-   */
-  private onReordering(grow: boolean): void {
-    this.delivery.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
-    if (!grow) return;
-    if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.delivery.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
-  }
-
-  /**
-   * Datagram read: a late ack's round trip counts toward an RTT sample only if it was the newest
-   * packet the datagram newly acknowledged, and only when the next datagram's newest is late
-   * too, soon after (the smaller of the two is taken). On a path slower than the RTO every ack
-   * is late, datagram after datagram; a packet acked late because its first ack was lost, or
-   * sent before an outage, is a one-off, often the only ack a quiet peer sends for seconds (an
-   * idle lossy connection would read RTTs of several times the path's from keepalives acked by
-   * the next one).
-   */
-  private commitLateRttSample(now: number): void {
-    const ms = this.lastAckLateMs;
-    const held = this.lateRttHeldMs;
-    this.lastAckLateMs = -1;
-    if (ms !== ms) {
-      // The newest ack came in time: the path answers within the RTO.
-      this.lateRttHeldMs = NaN;
-    } else if (held === held && now - this.lateRttHeldAt <= Math.min(held, ms) / 4) {
-      this.lateAckRttSample(now, Math.min(held, ms));
-      this.lateRttHeldMs = NaN;
-    } else {
-      this.lateRttHeldMs = ms;
-      this.lateRttHeldAt = now;
-    }
-  }
-
-  /**
-   * A late ack's round trip, as an RTT sample when the RTO cannot otherwise learn the path: with
-   * no sample yet, or when the trip is longer than the RTO can back off to (maxRtoMs). Then
-   * every packet is declared lost before its ack arrives, every later packet carries resent
-   * data (no sample: see commitRttSample), and the RTO never grows: a path over ~2 s round trip
-   * would stall for ever. The sample is valid (a sequence is
-   * never sent twice), if long by the peer's ack wait; it is not taken otherwise, since an
-   * ordinary late ack (its first acks lost) would lengthen the RTO on every lossy path.
-   */
-  private lateAckRttSample(now: number, sampleMs: number): void {
-    const rtt = this.rtt;
-    if (rtt.sampleCount > 0 && sampleMs <= Math.max(rtt.maxRtoMs, rtt.baseRto())) return;
-    rtt.onSample(now, sampleMs);
-    this.rttChanged();
+    this.recovery.onAck(now, sequence);
   }
 
   onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
@@ -734,13 +596,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
     if (this.rttPendingSeq >= 0) this.commitRttSample();
-    if (this.lastAckLateMs !== -1) this.commitLateRttSample(now);
-    // The acks may end a reordering round or a recovery (the window may shrink).
-    if (this.reordering !== undefined && this.reordering.onAcked(this.delivery.largestAckedSequence)) this.rttChanged();
-    // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
-    // declare lost, and the call, which is not inlined here, would box its two delays.
-    if (this.delivery.inFlight > 0) this.delivery.detectLosses(now, this.num[Num.RtoCachedMs], this.num[Num.LossDelayCachedMs]);
-    this.armLossTimer();
+    this.recovery.afterAcks(now);
     this.drainToEvents();
     this.ackFrequency.update(this.cc, now);
     // The detector answers the same for an unchanged estimate (it moves only at a report), so
@@ -754,53 +610,6 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (this.state === ConnectionState.Connected && this.channels.receiveBufferedBytes() > this.host.config.maxReceiveBufferBytes) {
       this.close(now, "receive-buffer-exceeded", new Uint8Array(0));
-    }
-  }
-
-  /** Send time of the oldest ack-eliciting packet in flight (Infinity if none). */
-  private oldestElicitingSentTime(): number {
-    const sequence = this.delivery.oldestRecordedSequence();
-    return sequence < 0 ? Infinity : this.delivery.sentTimeOf(sequence);
-  }
-
-  /** Re-arm the loss-detection timer from the oldest ack-eliciting packet in flight. */
-  private armLossTimer(): void {
-    const d = this.delivery;
-    const sequence = d.oldestRecordedSequence();
-    if (sequence < 0) {
-      this.num[Timer.Retransmit] = Infinity;
-      return;
-    }
-    const oldest = d.sentTimeOf(sequence);
-    let at = oldest + this.num[Num.RtoCachedMs];
-    // RFC 9002 §6.2.1: a packet sent before the newest acknowledged one gets the loss timer
-    // at sent time + loss delay. "Before" by sequence: a burst shares one send time.
-    const largest = d.largestAckedSequence;
-    // (The loss delay is Infinity before the first RTT sample: then only the RTO applies.)
-    // Such a packet is not declared lost by the RTO (detectLosses), so its timer is the loss
-    // delay alone, longer than the RTO on a path that reorders.
-    if (largest >= 0 && sequenceGreaterThan(largest, sequence) && this.num[Num.LossDelayCachedMs] !== Infinity) {
-      at = oldest + this.num[Num.LossDelayCachedMs];
-    }
-    this.num[Timer.Retransmit] = at;
-  }
-
-  /** Recompute the cached RTO and loss delay (Num.RtoCachedMs, Num.LossDelayCachedMs) after the
-   *  RTT estimator changed. */
-  private rttChanged(): void {
-    const rtt = this.rtt;
-    // Plus the peer's ack wait (RFC 9002's max_ack_delay): samples no longer include it
-    // (ACK_DELAY takes it out). Not the configured piggyback maximum but the waits the peer
-    // actually reports: a game's 30 Hz streams wait ~8 ms on a 50 ms path, and allowing the full
-    // 15 ms there delays every tail-loss recovery (loss-latency test: p99 95 -> 106 ms).
-    this.num[Num.RtoCachedMs] = rtt.rtoMs() + Math.max(this.host.config.ackDelayMs, this.num[Num.PeerAckDelayMs]);
-    if (rtt.sampleCount === 0) {
-      this.num[Num.LossDelayCachedMs] = Infinity;
-    } else {
-      const base = Math.max(rtt.smoothedMs, rtt.latestMs);
-      const r = this.reordering;
-      const window = r === undefined ? base / 8 : r.windowMs(rtt.minMs, rtt.smoothedMs, base);
-      this.num[Num.LossDelayCachedMs] = Math.max(base + window, TIMER_GRANULARITY_MS);
     }
   }
 
@@ -850,7 +659,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         // From the resent messages' first send, not this packet's: what the application waited.
         pingTrackerOnAck(this.num, now, Math.min(sentTime, contents.firstSentAt), 2);
       }
-      this.num[Num.LossRate] += LOSS_GAIN * (0 - this.num[Num.LossRate]);
+      this.recovery.countDelivered();
       this.cc.onAck(now, record, this.ccInFlightBytes);
       // Acks come oldest first: the last packet the controller saw in this datagram is the
       // newest (a pure ack, keepalive or probe has no record and is not it).
@@ -887,7 +696,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.rttPendingSeq = -1;
     this.ackSampled = true;
     rtt.onSample(at, sample);
-    this.rttChanged();
+    this.recovery.rttChanged();
     pingTrackerOnAck(this.num, at, at - sample, 1);
     if (this.trace !== undefined) this.traceMetrics(at);
   }
@@ -902,8 +711,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const capped = Math.min(delayMs, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
     this.num[Num.RttPendingAckDelayMs] = capped;
     if (!track) return;
-    const peer = this.num[Num.PeerAckDelayMs];
-    this.num[Num.PeerAckDelayMs] = capped >= peer ? capped : peer + (capped - peer) / 8;
+    this.recovery.onPeerAckDelay(capped);
   }
 
   /** DeliveryHandler: called by the notification manager only. */
@@ -916,16 +724,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (record !== undefined) {
       this.ccInFlightBytes -= record.bytes;
-      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now, this.num[Num.LossRate])) this.pathMtuChanged();
-      this.num[Num.LossRate] += LOSS_GAIN * (1 - this.num[Num.LossRate]);
-      // Allocated at the first loss: a connection that never loses a packet never needs it.
-      const lost = (this.recentlyLost ??= new Int32Array(LOST_MEMORY).fill(-1));
-      (this.reordering ??= new ReorderingWindow()).onLoss(this.delivery.newestDispatched + 1);
-      lost[sequence & (LOST_MEMORY - 1)] = sequence;
-      (this.recentlyLostRecords ??= new Array<SentPacket | undefined>(LOST_MEMORY).fill(undefined))[sequence & (LOST_MEMORY - 1)] = record;
-      const largest = this.delivery.largestAckedSequence;
-      (this.recentlyLostBehind ??= new Uint16Array(LOST_MEMORY))[sequence & (LOST_MEMORY - 1)] =
-        largest >= 0 && sequenceGreaterThan(largest, sequence) ? (largest - sequence) & 0xffff : 0;
+      if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now, this.recovery.lossRate)) this.pathMtuChanged();
+      this.recovery.onLost(sequence, record);
       this.cc.onLoss(now, record, this.ccInFlightBytes);
     }
     // Lost reliable contents go back to their channels and leave again in NEW packets.
@@ -1025,33 +825,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     return wantsSend;
   }
 
-  /**
-   * The Retransmit timer. Time threshold first (RFC 9002 §6.1.2); if the oldest packet is also
-   * past the RTO, it is a tail loss (nothing newer was acknowledged): RFC 6298 §5.4-5.6, declare
-   * it lost (its data is resent in new packets at once) and back off. Returns true if packets
-   * were declared lost.
-   */
+  /** The Retransmit timer (recovery's): returns true if packets were declared lost. */
   private onRetransmitTimer(now: number): boolean {
-    // The timer was computed as sentTime + delay; (sentTime + delay) - sentTime can round
-    // below delay, so the comparisons here allow for it.
-    const rto = this.num[Num.RtoCachedMs];
-    const rtoDue = this.oldestElicitingSentTime() + rto <= now + TIME_EPSILON_MS;
-    const lost = this.delivery.detectLosses(now, rto - TIME_EPSILON_MS, this.num[Num.LossDelayCachedMs] - TIME_EPSILON_MS);
-    if (rtoDue) {
-      // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
-      // a single tail loss in a live stream must not double the timer for the next packet
-      // (a 30 Hz stream would then wait for the next ack instead of its RTO).
-      if (this.delivery.delivered === this.deliveredAtLastRto) {
-        this.rtt.onRetransmitTimeout();
-        this.rttChanged();
-      }
-      this.deliveredAtLastRto = this.delivery.delivered;
-    }
-    this.armLossTimer();
-    // Never leave the timer due: a pass that made no progress must not spin.
-    if (this.num[Timer.Retransmit] <= now) this.num[Timer.Retransmit] = now + TIMER_GRANULARITY_MS;
+    const lost = this.recovery.onRetransmitTimer(now);
     this.drainToEvents();
-    return lost > 0;
+    return lost;
   }
 
   // ---- send path ------------------------------------------------------------------------------
@@ -1292,11 +1070,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
     const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
-    this.delivery.dispatch(sequence, now, length, contents ?? NO_FRAMES, record);
+    this.recovery.onSent(now, sequence, length, contents ?? NO_FRAMES, record);
     if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {
       this.ccInFlightBytes += length;
-      if (this.num[Timer.Retransmit] === Infinity) this.num[Timer.Retransmit] = now + this.num[Num.RtoCachedMs]; // RFC 6298 §5.1
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
@@ -1616,7 +1393,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   /** Release everything (called once by the endpoint after finish()). */
   dispose(now: number): void {
-    this.delivery.dropAll(now);
+    this.recovery.dropAll(now);
     this.channels.failAll(now);
     this.channels.releaseBudget();
     this.drainToEvents();
@@ -1634,6 +1411,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     if (sink === undefined || sink === null || typeof sink.write !== "function") return;
     this.trace = new QlogTracer(sink, { vantage, referenceTime: now, title: `ackwire ${vantage} connection ${this.id}`, peer: this.address });
+    this.recovery.trace = this.trace;
     this.trace.mtu(now, this.datagramMtu);
   }
 
@@ -1663,7 +1441,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       rttVarMs: this.rtt.rttVarMs,
       minRttMs: this.rtt.minMs,
       jitterMs: this.rtt.jitterMs,
-      lossRate: this.num[Num.LossRate],
+      lossRate: this.recovery.lossRate,
       linkPingMs: this.ping.linkPingMs(),
       transmissionPingMs: this.ping.transmissionPingMs(),
       bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),
@@ -1723,7 +1501,6 @@ function newNumTable(): number[] {
   const t = newStateArray();
   t.fill(Infinity, Timer.ConnectTimeout, Timer.End);
   t[Num.LastAppSendAt] = -Infinity;
-  t[Num.LossDelayCachedMs] = Infinity;
   t[Num.BandwidthSeenBps] = -1;
   return t;
 }

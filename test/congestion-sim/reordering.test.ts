@@ -35,7 +35,7 @@ function upload(
     for (const ev of pair.serverEvents()) if (ev.type === "message") bytes += ev.data.length;
   }
   const st = pair.client.stats(c);
-  const spurious = (pair.client as unknown as { byId: Map<number, { spuriousLosses: number }> }).byId.get(c)!.spuriousLosses;
+  const spurious = (pair.client as unknown as { byId: Map<number, { recovery: { spuriousLosses: number } }> }).byId.get(c)!.recovery.spuriousLosses;
   return { mbps: (bytes * 8) / seconds / 1e6, resends: st.resends, spurious, lost: st.packets.dropped / st.packets.dispatched };
 }
 
@@ -79,7 +79,7 @@ describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no l
   });
 
   it("a light stream's late acks leave the time threshold as it was; a bulk flow's widen it", () => {
-    type Internals = { byId: Map<number, { spuriousLosses: number; reordering?: { multiplier: number } }> };
+    type Internals = { byId: Map<number, { recovery: { spuriousLosses: number; reordering?: { multiplier: number } } }> };
     // 30 Hz, 100 B, 5 % loss, 1 % of datagrams held back 40 ms: its packets are sent
     // application-limited, and a wider window would make its real losses wait longer.
     const pair = makePair(5, { pair: { link: { latencyMs: 25, lossRate: 0.05, reorderRate: 0.01, reorderDelayMs: 40 } } });
@@ -92,7 +92,7 @@ describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no l
       pair.serverEvents();
       pair.clientEvents();
     }
-    const conn = (pair.client as unknown as Internals).byId.get(c)!;
+    const conn = (pair.client as unknown as Internals).byId.get(c)!.recovery;
     expect(conn.spuriousLosses).toBeGreaterThan(0);
     expect(conn.reordering?.multiplier ?? 0).toBe(0);
     // A bulk upload over a reordering path: the window grew.
@@ -104,6 +104,6 @@ describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no l
       bulk.drive({ maxTimeMs: 10, maxSteps: 200_000 });
       bulk.serverEvents();
     }
-    expect((bulk.client as unknown as Internals).byId.get(b)!.reordering?.multiplier ?? 0).toBeGreaterThan(0);
+    expect((bulk.client as unknown as Internals).byId.get(b)!.recovery.reordering?.multiplier ?? 0).toBeGreaterThan(0);
   });
 });

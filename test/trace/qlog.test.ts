@@ -49,7 +49,7 @@ describe("qlog traces", () => {
     }
     pair.drive({ maxTimeMs: 2000, maxSteps: 200_000 });
     const st = pair.client.stats(c);
-    const spurious = (pair.client as unknown as { byId: Map<number, { spuriousLosses: number }> }).byId.get(c)!.spuriousLosses;
+    const spurious = (pair.client as unknown as { byId: Map<number, { recovery: { spuriousLosses: number } }> }).byId.get(c)!.recovery.spuriousLosses;
     pair.client.close(c, "normal");
     pair.drive({ maxTimeMs: 2000, maxSteps: 100_000 });
 
