@@ -44,9 +44,13 @@ async function mixed(runtime: RuntimeName, hosts: TwoHosts, port: number, extra:
   }
 }
 
-function p90(values: number[]): number {
+function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(0.9 * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function p90(values: number[]): number {
+  return quantile(values, 0.9);
 }
 
 describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way, a 250 KB tail-drop queue (netns + tc tbf)", () => {
@@ -150,10 +154,12 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
     // The queue could hold ~2 s each way. Behind a window floor of 10 packets (the peer acking
     // every 8) the stream's round trip sat at ~100 ms (p50 98 ms in bench/netns); with the
     // sender asking for an ack every packet or two it reads ~40 ms (a 1000 B packet ahead of the
-    // stream's in each direction is 8 ms of the link).
+    // stream's in each direction is 8 ms of the link). The median is checked, not the tail: a
+    // busy host's scheduling delays add to the tail, while behind the floor the median itself
+    // is ~100 ms.
     const late = series.filter(([sentAt]) => sentAt >= 2000).map(([, rtt]) => rtt);
     expect(late.length, why).toBeGreaterThanOrEqual(90);
-    expect(p90(late), why).toBeLessThanOrEqual(65);
+    expect(quantile(late, 0.5), why).toBeLessThanOrEqual(75);
   }, 90_000);
 
   it("node client: a 12 KB queue tail-drops at start-up; every message still arrives once, in order", async () => {
