@@ -71,7 +71,10 @@ for (const { line, node, files } of lines) {
   }
   const what = files.length === 0 ? "every test" : "the socket, API and runtime tests";
   console.log(`\ntest: ${what} on node ${version}\n`);
-  const run = spawnSync(node, [vitest, "run", ...files], { cwd: root, stdio: "inherit" });
+  // ACKWIRE_TEST_NODE_LINE tells a test which run it is in: one whose child processes are all
+  // Bun or Deno (the soak's) need not repeat them on every Node line.
+  const env = { ...process.env, ACKWIRE_TEST_NODE_LINE: files.length === 0 ? "main" : line };
+  const run = spawnSync(node, [vitest, "run", ...files], { cwd: root, stdio: "inherit", env });
   if (run.status !== 0) failed = true;
 }
 process.exitCode = failed ? 1 : 0;

@@ -9,6 +9,12 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const FIXTURES = join(ROOT, "test", "interop", "fixtures");
 export type RuntimeName = "node" | "bun" | "deno";
 export const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
+/**
+ * True in npm test's main run, false in its runs on further Node lines (scripts/test.mjs sets
+ * ACKWIRE_TEST_NODE_LINE). A test whose processes are all Bun or Deno, with nothing on the Node
+ * that runs vitest, runs only in the main run: on another Node line it would repeat the same.
+ */
+export const MAIN_NODE_RUN = (process.env.ACKWIRE_TEST_NODE_LINE ?? "main") === "main";
 
 /** The parts of a runtime adapter firewalled() wraps (structural: src/ or dist/ adapters alike). */
 interface AdapterLike {

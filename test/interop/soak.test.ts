@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDemo } from "../demo/run-demo.js";
-import { ROOT } from "./helpers.js";
+import { MAIN_NODE_RUN, ROOT } from "./helpers.js";
 
 const SOAK = join(ROOT, "dist", "bench", "soak", "soak.js");
 const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);
@@ -15,11 +15,19 @@ const SHORT = ["--seconds", "14", "--clients", "6", "--min-life", "1", "--max-li
 /** Above the soak's own hard deadline for these flags (its bound is what is tested). */
 const CHILD_LIMIT_MS = 110_000;
 
-const COMMANDS: Record<string, [string, string[]]> = {
+const NODE_COMMANDS: Record<string, [string, string[]]> = {
   node: [process.execPath, ["--expose-gc", SOAK, ...SHORT]],
-  bun: [bin("bun"), [SOAK, ...SHORT]],
-  deno: [bin("deno"), ["run", "-A", "--unstable-net", "--v8-flags=--expose-gc", SOAK, ...SHORT]],
   "node, secure": [process.execPath, ["--expose-gc", SOAK, ...SHORT, "--secure"]],
+};
+/** The Bun and Deno soaks run nothing on the Node that runs vitest (MAIN_NODE_RUN). */
+const COMMANDS: Record<string, [string, string[]]> = {
+  ...NODE_COMMANDS,
+  ...(MAIN_NODE_RUN
+    ? {
+        bun: [bin("bun"), [SOAK, ...SHORT]],
+        deno: [bin("deno"), ["run", "-A", "--unstable-net", "--v8-flags=--expose-gc", SOAK, ...SHORT]],
+      }
+    : {}),
 };
 
 interface SoakResult {
