@@ -37,6 +37,7 @@ let emptyTimer;
 const watchers = new Set();
 sdk.watchGameServer(
   (update) => {
+    if (update.status?.state !== gameServer.status?.state) console.log(`state: ${update.status?.state}`);
     gameServer = update;
     for (const check of watchers) check();
     onPlayersOrState();

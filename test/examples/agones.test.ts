@@ -87,7 +87,7 @@ afterEach(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** A GameServer of fleet "ackwire-game" on this machine, its sidecar, and its game server process. */
-async function startGameServer(capacity: number): Promise<{ sidecar: FakeSidecar; game: Running; port: number }> {
+async function startGameServer(capacity: number, allocationWaitMs: number): Promise<{ sidecar: FakeSidecar; game: Running; port: number }> {
   const port = await freeUdpPort();
   const sidecar = new FakeSidecar({ name: "ackwire-game-x7k2p", address: "127.0.0.1", ports: { game: port }, lists: { players: capacity }, labels: { "agones.dev/fleet": "ackwire-game" } });
   await sidecar.start();
@@ -99,7 +99,7 @@ async function startGameServer(capacity: number): Promise<{ sidecar: FakeSidecar
     GAME_PORT: String(port),
     HEALTH_INTERVAL_MS: "100",
     EMPTY_SHUTDOWN_MS: "300",
-    ALLOCATION_WAIT_MS: "300",
+    ALLOCATION_WAIT_MS: String(allocationWaitMs),
   });
   await printed(game, /^ready: /m);
   return { sidecar, game, port };
@@ -157,7 +157,7 @@ const listCalls = (sidecar: FakeSidecar): string[] => sidecar.calls.filter((c) =
 
 describe("examples/agones", () => {
   it("tells Agones Ready, health, each player and Shutdown at their moments; admits only the backend's players", async () => {
-    const { sidecar, game, port } = await startGameServer(2);
+    const { sidecar, game, port } = await startGameServer(2, 300);
     const calls = () => sidecar.calls.map((c) => c.call);
     // Start-up: the address first (the tokens must name it), then Ready; health keeps coming.
     expect(calls().indexOf("GetGameServer")).toBeLessThan(calls().indexOf("Ready"));
@@ -180,6 +180,7 @@ describe("examples/agones", () => {
     expect(first.status).toBe(200);
     expect(first.body.server).toBe(`127.0.0.1:${port}`);
     expect(sidecar.state).toBe("Allocated");
+    await printed(game, /^state: Allocated$/m);
     const p1 = await play(first.body);
     expect(p1.welcome).toBe("welcome 1001: 1 of 2 players");
     const p2 = await play((await askToJoin(backend, "1002")).body);
@@ -210,7 +211,7 @@ describe("examples/agones", () => {
     const leftAt = sidecar.calls.length;
     await p2.conn.close();
     await sidecar.waitFor((c) => c.call === "RemoveListValue" && c.value === "1002", 10_000, leftAt);
-    const client = run("client.mjs", [backend, "1003", "0.5"], {});
+    const client = run("client.mjs", [backend, "1003", "0.3"], {});
     expect(await exitCode(client), client.output()).toBe(0);
     expect(client.output()).toMatch(new RegExp(`^joined 127\\.0\\.0\\.1:${port}: welcome 1003: 2 of 2 players$`, "m"));
     expect(client.output()).toMatch(/^left$/m);
@@ -234,11 +235,15 @@ describe("examples/agones", () => {
     expect(sidecar.lists.get("players")!.values).toEqual([]);
   }, 60_000);
 
-  it("on SIGTERM closes its players' connections with server-shutdown and exits", async () => {
-    const { sidecar, game, port } = await startGameServer(4);
-    sidecar.setState("Allocated"); // allocated by someone else's backend
+  it("admits a handshake that comes before its allocation; on SIGTERM ends its players' connections and exits", async () => {
+    const { sidecar, game, port } = await startGameServer(4, 1500);
     const token = createConnectToken({ serverKey, protocolId: PROTOCOL_ID, clientId: 42, serverAddresses: [`127.0.0.1:${port}`] });
-    const conn = await connect(`127.0.0.1:${port}`, { protocolId: PROTOCOL_ID, connectToken: token });
+    // The handshake arrives before the allocation does: the accept hook waits for it.
+    const connecting = connect(`127.0.0.1:${port}`, { protocolId: PROTOCOL_ID, connectToken: token });
+    await new Promise((ok) => setTimeout(ok, 100));
+    sidecar.setState("Allocated"); // allocated by someone else's backend
+    const conn = await connecting;
+    await printed(game, /^state: Allocated$/m);
     await sidecar.waitFor((c) => c.call === "AddListValue" && c.value === "42", 10_000);
     game.child.kill("SIGTERM");
     expect((await conn.closed).reason).toBe("server-shutdown");
