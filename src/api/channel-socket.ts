@@ -18,6 +18,15 @@ import type { DatagramBatch, DatagramSocket } from "./socket.js";
 export const DATA_CHANNEL_DATAGRAM_BYTES = 1160;
 
 /**
+ * Bytes DTLS and SCTP add to each datagram inside the UDP payload: DTLS 1.2's record header
+ * (13) and AES-128-GCM's explicit nonce and tag (8 + 16), the only cipher suites werift
+ * offers; SCTP's common header (12) and DATA chunk header (16). SCTP pads the chunk to 4 bytes
+ * (0-3 more), and may bundle several small messages in one packet (then each costs less):
+ * the figure is the common case, one datagram per SCTP packet.
+ */
+export const DATA_CHANNEL_OVERHEAD_BYTES = 65;
+
+/**
  * The most a data channel may hold unsent: past it a datagram is dropped, as a router's full
  * queue drops, so that ackwire's congestion controller sees a loss rather than a queue inside
  * the channel that grows without end (SCTP sends behind a congestion window of its own).

@@ -20,7 +20,7 @@ import { channelNameIndex } from "./send-options.js";
 import { listenRelayWith, type RelayListenOptions, type RelayServer } from "./relay-server.js";
 import { RelayingSocket } from "./relay-socket.js";
 import { canonicalAddress } from "../relay/wire.js";
-import { attachWebRtc, openWebRtcJoin, webrtcInfo, type WebRtcInfo } from "./webrtc-listen.js";
+import { attachWebRtc, openWebRtcJoin, webrtcInfo, webrtcPeerCarrier, type WebRtcInfo } from "./webrtc-listen.js";
 import type { WebRtcJoinSocket } from "./webrtc-socket.js";
 import { ConnectAttempt, type ConnectionEvent, type ServerConnectOptions } from "./connect-attempt.js";
 export type { ServerConnectOptions } from "./connect-attempt.js";
@@ -441,6 +441,7 @@ async function listenWith(adapter: RuntimeAdapter, options: ListenOptions): Prom
   // Sizes first, so that a bad mtu is the same SecureConfigError as connect()'s.
   if (options.secure !== undefined) makeRoomForSeal(config, "listen()");
   const securityOptions = options.secure !== undefined ? serverSecurityOptions(options.secure, options.protocolId, config) : undefined;
+  if (options.webrtc !== undefined) config.carrier = webrtcPeerCarrier;
   const endpoint = makeEndpoint(options, config);
   const udp = await adapter.openSocket({
     host: bindHost,

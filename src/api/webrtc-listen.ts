@@ -4,16 +4,16 @@
  * configured: users of plain UDP never load or install them.
  */
 import type { Address } from "../session/sans-io.js";
-import type { EndpointConfig } from "../session/types.js";
+import type { DatagramCarrier, EndpointConfig } from "../session/types.js";
 import { InvalidOptionError } from "./errors.js";
 import { host } from "./host.js";
 import type { ListenOptions } from "./options.js";
 import type { DatagramSocket, RuntimeAdapter } from "./socket.js";
 import { WebRtcUnavailableError } from "./webrtc-errors.js";
 import { resolveWebRtcOptions, type ResolvedWebRtcOptions } from "./webrtc-options.js";
-import { WebRtcJoinSocket, type WebRtcCarrier, type WebRtcCarrierCounters } from "./webrtc-socket.js";
+import { WebRtcJoinSocket, isWebRtcAddress, type WebRtcCarrier, type WebRtcCarrierCounters } from "./webrtc-socket.js";
 import { openHelloToken, parseConnectToken } from "../secure/token.js";
-import { DATA_CHANNEL_DATAGRAM_BYTES } from "./channel-socket.js";
+import { DATA_CHANNEL_DATAGRAM_BYTES, DATA_CHANNEL_OVERHEAD_BYTES } from "./channel-socket.js";
 
 /** What the server side's carrier module exports (runtimes/webrtc/server.ts). */
 export interface CarrierModule {
@@ -39,6 +39,19 @@ const CARRIER_MODULE = "../../runtimes/webrtc/server.js";
 
 /** Largest ackwire datagram the server's WebRTC library carries in one SCTP DATA chunk (werift's 1200 bytes of user data per chunk). */
 const SERVER_DATAGRAM_BYTES = 1200;
+
+/**
+ * A browser peer's carrier, for the endpoint (EndpointConfig.carrier): what DTLS and SCTP add
+ * to each datagram is counted by its connection's congestion controller, and path MTU
+ * discovery is off for it (SCTP cuts a larger message into chunks, which arrive: a probe
+ * would learn nothing about the path, and the datagram size is the carrier's, known).
+ */
+const PEER_CARRIER: DatagramCarrier = { overheadBytes: DATA_CHANNEL_OVERHEAD_BYTES, maxDatagramBytes: SERVER_DATAGRAM_BYTES };
+
+/** EndpointConfig.carrier of a server that takes browser clients: UDP peers have none. */
+export function webrtcPeerCarrier(address: Address): DatagramCarrier | undefined {
+  return isWebRtcAddress(address) ? PEER_CARRIER : undefined;
+}
 
 export async function openWebRtcJoin(udp: DatagramSocket, options: ListenOptions, config: EndpointConfig, adapter: RuntimeAdapter["name"]): Promise<WebRtcJoinSocket> {
   const resolved = resolveWebRtcOptions(options.webrtc!, options.host ?? "0.0.0.0", options.maxConnections ?? 1024);

@@ -4,7 +4,7 @@
  * maxRetransmits: 0`) to a server that listens with `webrtc` (docs/BROWSER.md). Nothing in
  * this module's import graph touches node:* or a runtime's globals beyond the web platform's.
  */
-import { ChannelSocket, DATA_CHANNEL_DATAGRAM_BYTES } from "../api/channel-socket.js";
+import { ChannelSocket, DATA_CHANNEL_DATAGRAM_BYTES, DATA_CHANNEL_OVERHEAD_BYTES } from "../api/channel-socket.js";
 import { Connection, DEFAULT_MAX_QUEUED_MESSAGES } from "../api/connection.js";
 import { Driver } from "../api/driver.js";
 import { ConnectAbortedError, ConnectTimeoutError, InvalidOptionError } from "../api/errors.js";
@@ -76,6 +76,8 @@ export async function connectOver(url: string, options: BrowserConnectOptions, s
     // split by SCTP and still arrive, which says nothing about losing the pieces.
     const mtu = Math.min(common.mtu ?? DATA_CHANNEL_DATAGRAM_BYTES, DATA_CHANNEL_DATAGRAM_BYTES);
     const config = endpointConfig({ ...common, mtu, maxMtu: mtu }, false);
+    // The congestion controller counts what DTLS and SCTP add to each datagram too.
+    config.carrier = () => ({ overheadBytes: DATA_CHANNEL_OVERHEAD_BYTES, maxDatagramBytes: mtu });
     if (secure !== undefined) secure.makeRoomForSeal(config, "connect()");
     const endpoint = common.createEndpoint !== undefined ? common.createEndpoint(config) : new Endpoint(config);
     return await handshake(endpoint, socket, common, Math.max(1, deadline - monotonicNow()));

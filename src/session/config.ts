@@ -3,7 +3,8 @@ import type { TraceFactory } from "../trace/qlog.js";
 import { DeliveryKind } from "../engine/abi.js";
 import type { CongestionConfig } from "../congestion/controller.js";
 import { SessionConfigError } from "./errors.js";
-import { DEFAULT_CHANNELS, type ChannelConfig, type DeliveryMode, type EndpointConfig } from "./types.js";
+import { DEFAULT_CHANNELS, type ChannelConfig, type DatagramCarrier, type DeliveryMode, type EndpointConfig } from "./types.js";
+import type { Address } from "./sans-io.js";
 
 export interface ResolvedConfig {
   protocolId: number;
@@ -14,6 +15,7 @@ export interface ResolvedConfig {
   mtu: number;
   /** Path MTU discovery's upper bound (= mtu: discovery off). */
   maxMtu: number;
+  carrier: ((address: Address) => DatagramCarrier | undefined) | undefined;
   server: boolean;
   maxConnections: number;
   maxPendingHandshakes: number;
@@ -104,6 +106,20 @@ function checkSecret(secret: Uint8Array | undefined): Uint8Array | undefined {
   return secret.slice(0, 16);
 }
 
+function carrierOf(carrier: unknown): ResolvedConfig["carrier"] {
+  if (carrier === undefined) return undefined;
+  if (typeof carrier !== "function") throw new SessionConfigError(`carrier must be a function (address) => { overheadBytes, maxDatagramBytes } or undefined; got ${typeof carrier}`);
+  // Asked when a connection is made, inside the receive path: a figure out of range counts as
+  // none (UDP) rather than an error there.
+  return (address) => {
+    const c = (carrier as (address: Address) => DatagramCarrier | undefined)(address);
+    if (c === undefined || c === null) return undefined;
+    const overheadBytes = Number.isInteger(c.overheadBytes) && c.overheadBytes >= 0 && c.overheadBytes <= 1024 ? c.overheadBytes : 0;
+    const maxDatagramBytes = typeof c.maxDatagramBytes === "number" && c.maxDatagramBytes >= 300 ? c.maxDatagramBytes : Infinity;
+    return { overheadBytes, maxDatagramBytes };
+  };
+}
+
 function traceFactory(trace: unknown): TraceFactory | undefined {
   if (trace === undefined || typeof trace === "function") return trace as TraceFactory | undefined;
   throw new SessionConfigError(`trace must be a function (connection info) => sink or undefined, e.g. qlogFiles(dir) from ackwire/node; got ${typeof trace}`);
@@ -143,6 +159,7 @@ export function resolveConfig(config: EndpointConfig): ResolvedConfig {
     channelHash: channelConfigHash(kinds),
     mtu,
     maxMtu,
+    carrier: carrierOf(config.carrier),
     server: config.server ?? false,
     maxConnections: positive("maxConnections", config.maxConnections ?? 64, 0, 65536),
     maxPendingHandshakes: positive("maxPendingHandshakes", config.maxPendingHandshakes ?? 256, 1, 65536),

@@ -262,6 +262,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private ackOwed = false;
   private receivedSinceAck = 0;
   private ccInFlightBytes = 0;
+  /** Bytes the carrier adds to each datagram (config.carrier), counted with it everywhere. */
+  private readonly carrierOverhead: number;
   /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
   acceptDue = false;
   private clockRequestDue = false;
@@ -362,12 +364,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes, budget: host.receiveBudget });
     this.datagramMtu = config.mtu;
-    if (config.maxMtu > config.mtu) {
-      this.pathMtu = new PathMtu(config.mtu, config.maxMtu);
+    const carrier = config.carrier?.(address);
+    this.carrierOverhead = carrier?.overheadBytes ?? 0;
+    const maxMtu = Math.min(config.maxMtu, carrier?.maxDatagramBytes ?? Infinity);
+    if (maxMtu > config.mtu) {
+      this.pathMtu = new PathMtu(config.mtu, maxMtu);
       this.probeCheckAt = 0;
       this.largeFrom = config.mtu;
     }
-    this.cc = createController(controllerConfig(config, ccSeed), this.num);
+    this.cc = createController(controllerConfig(config, ccSeed, this.carrierOverhead), this.num);
     // The connection is its own delivery handler (no closure pair per connection).
     this.recovery = new LossRecovery(this, this.num, Timer.Retransmit, this.rtt, this.cc, config.ackDelayMs);
     this.delivery = this.recovery.sent;
@@ -445,7 +450,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   // ---- receive path --------------------------------------------------------------------------
 
   onDatagramBytes(bytes: number): void {
-    this.bytesReceived += bytes;
+    this.bytesReceived += bytes + this.carrierOverhead;
   }
 
   onDropCounted(kind: "crc" | "duplicate" | "stale" | "invalid"): void {
@@ -910,7 +915,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       default:
         return 0;
     }
-    this.bytesSent += length;
+    this.bytesSent += length + this.carrierOverhead;
     return length;
   }
 
@@ -1024,7 +1029,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   writeImmediateAck(now: number, offset: number): number {
     if (this.state !== ConnectionState.Connected || this.delivery.inFlight >= RING - 1) return 0;
     const length = this.seal(now, offset, 0, PacketType.Data, undefined);
-    this.bytesSent += length;
+    this.bytesSent += length + this.carrierOverhead;
     return length;
   }
 
@@ -1069,11 +1074,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const eliciting = framesLength > ACK_DELAY_TRAILER_BYTES && contents !== PROBE;
     // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
     // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
-    const record = eliciting ? this.cc.onSent(now, length, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
+    // The controller counts what the path carries: the datagram and what its carrier adds.
+    const pathBytes = length + this.carrierOverhead;
+    const record = eliciting ? this.cc.onSent(now, pathBytes, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
     this.recovery.onSent(now, sequence, length, contents ?? NO_FRAMES, record);
     if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {
-      this.ccInFlightBytes += length;
+      this.ccInFlightBytes += pathBytes;
     }
     this.ackOwed = false;
     this.newestReceivedUnreported = false;
@@ -1518,11 +1525,11 @@ export function checkConnectionConfig(config: ResolvedConfig): number[] {
   return channels.maxMessageBytes();
 }
 
-function controllerConfig(config: ResolvedConfig, seed: number): CongestionConfig {
+function controllerConfig(config: ResolvedConfig, seed: number, carrierOverhead = 0): CongestionConfig {
   const o = config.congestionOptions;
   return {
     algorithm: config.congestion as CongestionAlgorithm,
-    default: { mtu: config.mtu, seed, ...o.default },
+    default: { mtu: config.mtu + carrierOverhead, seed, ...o.default },
     binary: o.binary,
     fixed: o.fixed,
   };

@@ -66,6 +66,21 @@ export const DEFAULT_CHANNELS: readonly ChannelConfig[] = [
   { mode: "unreliable" }, // 7: voice or other app use
 ];
 
+/** What a carrier other than UDP does to each datagram (EndpointConfig.carrier). */
+export interface DatagramCarrier {
+  /**
+   * Bytes it adds to each datagram on the way (inside the UDP payload). The congestion
+   * controller, the bandwidth estimate and a connection's bytesSent/bytesReceived count them
+   * with the datagram, so that what a connection sends is what the path carries.
+   */
+  readonly overheadBytes: number;
+  /**
+   * The largest datagram it carries as one unit. Path MTU discovery is off for such a peer when
+   * this is not above `mtu`: the carrier, not the path, sets the size.
+   */
+  readonly maxDatagramBytes: number;
+}
+
 export interface EndpointConfig {
   protocolId: number;
   /** The application's own version; a mismatch is denied with VersionMismatch. Default 0. */
@@ -83,6 +98,11 @@ export interface EndpointConfig {
    * At most 1500 (what a receiver accepts).
    */
   maxMtu?: number;
+  /**
+   * The carrier under the datagrams to `address`, where it is not plain UDP (a WebRTC data
+   * channel): undefined for UDP. Asked once per connection.
+   */
+  carrier?: (address: Address) => DatagramCarrier | undefined;
   /** Server side: accept incoming connections. */
   server?: boolean;
   maxConnections?: number; // default 64

@@ -35,6 +35,14 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
       const result = await page.evaluate(
         async ({ url, protocolId }) => {
           const { connect } = (globalThis as any).ackwire;
+          // Every message the page's data channel sends, counted under the connection.
+          const wire = { count: 0, bytes: 0 };
+          const channelSend = RTCDataChannel.prototype.send;
+          RTCDataChannel.prototype.send = function (this: RTCDataChannel, data: any) {
+            wire.count++;
+            wire.bytes += data.byteLength;
+            return channelSend.call(this, data);
+          } as typeof channelSend;
           const conn = await connect(url, { protocolId });
           const got: Record<number, number[]> = { 0: [], 1: [], 5: [] };
           const latest = new Map<number, number>();
@@ -66,8 +74,9 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
           conn.send(payload(1000, 5000), { channel: 0 });
           for (let i = 0; i < 300 && (got[0]!.length < 201 || latest.size < 8 || [...latest.values()].some((v) => v < 192)); i++) await sleep(20);
           const stats = conn.stats();
+          const sent = { ...wire };
           const info = await conn.close({ app: 77 });
-          return { reliable: got[0], sequenced: got[1], latest: [...latest.entries()], rttMs: stats.rttMs, pathMtu: stats.pathMtu, closeReason: info.reason };
+          return { reliable: got[0], sequenced: got[1], latest: [...latest.entries()], rttMs: stats.rttMs, pathMtu: stats.pathMtu, bytesSent: stats.bytesSent, sent, closeReason: info.reason };
         },
         { url: server.webrtc!.url, protocolId: PROTOCOL_ID },
       );
@@ -80,6 +89,10 @@ describe.skipIf(!HAVE_CHROMIUM)("browser client over WebRTC", () => {
       expect(new Map(result.latest)).toEqual(new Map(Array.from({ length: 8 }, (_, k) => [(192 + k) % 8, 192 + k])));
       expect(result.rttMs).toBeGreaterThan(0);
       expect(result.pathMtu).toBeLessThanOrEqual(1160);
+      // bytesSent counts what DTLS and SCTP add to each datagram (65 bytes) with it: within 1%
+      // (a datagram the channel socket drops, its buffer full, is counted but never sent).
+      expect(result.sent.count).toBeGreaterThan(20);
+      expect(Math.abs(result.bytesSent - (result.sent.bytes + 65 * result.sent.count))).toBeLessThanOrEqual(result.bytesSent * 0.01);
       expect(result.closeReason).toEqual({ app: 77 });
       for (let i = 0; i < 100 && disconnects.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(disconnects.map((d) => d.reason)).toEqual([{ app: 77 }]);

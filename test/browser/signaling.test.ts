@@ -37,6 +37,21 @@ async function withServer(options: Partial<Ackwire.ListenOptions> & { webrtc?: P
   }
 }
 
+describe("listen({ webrtc }) and its endpoint", () => {
+  it("tells the endpoint what a browser peer's carrier adds (DTLS, SCTP) and that it sets the datagram size; UDP peers have none", async () => {
+    let config: Parameters<Ackwire.EndpointFactory>[0] | undefined;
+    await withServer({ createEndpoint: (c) => new ackwire.Endpoint((config = c)) }, async (server) => {
+      expect(server.webrtc).toBeDefined();
+      expect(config?.carrier?.("webrtc-7:1")).toEqual({ overheadBytes: 65, maxDatagramBytes: 1200 });
+      expect(config?.carrier?.("127.0.0.1:40000")).toBeUndefined();
+    });
+    // Without webrtc: none at all.
+    const udp = await ackwire.listen({ protocolId: PROTOCOL_ID, host: "127.0.0.1", port: 0, createEndpoint: (c) => new ackwire.Endpoint((config = c)) });
+    await udp.close();
+    expect(config?.carrier).toBeUndefined();
+  });
+});
+
 describe("webrtc signaling endpoint", () => {
   it("answers an offer in one request with only its own addresses as candidates", async () => {
     await withServer({}, async (server) => {
