@@ -177,6 +177,30 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       }));
     },
   };
+  // A page is a client: no accept hook, so no accept decisions in progress. The endpoint asks
+  // only a server's table anything but its size and due entries (none here).
+  const noPendingAccepts = {
+    name: "no-pending-accepts",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]session[\\/]pending-accepts\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          "const NONE = [];\n" +
+          "export class PendingAccepts {\n" +
+          "  get size() { return 0; }\n" +
+          "  get full() { return true; }\n" +
+          "  has() { return false; }\n" +
+          "  deniedBefore() { return undefined; }\n" +
+          "  nextDeadline() { return undefined; }\n" +
+          "  takeSettled() { return NONE; }\n" +
+          "  takeExpired() { return NONE; }\n" +
+          "  denied() {}\n" +
+          '  add() { throw new Error("ackwire/browser is a client: it takes no accept hook"); }\n' +
+          "}\n" +
+          'export function isThenable(value) { return value !== null && (typeof value === "object" || typeof value === "function") && typeof value.then === "function"; }\n',
+      }));
+    },
+  };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const
   // enum cannot be indexed by a number): `E[E["A"] = 1] = "A"` becomes `E["A"] = 1`.
   const noEnumReverseMaps = {
@@ -203,7 +227,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
-      plugins: [wasmAsFile, noReferenceEngine, noTraces, noEnumReverseMaps],
+      plugins: [wasmAsFile, noReferenceEngine, noTraces, noPendingAccepts, noEnumReverseMaps],
     });
   rmSync(browserOut, { recursive: true, force: true });
   const result = await bundle("index.js", browserOut);

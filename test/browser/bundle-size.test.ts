@@ -61,4 +61,11 @@ describe("ackwire/browser bundle", () => {
     expect(twin.length).toBe(1);
     expect(twin[0]![1].bytesInOutput).toBeLessThan(300);
   });
+
+  it("holds the server's table of accept decisions in progress as a stub only (a page is a client)", () => {
+    const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
+    const table = outputs.flatMap((o) => Object.entries(o.inputs)).filter(([path]) => /session[\\/]pending-accepts\.js$/.test(path));
+    expect(table.length).toBe(1);
+    expect(table[0]![1].bytesInOutput).toBeLessThan(600);
+  });
 });
