@@ -311,9 +311,10 @@ export interface ConnectionStats {
   lossRate: number;
   linkPingMs: number;
   transmissionPingMs: number;
-  /** The path's capacity as the congestion controller has seen it (bits/s of datagrams): its
-   *  model's bottleneck bandwidth, or what it measured when the network last limited this flow,
-   *  if more (a light stream after a download keeps the download's figure). 0 before any. */
+  /** The path's capacity as the congestion controller has seen it (bits/s of datagrams, with
+   *  what their carrier adds): its model's bottleneck bandwidth, or what it measured when the
+   *  network last limited this flow, if more (a light stream after a download keeps the
+   *  download's figure). 0 before any. */
   bandwidthEstimateBps: number;
   /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more. */
   pathMtu: number;
@@ -327,6 +328,7 @@ export interface ConnectionStats {
     inFlight: number; // dispatched = delivered + dropped + inFlight
     received: number;
   };
+  /** Datagram bytes, each datagram with what its carrier adds (EndpointConfig.carrier; 0 on UDP). */
   bytesSent: number;
   bytesReceived: number;
   resends: number;
