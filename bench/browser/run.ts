@@ -10,6 +10,10 @@
  * (drop test) and ignores 5% of those it receives; for the WebSocket, an nftables rule drops 5%
  * of its TCP segments each way on loopback (needs nft and root; skipped with a reason
  * otherwise). Writes bench/results/browser.json.
+ *
+ * The server's WebRTC library: werift (the package's), and @roamhq/wrtc too when the bench
+ * package has it (npm --prefix bench install; an optional dependency): the same carrier over
+ * either (wrtc-library.ts), the same page, one after the other. `--library werift|wrtc` runs one.
  */
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -21,6 +25,9 @@ import { WebSocketServer } from "ws";
 import { Endpoint, listen, type Server } from "../../src/index.js";
 import { servePage } from "../../demo/page-server.js";
 import { BENCH_PAGE } from "./page.js";
+import { useCarrierModule, type CarrierModule } from "../../src/api/webrtc-listen.js";
+import { openCarrierOver, openWebRtcCarrier } from "../../runtimes/webrtc/server.js";
+import { loadWrtc } from "./wrtc-library.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const PROTOCOL_ID = 0xbe7c4;
@@ -29,6 +36,30 @@ const RTT_COUNT = quick ? 400 : 2000;
 const THROUGHPUT_MS = quick ? 2000 : 5000;
 const STREAM_MS = quick ? 10_000 : 30_000;
 const LOSS = 0.05;
+const only = process.argv.includes("--library") ? process.argv[process.argv.indexOf("--library") + 1] : undefined;
+
+type Library = "werift" | "wrtc";
+
+/** The carrier modules to measure: werift, and wrtc if it loads (else the reason it does not). */
+async function libraries(): Promise<{ use: Map<Library, CarrierModule>; skipped: Record<string, string> }> {
+  const use = new Map<Library, CarrierModule>();
+  const skipped: Record<string, string> = {};
+  if (only === undefined || only === "werift") use.set("werift", { openWebRtcCarrier });
+  if (only === undefined || only === "wrtc") {
+    try {
+      const wrtc = await loadWrtc();
+      use.set("wrtc", { openWebRtcCarrier: (options, hooks) => openCarrierOver(wrtc, options, hooks) });
+    } catch (error) {
+      skipped.wrtc = `@roamhq/wrtc did not load (npm --prefix bench install): ${(error as Error).message.split("\n")[0]}`;
+    }
+  }
+  return { use, skipped };
+}
+
+/** a / b, to 3 digits (null if either is missing). */
+function ratio(a: unknown, b: unknown): number | null {
+  return typeof a === "number" && typeof b === "number" && b > 0 ? Math.round((a / b) * 1000) / 1000 : null;
+}
 
 /** A deterministic generator for the incoming-loss Endpoint. */
 function rng(seed: number): () => number {
@@ -85,35 +116,76 @@ async function main(): Promise<void> {
     const run = (fn: string, kind: string, target: object, ...args: number[]): Promise<Record<string, unknown>> =>
       page.evaluate(({ fn, kind, target, args }) => (globalThis as any).bench[fn](kind, target, ...args), { fn, kind, target, args }) as Promise<Record<string, unknown>>;
 
-    const clean = await ackwireServer(site.origin, 0);
+    const { use, skipped } = await libraries();
     const ws = await wsServer();
+    const key = (library: Library): string => (library === "werift" ? "ackwire" : "ackwireWrtc");
+    const rtt100: Record<string, unknown> = {};
+    const throughput100: Record<string, unknown> = {};
+    const stream: Record<string, unknown> = {};
+    const carriers: Record<string, unknown> = {};
     try {
-      const ackwire = { url: clean.webrtc!.url, protocolId: PROTOCOL_ID, channel: 0 };
-      results.rtt100 = { ackwire: await run("rtt", "ackwire", ackwire, RTT_COUNT, 5), websocket: await run("rtt", "websocket", { url: ws.url }, RTT_COUNT, 5) };
-      console.log("rtt100", JSON.stringify(results.rtt100));
-      results.throughput100 = { ackwire: await run("throughput", "ackwire", ackwire, THROUGHPUT_MS), websocket: await run("throughput", "websocket", { url: ws.url }, THROUGHPUT_MS) };
-      console.log("throughput100", JSON.stringify(results.throughput100));
-      results.serverCarrier = clean.webrtc!.counters();
-    } finally {
-      await clean.close();
-    }
-    const lossy = await ackwireServer(site.origin, LOSS);
-    try {
-      const ackwire = await run("stream", "ackwire", { url: lossy.webrtc!.url, protocolId: PROTOCOL_ID, channel: 0 }, STREAM_MS);
+      for (const [library, module] of use) {
+        useCarrierModule(async () => module);
+        const clean = await ackwireServer(site.origin, 0);
+        try {
+          const target = { url: clean.webrtc!.url, protocolId: PROTOCOL_ID, channel: 0 };
+          rtt100[key(library)] = await run("rtt", "ackwire", target, RTT_COUNT, 5);
+          throughput100[key(library)] = await run("throughput", "ackwire", target, THROUGHPUT_MS);
+          carriers[library] = clean.webrtc!.counters();
+        } finally {
+          await clean.close();
+        }
+        console.log(library, JSON.stringify({ rtt100: rtt100[key(library)], throughput100: throughput100[key(library)] }));
+      }
+      rtt100.websocket = await run("rtt", "websocket", { url: ws.url }, RTT_COUNT, 5);
+      throughput100.websocket = await run("throughput", "websocket", { url: ws.url }, THROUGHPUT_MS);
+      results.rtt100 = rtt100;
+      console.log("rtt100", JSON.stringify(rtt100));
+      results.throughput100 = throughput100;
+      console.log("throughput100", JSON.stringify(throughput100));
+      results.serverCarrier = carriers;
+      for (const [library, module] of use) {
+        useCarrierModule(async () => module);
+        const lossy = await ackwireServer(site.origin, LOSS);
+        try {
+          stream[key(library)] = await run("stream", "ackwire", { url: lossy.webrtc!.url, protocolId: PROTOCOL_ID, channel: 0 }, STREAM_MS);
+          stream[`${key(library)}Server`] = { dropTested: (lossy.counters() as { dropTested?: number }).dropTested, carrier: lossy.webrtc!.counters() };
+        } finally {
+          await lossy.close();
+        }
+      }
       const rule = tcpLoss(ws.port);
-      let websocket: Record<string, unknown> | { skipped: string };
-      if (typeof rule === "string") websocket = { skipped: rule };
+      if (typeof rule === "string") stream.websocket = { skipped: rule };
       else {
         try {
-          websocket = await run("stream", "websocket", { url: ws.url }, STREAM_MS);
+          stream.websocket = await run("stream", "websocket", { url: ws.url }, STREAM_MS);
         } finally {
           rule.remove();
         }
       }
-      results.stream30HzLoss5 = { ackwire, websocket, serverDropTested: (lossy.counters() as { dropTested?: number }).dropTested, serverCarrier: lossy.webrtc!.counters() };
-      console.log("stream30HzLoss5", JSON.stringify(results.stream30HzLoss5));
+      results.stream30HzLoss5 = stream;
+      console.log("stream30HzLoss5", JSON.stringify(stream));
+      if (Object.keys(skipped).length > 0) results.skipped = skipped;
+      const p = (o: unknown, k: string): unknown => (o as Record<string, unknown> | undefined)?.[k];
+      // The figures bench/RESULTS.md shows, as ratios of two transports measured in this run.
+      const vsWebSocket = (k: string): Record<string, number | null> => ({
+        rttP50VsWebSocket: ratio(p(rtt100[k], "p50Ms"), p(rtt100.websocket, "p50Ms")),
+        rttP99VsWebSocket: ratio(p(rtt100[k], "p99Ms"), p(rtt100.websocket, "p99Ms")),
+        msgsVsWebSocket: ratio(p(throughput100[k], "msgsPerSecond"), p(throughput100.websocket, "msgsPerSecond")),
+        lossP99VsWebSocket: ratio(p(stream[k], "p99Ms"), p(stream.websocket, "p99Ms")),
+      });
+      results.ratios = {
+        werift: vsWebSocket("ackwire"),
+        wrtc: vsWebSocket("ackwireWrtc"),
+        wrtcVsWerift: {
+          rttP50: ratio(p(rtt100.ackwireWrtc, "p50Ms"), p(rtt100.ackwire, "p50Ms")),
+          rttP99: ratio(p(rtt100.ackwireWrtc, "p99Ms"), p(rtt100.ackwire, "p99Ms")),
+          msgs: ratio(p(throughput100.ackwireWrtc, "msgsPerSecond"), p(throughput100.ackwire, "msgsPerSecond")),
+          lossP99: ratio(p(stream.ackwireWrtc, "p99Ms"), p(stream.ackwire, "p99Ms")),
+        },
+      };
+      console.log("ratios", JSON.stringify(results.ratios));
     } finally {
-      await lossy.close();
       await ws.close();
     }
   } finally {
@@ -121,9 +193,9 @@ async function main(): Promise<void> {
     await site.close();
   }
   const out = {
-    command: `node dist/bench/browser/run.js${quick ? " --quick" : ""}`,
+    command: `node dist/bench/browser/run.js${process.argv.slice(2).length > 0 ? " " + process.argv.slice(2).join(" ") : ""}`,
     date: new Date().toISOString(),
-    chromium: "/usr/bin/chromium (Debian), playwright-core, werift server on Node " + process.version,
+    chromium: "/usr/bin/chromium (Debian), playwright-core; server on Node " + process.version + ": ackwire* over werift, ackwireWrtc* over @roamhq/wrtc",
     loss: "ackwire: server drop test 5% out + 5% of arrivals ignored; websocket: nft drops 5% of TCP segments each way on lo",
     loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
     rttIntervalMs: 5,
@@ -132,7 +204,7 @@ async function main(): Promise<void> {
     streamMs: STREAM_MS,
     ...results,
   };
-  if (!quick) writeFileSync(join(ROOT, "bench", "results", "browser.json"), JSON.stringify(out, null, 2) + "\n");
+  if (!quick && only === undefined) writeFileSync(join(ROOT, "bench", "results", "browser.json"), JSON.stringify(out, null, 2) + "\n");
   console.log(JSON.stringify(out, null, 2));
   process.exit(0);
 }

@@ -39,9 +39,10 @@ interface WeriftPeerConnection {
   setLocalDescription(description: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
-interface Werift {
+export interface Werift {
   RTCPeerConnection: new (config: Record<string, unknown>) => WeriftPeerConnection;
 }
+export type { WeriftDataChannel, WeriftPeerConnection };
 
 /**
  * The most a data channel may hold unsent (werift queues without bound behind its SCTP
@@ -67,8 +68,12 @@ interface Peer {
 }
 
 export async function openWebRtcCarrier(options: ResolvedWebRtcOptions, hooks: CarrierHooks): Promise<WebRtcCarrier> {
-  const werift = (await import("werift")) as unknown as Werift;
-  const carrier = new WeriftCarrier(werift, options, hooks);
+  return openCarrierOver((await import("werift")) as unknown as Werift, options, hooks);
+}
+
+/** The carrier over `library`: werift, or another library behind werift's interface (bench/browser measures one). */
+export async function openCarrierOver(library: Werift, options: ResolvedWebRtcOptions, hooks: CarrierHooks): Promise<WebRtcCarrier> {
+  const carrier = new WeriftCarrier(library, options, hooks);
   await carrier.start();
   return carrier;
 }

@@ -37,6 +37,13 @@ export interface WebRtcInfo {
 
 const CARRIER_MODULE = "../../runtimes/webrtc/server.js";
 
+let loadCarrier = async (): Promise<CarrierModule> => (await import(CARRIER_MODULE)) as CarrierModule;
+
+/** @internal Which carrier listen() opens from now on in this process (bench/browser compares WebRTC libraries). */
+export function useCarrierModule(load: () => Promise<CarrierModule>): void {
+  loadCarrier = load;
+}
+
 /** Largest ackwire datagram the server's WebRTC library carries in one SCTP DATA chunk (werift's 1200 bytes of user data per chunk). */
 const SERVER_DATAGRAM_BYTES = 1200;
 
@@ -60,7 +67,7 @@ export async function openWebRtcJoin(udp: DatagramSocket, options: ListenOptions
   }
   let module: CarrierModule;
   try {
-    module = (await import(CARRIER_MODULE)) as CarrierModule;
+    module = await loadCarrier();
   } catch (error) {
     throw new WebRtcUnavailableError(`listen(): webrtc needs the optional "werift" package on ${adapter}: npm install werift`, error);
   }
