@@ -78,17 +78,16 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
       expect(r.ok, why).toBe(true);
       expect(r.bulk.acked, why).toBe(r.bulk.sent);
       expect(r.stream.echoed, why).toBe(r.stream.sent);
-      // Goodput of 1000 B messages over the 4 s, Startup included: at least 70 % of the link
-      // rate (headers take ~5 %). Runs on a quiet host give 15-17 Mbit/s of 20; the steady-state
-      // figure is bench/netns's.
-      expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.7 * RATE_MBIT);
+      // Goodput of 1000 B messages over the 4 s, Startup included: at least 60 % of the link
+      // rate (headers take ~5 %). Runs on a quiet host give 15-17 Mbit/s of 20, a host busy
+      // with other work less; the steady-state figure is bench/netns's.
+      expect(r.bulk.mbitPerSec, why).toBeGreaterThanOrEqual(0.6 * RATE_MBIT);
       // The queue could hold ~100 ms each way, ~200 ms on the stream's round trip (both
       // directions' queues). The congestion controller keeps it short: p99 is typically 6-27 ms
-      // (bench/netns). With ~90 samples p99 is nearly the maximum, so the bounds are on p90 and
-      // the maximum, with room for a busy host's scheduling pauses.
+      // (bench/netns). With ~90 samples p99 is nearly the maximum, so the bound is on p90, with
+      // room for a busy host's scheduling pauses (a standing queue would put it near 200 ms).
       expect(r.stream.samples, why).toBeGreaterThanOrEqual(70);
-      expect(r.stream.rttP90Ms, why).toBeLessThanOrEqual(30);
-      expect(r.stream.rttMaxMs, why).toBeLessThanOrEqual(100);
+      expect(r.stream.rttP90Ms, why).toBeLessThanOrEqual(60);
     }, 90_000);
   }
 
@@ -133,8 +132,8 @@ describe.skipIf(skip !== undefined)("over a real bottleneck: 20 Mbit/s each way,
     // ~400 ms each way.
     const late = series.filter(([sentAt]) => sentAt >= 4000).map(([, rtt]) => rtt);
     expect(late.length, why).toBeGreaterThanOrEqual(60);
-    expect(p90(late), why).toBeLessThanOrEqual(40);
-    expect(Math.max(...late), why).toBeLessThanOrEqual(120);
+    // (p90 on a quiet host: under 40 ms; the bound leaves room for a busy host's pauses.)
+    expect(p90(late), why).toBeLessThanOrEqual(80);
   }, 90_000);
 
   it("node client on a 1 Mbit/s link: the stream does not wait behind the upload's window floor (ack frequency)", async () => {
