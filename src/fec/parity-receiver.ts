@@ -40,8 +40,9 @@ export class ParityReceiver {
   private outLength = 0;
 
   /**
-   * Made when the first parity arrives: groups starting before `keptFrom` (the sequence after
-   * the newest packet received then) predate the copies.
+   * Made with the connection when its own channels use parity (peers usually configure the
+   * same channels), else when the first parity arrives: groups starting before `keptFrom` (the
+   * sequence after the newest packet received then) predate the copies. -1: none do.
    */
   constructor(private readonly keptFrom: number) {}
 
@@ -69,7 +70,7 @@ export class ParityReceiver {
     const lengthXor = bytes[at + 5] | (bytes[at + 6] << 8);
     if ((mask & 1) === 0) return this.count(ParityOutcome.Invalid);
     const slots = this.slots;
-    if (sequenceGreaterThan(this.keptFrom, first)) return this.count(ParityOutcome.TooOld);
+    if (this.keptFrom >= 0 && sequenceGreaterThan(this.keptFrom, first)) return this.count(ParityOutcome.TooOld);
     let missing = -1;
     let missingCount = 0;
     let lengths = lengthXor;

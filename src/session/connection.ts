@@ -370,6 +370,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes, budget: host.receiveBudget });
     const fec = config.channels.some((ch) => ch.fec !== undefined && ch.fec !== false && ch.fec !== 0) ? config.channels.map((ch, i) => fecOption(i, ch.fec)) : undefined;
     this.paritySender = fec !== undefined ? new ParitySender(fec) : undefined;
+    if (fec !== undefined) this.parityReceiver = new ParityReceiver(-1);
     this.datagramMtu = config.mtu;
     if (config.maxMtu > config.mtu) {
       this.pathMtu = new PathMtu(config.mtu, config.maxMtu);
