@@ -196,7 +196,7 @@ describe("ParitySender", () => {
     s.onOutcome(300, true);
     const afterLoss = s.parityLossRate;
     expect(afterLoss).toBeGreaterThan(0.05);
-    s.onLateAck(300);
+    s.onAcked(300);
     expect(s.parityLossRate).toBeLessThan(afterLoss);
     s.onOutcome(301, true); // not a parity: ignored
     expect(s.parityLossRate).toBeLessThan(afterLoss);
