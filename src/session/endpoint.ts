@@ -865,7 +865,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   /**
-   * A connection rebuilt a lost datagram from parity (src/fec) while this batch was read: held
+   * @internal A connection rebuilt a lost datagram from parity (src/fec) while this batch was read: held
    * as a copy (the receive arena still holds the batch), read after it as if it had just arrived.
    */
   injectDatagram(conn: Connection, bytes: Uint8Array): void {

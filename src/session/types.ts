@@ -50,7 +50,8 @@ export interface ChannelConfig {
    * frames are grouped, and each group is followed by an XOR parity datagram from which the
    * receiver rebuilds one lost datagram of the group with no round trip. `true`: the group
    * size follows the measured loss (no parity while there is none); 1..16: that many
-   * datagrams per parity. Default off. Only the sender's setting matters.
+   * datagrams per parity. Default off. Configure both peers alike: the sender's setting decides
+   * what is sent, and a receiver whose own channels use fec can rebuild from the first group on.
    */
   fec?: boolean | number;
   /**
