@@ -22,6 +22,7 @@ import {
   SkipRecord,
   RecordType,
 } from "../engine/abi.js";
+import { fecOption } from "../fec/parity-frame.js";
 import type { ChannelConfig, DeliveryMode } from "../session/types.js";
 import {
   ChannelConfigError,
@@ -84,7 +85,7 @@ export interface ChannelOptions extends ChannelConfig {
 }
 
 /** Every key a channel config may have; any other is refused (a typo would leave its default). */
-const CHANNEL_OPTION_KEYS = ["mode", "name", "maxMessageBytes", "priority", "maxKeys", "redundancy", "piggyback", "maxQueueMs"] as const satisfies readonly (keyof ChannelOptions)[];
+const CHANNEL_OPTION_KEYS = ["mode", "name", "maxMessageBytes", "priority", "maxKeys", "redundancy", "piggyback", "maxQueueMs", "fec"] as const satisfies readonly (keyof ChannelOptions)[];
 const CHANNEL_OPTION_KEY_SET: ReadonlySet<string> = new Set(CHANNEL_OPTION_KEYS);
 // Compile-time check that the list names every option of ChannelOptions.
 const everyChannelKeyListed: [Exclude<keyof ChannelOptions, (typeof CHANNEL_OPTION_KEYS)[number]>] extends [never] ? true : never = true;
@@ -364,6 +365,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
       }
       const priority = c.priority ?? 0;
       if (!Number.isFinite(priority)) throw new ChannelConfigError(`channel ${i}: priority must be a finite number`);
+      fecOption(i, c.fec);
       const copies = copiesOption(i, c, reliable);
       if (copies !== 0) copyMask |= 1 << i;
       const maxQueueMs = c.maxQueueMs ?? DEFAULT_MAX_QUEUE_MS;

@@ -37,6 +37,7 @@ import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
+import { ParityOutcome, ParityReceiver, ParitySender, SYSTEM_PARITY, carriesChannel, fecOption } from "../fec/index.js";
 import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
 import { ClientRebind, encodeRebind, REBIND_ATTEMPTS } from "./rebind.js";
 import {
@@ -211,6 +212,8 @@ export interface ConnectionHost {
   /** What every connection of the endpoint may hold received, together. */
   readonly receiveBudget?: ReceiveBudget;
   emit(event: EndpointEvent): void;
+  /** A datagram rebuilt from parity (src/fec): read it as one that has just arrived. */
+  injectDatagram?(conn: Connection, bytes: Uint8Array): void;
 }
 
 export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
@@ -275,6 +278,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** recovery.sent: every packet in flight. */
   private readonly delivery: LossRecovery["sent"];
   readonly channels: ChannelSet;
+  /** XOR parity (src/fec): the sender's groups if a channel asks for parity, and the receiver's
+   *  copies once the peer has sent a parity. */
+  private readonly paritySender: ParitySender | undefined;
+  parityReceiver: ParityReceiver | undefined = undefined;
   private readonly cc: CongestionController;
   /** Ack-frequency requests, both ways (ack-frequency.ts). */
   private readonly ackFrequency = new AckFrequency(ACK_NOW_PACKETS);
@@ -363,6 +370,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.salt = salt;
     this.state = role === Role.Client ? ConnectionState.Connecting : ConnectionState.Connected;
     this.channels = new ChannelSet({ channels: config.channels, mtu: config.mtu, maxReceiveBufferBytes: config.maxReceiveBufferBytes, budget: host.receiveBudget });
+    const fec = config.channels.some((ch) => ch.fec !== undefined && ch.fec !== false && ch.fec !== 0) ? config.channels.map((ch, i) => fecOption(i, ch.fec)) : undefined;
+    this.paritySender = fec !== undefined ? new ParitySender(fec) : undefined;
+    if (fec !== undefined) this.parityReceiver = new ParityReceiver(-1);
     this.datagramMtu = config.mtu;
     const carrier = config.carrier?.(address);
     this.carrierOverhead = carrier?.overheadBytes ?? 0;
@@ -539,6 +549,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   onPacketAcked(now: number, sequence: number): void {
     this.recovery.onAck(now, sequence);
+    if (this.paritySender !== undefined) this.paritySender.onAcked(sequence); // src/fec: a late ack of a parity
   }
 
   onChannelRecord(now: number, records: Int32Array, index: number, arena: Uint8Array): void {
@@ -570,6 +581,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.ackOwed && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Timer.AckDelay] = now;
     } else if (type === SYSTEM_RECEIVE_TIME && length === RECEIVE_TIME_LENGTH) {
       this.onReceiveTime(now, readU16(arena, offset + 1), readU32(arena, offset + 3));
+    } else if (type === SYSTEM_PARITY) {
+      this.onParity(arena, offset, length);
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const echo = readU32(arena, offset + 1);
       const out = this.clockRequestsOut;
@@ -580,6 +593,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     } else {
       this.onDropCounted("invalid");
     }
+  }
+
+  /** A PARITY message (src/fec): rebuild the one datagram of its group that did not arrive. */
+  private onParity(arena: Uint8Array, offset: number, length: number): void {
+    // Copies start with the first parity: the groups it and earlier ones name predate them.
+    const receiver = (this.parityReceiver ??= new ParityReceiver((this.newestReceivedSeq + 1) & 0xffff));
+    const outcome = receiver.onParity(arena, offset, length);
+    if (outcome === ParityOutcome.Invalid) this.onDropCounted("invalid");
+    else if (outcome === ParityOutcome.Rebuilt && this.host.injectDatagram !== undefined) this.host.injectDatagram(this, receiver.rebuilt());
   }
 
   /**
@@ -638,6 +660,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** DeliveryHandler: called by the notification manager only. */
   onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
     this.ackFrequency.onAcked(sequence, this.cc);
+    if (contents === NO_FRAMES && this.paritySender !== undefined) this.paritySender.onOutcome(sequence, false); // src/fec
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeAcked(sequence, now);
       return this.pathMtuChanged();
@@ -723,6 +746,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onDropped(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
     if (this.trace !== undefined) this.trace.packetLost(now, sequence, record !== undefined ? record.bytes : 0);
     this.ackFrequency.onLost(sequence);
+    if (contents === NO_FRAMES && this.paritySender !== undefined) this.paritySender.onOutcome(sequence, true); // src/fec
     if (contents === PROBE) {
       (this.pathMtu as PathMtu).onProbeLost(sequence, now);
       return this.pathMtuChanged();
@@ -934,6 +958,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // that size): more packets in flight could not be acknowledged, so they cap the window
     // whatever the congestion controller allows.
     const windowRoom = this.delivery.inFlight < RING - RING_HEADROOM;
+    // A due parity follows its group's last datagram at once (what it protects cannot wait).
+    if (this.paritySender !== undefined && this.paritySender.due && windowRoom) {
+      const length = this.writeParity(now, offset);
+      if (length > 0) return length;
+    }
     // A path MTU probe queued behind the previous datagram (see below) goes now.
     if (this.probeQueued > 0) {
       const size = this.probeQueued;
@@ -1056,6 +1085,30 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     return length;
   }
 
+  /**
+   * The due PARITY datagram (src/fec): a DATA packet whose one frame is the parity, ack-eliciting
+   * and in the congestion window like data (its loss is a loss; nothing in it is resent). 0 if
+   * the window or the pacer holds it back.
+   */
+  private writeParity(now: number, offset: number): number {
+    const sender = this.paritySender as ParitySender;
+    if (!this.cc.canSend(this.ccInFlightBytes, this.datagramMtu)) return 0;
+    const at = this.cc.nextSendTime(now);
+    if (at > now) {
+      this.num[Timer.Pacing] = at;
+      return 0;
+    }
+    const bytes = this.host.engine.bytes;
+    const framesAt = offset + DATA_HEADER_BYTES;
+    const n = sender.writeMessage(bytes, framesAt + 6, this.datagramMtu - DATA_OVERHEAD_BYTES - 6);
+    if (n === 0) return 0;
+    writeFrameHeader(bytes, framesAt, n);
+    const length = this.seal(now, offset, 6 + n, PacketType.Data, undefined);
+    sender.parityBytes += length;
+    sender.onParitySent(this.delivery.newestDispatched, this.recovery.lossRate);
+    return length;
+  }
+
   /** After PathMtu changed its size or its next probe time. */
   private pathMtuChanged(): void {
     const pathMtu = this.pathMtu as PathMtu;
@@ -1078,6 +1131,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const pathBytes = length + this.carrierOverhead;
     const record = eliciting ? this.cc.onSent(now, pathBytes, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
     this.recovery.onSent(now, sequence, length, contents ?? NO_FRAMES, record);
+    if (this.paritySender !== undefined && contents !== undefined && contents !== PROBE) this.protect(offset, framesLength, length, sequence);
     if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {
       this.ccInFlightBytes += pathBytes;
@@ -1088,6 +1142,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.num[Timer.AckDelay] = Infinity;
     if (this.state === ConnectionState.Connected) this.num[Timer.Keepalive] = now + this.host.config.keepaliveMs;
     return length;
+  }
+
+  /** A sealed DATA datagram joins a parity group if it carries a frame of an fec channel. */
+  private protect(offset: number, framesLength: number, length: number, sequence: number): void {
+    const sender = this.paritySender as ParitySender;
+    const bytes = this.host.engine.bytes;
+    const framesAt = offset + DATA_HEADER_BYTES;
+    if (carriesChannel(bytes, framesAt, framesAt + framesLength, sender.channels)) sender.onSealed(bytes, offset, length, sequence, this.recovery.lossRate, this.datagramMtu);
   }
 
   /** Clock frames on the system channel (PROTOCOL §3): requests (client), replies (server). */
@@ -1192,6 +1254,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
           this.ackFrequency.due ||
           (this.ackOwed && this.num[Timer.AckDelay] <= now) ||
           this.probeQueued > 0 ||
+          (this.paritySender !== undefined && this.paritySender.due) ||
           this.num[Timer.Keepalive] <= now ||
           this.channels.hasPending(now)
         );
@@ -1476,6 +1539,19 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       messagesExpired: ch.expired,
       deadlinesMissed: ch.deadlinesMissed,
     };
+    const ps = this.paritySender;
+    const pr = this.parityReceiver;
+    if (ps !== undefined || pr !== undefined) {
+      s.fec = {
+        paritySent: ps?.paritySent ?? 0,
+        parityBytes: ps?.parityBytes ?? 0,
+        protectedSent: ps?.members ?? 0,
+        rebuilt: pr?.rebuiltCount ?? 0,
+        unrecoverable: pr?.unrecoverable ?? 0,
+        parityUnneeded: (pr?.complete ?? 0) + (pr?.tooOld ?? 0),
+        parityInvalid: pr?.invalid ?? 0,
+      };
+    }
     if (clock !== undefined && clock.synchronized) {
       s.clockOffsetMs = clock.offsetMs(now);
       s.clockErrorMs = clock.errorBoundMs(now);

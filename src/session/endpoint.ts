@@ -150,6 +150,8 @@ export interface EndpointCounters {
 }
 
 const CONTROL_QUEUE_LIMIT = 1024;
+/** Most datagrams rebuilt from parity per receive batch (each parity rebuilds at most one). */
+const REBUILT_LIMIT = 256;
 /** Moves of an accepted connection by repeats of its RESPONSE (acceptedElsewhere), at most. */
 const MAX_HANDSHAKE_MOVES = 4;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
@@ -237,6 +239,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    */
   private readonly slotsFreedInBatch: number[] = [];
   private dispatching = false;
+  /** Datagrams rebuilt from parity during the batch being read: address, bytes, ... */
+  private rebuilt: (Address | Uint8Array)[] = [];
+  private readingRebuilt = false;
   private nextId = 1;
   /** Our own connection attempts still handshaking (the rest of byId are connections). */
   private pendingAttempts = 0;
@@ -516,13 +521,18 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.counters.oversizeDatagrams++;
       return;
     }
+    this.queueDatagram(from, bytes, identity, true);
+  }
+
+  /** Into the receive batch. `counted`: arrived on the wire (a rebuilt datagram did not). */
+  private queueDatagram(from: Address, bytes: Uint8Array, identity: ClientIdentity | undefined, counted: boolean): void {
     if (this.batchCount === this.batchFrom.length) this.processPending();
     const engine = this.engine;
     const i = this.batchCount++;
     const offset = engine.layout.rxArenaOffset + i * MAX_DATAGRAM_BYTES;
     engine.bytes.set(bytes, offset);
     const conn = this.connectionFrom(from);
-    if (conn !== undefined) conn.onDatagramBytes(bytes.length);
+    if (conn !== undefined && counted) conn.onDatagramBytes(bytes.length);
     const d = i * DESCRIPTOR_INTS;
     engine.descriptors[d] = offset;
     engine.descriptors[d + 1] = bytes.length;
@@ -840,6 +850,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       base += consumed > 0 ? consumed : count;
       this.sealImmediateAcks(now);
     }
+    if (this.rebuilt.length > 0) this.readRebuilt();
     for (const conn of this.touched) {
       conn.touched = false;
       if (conn.state !== ConnectionState.Closed) conn.afterReceive(now);
@@ -851,6 +862,29 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
     if (this.receiveBudget.over) this.enforceReceiveBudget();
     clearArray(this.touched);
+  }
+
+  /**
+   * @internal A connection rebuilt a lost datagram from parity (src/fec) while this batch was read: held
+   * as a copy (the receive arena still holds the batch), read after it as if it had just arrived.
+   */
+  injectDatagram(conn: Connection, bytes: Uint8Array): void {
+    // One pass of rebuilt datagrams: a rebuilt one cannot rebuild another (the sender never puts
+    // a parity in a group, so only a hostile peer would), and the list stays bounded.
+    if (this.readingRebuilt || this.rebuilt.length >= REBUILT_LIMIT) return conn.onDropCounted("invalid");
+    this.rebuilt.push(conn.address, bytes.slice());
+  }
+
+  private readRebuilt(): void {
+    const list = this.rebuilt;
+    this.rebuilt = [];
+    this.readingRebuilt = true;
+    try {
+      for (let i = 0; i < list.length; i += 2) this.queueDatagram(list[i] as Address, list[i + 1] as Uint8Array, undefined, false);
+      this.processBatches();
+    } finally {
+      this.readingRebuilt = false;
+    }
   }
 
   private sealImmediateAcks(now: number): void {
@@ -916,6 +950,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
             const length = this.batchLength[index];
             const data = r[p + PacketReceivedRecord.PacketType] === PacketType.Data;
             const sequence = r[p + PacketReceivedRecord.Sequence] & 0xffff;
+            if (data && conn.parityReceiver !== undefined) conn.parityReceiver.remember(arena, this.engine.layout.rxArenaOffset + index * MAX_DATAGRAM_BYTES, length, sequence);
             if (data && length === DATA_OVERHEAD_BYTES + ACK_DELAY_TRAILER_BYTES) this.onAckDelayTrailer(now, conn, index, sequence);
             else conn.onPacketReceived(now, data && length > DATA_OVERHEAD_BYTES, sequence);
             this.touch(conn);

@@ -46,6 +46,15 @@ export interface ChannelConfig {
    *  Same value on both peers. */
   piggyback?: number;
   /**
+   * Forward error correction (docs/CHANNELS.md, "Parity"): datagrams that carry this channel's
+   * frames are grouped, and each group is followed by an XOR parity datagram from which the
+   * receiver rebuilds one lost datagram of the group with no round trip. `true`: the group
+   * size follows the measured loss (no parity while there is none); 1..16: that many
+   * datagrams per parity. Default off. Configure both peers alike: the sender's setting decides
+   * what is sent, and a receiver whose own channels use fec can rebuild from the first group on.
+   */
+  fec?: boolean | number;
+  /**
    * unreliable / unreliable-sequenced: a message still unsent this long after send() is dropped
    * (counted in `stats().messagesExpired`; a receipt says lost). Late unreliable data is worse
    * than none: on a link slower than the stream, each message would otherwise wait longer than
@@ -299,6 +308,23 @@ export type EndpointEvent =
    *  §7): that address reaches this endpoint through both NATs. No connection is involved. */
   | { type: "punch"; address: Address; token: Uint8Array };
 
+/** ConnectionStats.fec: XOR parity, both directions of one connection. */
+export interface FecStats {
+  /** Parity datagrams sent, and their bytes (headers and CRC included). */
+  paritySent: number;
+  parityBytes: number;
+  /** Datagrams sent that joined a parity group. */
+  protectedSent: number;
+  /** Datagrams the peer's parity rebuilt here (each one lost on the way, recovered with no resend). */
+  rebuilt: number;
+  /** Parities that came to groups missing two or more datagrams (resends recover those). */
+  unrecoverable: number;
+  /** Parities of groups that arrived whole, or that predate this side's copies. */
+  parityUnneeded: number;
+  /** Malformed parities, or ones that match no group received (also counted in `invalid`). */
+  parityInvalid: number;
+}
+
 export interface ConnectionStats {
   /** Smoothed RTT (RFC 6298 SRTT, gain 1/8), ms; NaN before the first sample. */
   rttMs: number;
@@ -345,6 +371,8 @@ export interface ConnectionStats {
   /** Received copies discarded as already delivered (or late) on such channels: counted here,
    *  not in `duplicates` or `stale`. */
   copiesDropped: number;
+  /** Parity (channels with `fec`, docs/CHANNELS.md "Parity"): present once either side used it. */
+  fec?: FecStats;
   /** Bytes of application data the connection holds to send: queued, in flight or waiting to be
    *  resent, delayed sends included (back-pressure: a sender can hold off while it grows). */
   queuedBytes: number;

@@ -294,6 +294,38 @@ describe("a client written from docs/PROTOCOL.md alone", () => {
     await until("the message after the gap", () => messages.some((m) => m.channel === 0 && str(m.data) === "after the gap"));
     expect(messages.filter((m) => m.channel === 0).map((m) => str(m.data))).toEqual(["ordered", "after the gap"]);
 
+    // PARITY (§3): a DATA packet the server never gets is rebuilt from its group's parity. A
+    // first parity, for a packet the server has, starts its copies; then C goes, D is withheld,
+    // and the parity of {C, D} brings D's message with no resend.
+    const build = (frames: Uint8Array[]): { sequence: number; bytes: Uint8Array } => {
+      const h = header(Type.Data);
+      return { sequence: h.sequence, bytes: seal(prefix, dataBody(h, frames)) };
+    };
+    const parityOf = (group: { sequence: number; bytes: Uint8Array }[]): Uint8Array => {
+      const n = Math.max(...group.map((g) => g.bytes.length));
+      const parity = new Uint8Array(n);
+      let lengthXor = 0;
+      let mask = 0;
+      for (const g of group) {
+        g.bytes.forEach((b, i) => (parity[i] ^= b));
+        lengthXor ^= g.bytes.length;
+        mask |= 1 << ((g.sequence - group[0].sequence) & 0xffff);
+      }
+      const payload = new Writer().u8(System.Parity).u16(group[0].sequence).u16(mask).u16(lengthXor).raw(parity).finish();
+      return encodeFrame({ channel: SYSTEM_CHANNEL, kind: Kind.Unreliable, messageSeq: 0, payload });
+    };
+    const kept = (label: string, messageSeq: number) => build([encodeFrame({ channel: 3, kind: Kind.ReliableUnordered, messageSeq, payload: text(label) })]);
+    const a = kept("before any parity", 1);
+    client.send(a.bytes);
+    await until("the message before any parity", () => messages.some((m) => m.channel === 3 && str(m.data) === "before any parity"));
+    client.send(build([parityOf([a])]).bytes);
+    const c = kept("kept", 2);
+    const d = kept("rebuilt from parity", 3);
+    client.send(c.bytes);
+    client.send(build([parityOf([c, d])]).bytes);
+    await until("the message rebuilt from parity", () => messages.some((m) => m.channel === 3 && str(m.data) === "rebuilt from parity"));
+    expect(messages.filter((m) => m.channel === 3).map((m) => str(m.data))).toEqual(["unordered", "before any parity", "kept", "rebuilt from parity"]);
+
     // The server acknowledges that packet (ACKS_VALID, ack = its sequence) and answers the
     // clock request on the system channel (§3: CLOCK_REPLY echoes clientSendTime).
     await client.next("an ack of the first DATA", (d) => {
