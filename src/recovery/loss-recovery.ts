@@ -54,10 +54,11 @@ const TIME_EPSILON_MS = 1e-6;
 const LOSS_GAIN = 1 / 64;
 const LOST_MEMORY = 64;
 /**
- * The packet threshold once the path has been seen to reorder: the ack window (a packet further
- * behind can no longer be acknowledged).
+ * The packet threshold once the path has been seen to reorder: the peer's receive window (a
+ * packet further behind is dropped there as stale; one closer is still acknowledged, by the
+ * header's ack bits or by a LATE_ACK). In effect the time threshold alone (RFC 8985).
  */
-const REORDER_MAX_PACKETS = 33;
+const REORDER_MAX_PACKETS = PACKET_WINDOW;
 
 export class LossRecovery {
   /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
@@ -287,7 +288,7 @@ export class LossRecovery {
   /**
    * A packet declared lost behind a newer acknowledged one arrived after all: the path
    * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet threshold goes
-   * to the ack window, so only a packet that can no longer be acknowledged is lost by it (a
+   * to the receive window, so only a packet that can no longer be acknowledged is lost by it (a
    * threshold at the distance seen would declare each new, larger distance lost once more).
    * The time threshold's window grows (ReorderingWindow: once per round, by min RTT / 4, up
    * to SRTT; back to min RTT / 4 after 16 recoveries without a spurious loss) only on the
