@@ -12,7 +12,7 @@
 
 /** Constants of the wire format and the engine's memory. `as` is the AssemblyScript type (default u32). */
 export const constants = [
-  { name: "WIRE_VERSION", value: 8, doc: "Wire version in CONNECT_REQUEST (PROTOCOL §4)." },
+  { name: "WIRE_VERSION", value: 9, doc: "Wire version in CONNECT_REQUEST (PROTOCOL §4)." },
   { name: "PROTOCOL_MAGIC", value: 0x776b6361, doc: '"ackw" little-endian: the first half of every CRC prefix (PROTOCOL §1).' },
   { name: "MAX_DATAGRAM_BYTES", value: 1500, as: "usize", doc: "Largest datagram the engine reads or seals." },
   { name: "MIN_DATAGRAM_BYTES", value: 5, as: "usize", doc: "A type byte and the CRC: anything shorter is TooShort." },
