@@ -957,8 +957,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // whatever the congestion controller allows; past the cap the ring reports the oldest lost
     // to make room. Where packets are acked from LATE_BEHIND or further behind the newest
     // acked, that oldest one is most likely late, not lost: there the span from the oldest in
-    // flight is the cap, and sending waits for it (elsewhere the wait would hold every real
-    // loss until its time threshold: 5 % loss with 20 +- 5 ms of jitter lost 10 % of goodput).
+    // flight is the cap, and sending waits for it (elsewhere that wait would hold the window
+    // on every real loss until its time threshold).
     const windowRoom = this.recovery.reordersFar ? this.inFlightSpan() < RING - RING_HEADROOM : this.delivery.inFlight < RING - RING_HEADROOM;
     // A path MTU probe queued behind the previous datagram (see below) goes now.
     if (this.probeQueued > 0) {
@@ -1110,8 +1110,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // whose frames are only acks (LATE_ACK, ACK_DELAY: no contents): the peer acks it, but
     // nothing in it needs to arrive, so it is neither in flight nor resent.
     const eliciting = framesLength > ACK_DELAY_TRAILER_BYTES && contents !== PROBE && contents !== undefined;
-    // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
-    // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
+    // The ring overflows here only where writeData's window cap lets it: the packet RING
+    // sequences back, if still in flight, is then reported lost by dispatch (onDropped).
     // The controller counts what the path carries: the datagram and what its carrier adds.
     const pathBytes = length + this.carrierOverhead;
     const record = eliciting ? this.cc.onSent(now, pathBytes, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
