@@ -1,7 +1,7 @@
 // Jitter is not loss: loss detection on paths whose per-packet jitter reorders datagrams, on the
 // simulator (seeded, virtual clock), against the same paths without the jitter, in one run.
 //
-//   node dist/bench/sim/jitter.js [--seeds N] [--quick] [--other ROOT]
+//   node dist/bench/sim/jitter.js [--seeds N] [--quick] [--other ROOT] [--out PATH]
 //
 // Scenarios (both directions impaired alike; "A +- B ms" is an extra one-way delay uniform in
 // [A - B, A + B) drawn per datagram and free to reorder, the simulator's `reorder: true`):
@@ -11,12 +11,13 @@
 //   stream  a 30 Hz reliable-ordered 100 B stream both ways, 25 ms one way, 30 s, at 5 % loss,
 //           at 5 % loss with 1 % of datagrams held back 40 ms, and at 20 +- 5 ms: p99 latency.
 // With --other ROOT (another checkout with dist/ built, e.g. origin/main) the same seeds run on
-// that build too, in this process: an A/B of the loss detection.
+// that build too, in this process: an A/B of the loss detection. With --out PATH the figures
+// are also written there as one JSON object (bench/results/jitter.json is the committed run).
 import { Endpoint } from "../../src/session/endpoint.js";
 import type { EndpointEvent } from "../../src/session/types.js";
 import type { LinkConfig } from "../../src/sim/link.js";
 import { Pair } from "../../src/sim/network.js";
-import { g, importDynamic, scriptArgs } from "../lib/host.js";
+import { g, importDynamic, scriptArgs, type FsModule } from "../lib/host.js";
 
 type EndpointClass = typeof Endpoint;
 type PairClass = typeof Pair;
@@ -28,6 +29,7 @@ const flag = (name: string): string | undefined => {
 const quick = args.includes("--quick");
 const seeds = Number(flag("--seeds") ?? (quick ? 2 : 4));
 const otherRoot = flag("--other");
+const outPath = flag("--out");
 const PROTOCOL_ID = 0x5e551011;
 
 function connect(E: EndpointClass, P: PairClass, seed: number, up: LinkConfig, down: LinkConfig) {
@@ -71,7 +73,9 @@ function bulk(E: EndpointClass, P: PairClass, seed: number, link: LinkConfig): B
   }
   const after = client.stats(c).packets;
   const dispatched = after.dispatched - before.dispatched;
-  const spurious = (client as unknown as { byId: Map<number, { recovery: { spuriousLosses: number } }> }).byId.get(c)?.recovery.spuriousLosses ?? NaN;
+  // (Builds before src/recovery/ kept the count on the connection itself.)
+  const conn = (client as unknown as { byId: Map<number, { recovery?: { spuriousLosses: number }; spuriousLosses?: number }> }).byId.get(c);
+  const spurious = conn?.recovery?.spuriousLosses ?? conn?.spuriousLosses ?? NaN;
   return { mbps: (bytes * 8) / seconds / 1e6, lostFraction: (after.dropped - before.dropped) / dispatched, spurious };
 }
 
@@ -118,6 +122,8 @@ const BULK: [string, LinkConfig][] = [
   ["no jitter, +40 ms", jittered(BULK_BASE, 40, 0)],
   ["40 +- 20 ms", jittered(BULK_BASE, 40, 20)],
 ];
+/** Each jittered path's goodput is also given as a ratio to the path before it (same mean, no jitter). */
+const BASELINE_OF: Record<string, string> = { "20 +- 5 ms": "no jitter, +20 ms", "40 +- 20 ms": "no jitter, +40 ms" };
 const STREAM_BASE: LinkConfig = { latencyMs: 25 };
 const STREAM: [string, LinkConfig][] = [
   ["5 % loss", { ...STREAM_BASE, lossRate: 0.05 }],
@@ -146,6 +152,11 @@ for (const b of builds) {
       maxLostPct: round(100 * Math.max(...runs.map((x) => x.lostFraction)), 2),
       spurious: round(mean(runs.map((x) => x.spurious)), 0),
     };
+    const baseline = BASELINE_OF[label];
+    if (baseline !== undefined) {
+      const row = r.bulk[label] as { mbps: number; goodputRatio?: number };
+      row.goodputRatio = round(row.mbps / (r.bulk[baseline] as { mbps: number }).mbps, 3);
+    }
   }
   for (const [label, link] of STREAM) {
     const p99s: number[] = [];
@@ -154,4 +165,8 @@ for (const b of builds) {
   }
   out[b.name] = r;
   g.console.log(JSON.stringify({ build: b.name, seeds, ...r }));
+}
+if (outPath !== undefined) {
+  const fs = await importDynamic<FsModule>("node:fs");
+  fs.writeFileSync(outPath, JSON.stringify({ command: `node dist/bench/sim/jitter.js ${args.join(" ")}`, seeds, quick, ...out }, null, 2) + "\n");
 }

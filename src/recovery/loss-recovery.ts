@@ -25,6 +25,7 @@ import { RECOVERY_BASE, RECOVERY_SLOTS } from "../congestion/state-layout.js";
 import { PACKET_WINDOW } from "../engine/abi.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import type { QlogTracer } from "../trace/qlog.js";
+import { LATE_BEHIND } from "../session/late-ack.js";
 
 // Slots in the state array (literal offsets, so every access stays `s[CONSTANT]`).
 /**
@@ -54,10 +55,11 @@ const TIME_EPSILON_MS = 1e-6;
 const LOSS_GAIN = 1 / 64;
 const LOST_MEMORY = 64;
 /**
- * The packet threshold once the path has been seen to reorder: the ack window (a packet further
- * behind can no longer be acknowledged).
+ * The packet threshold once the path has been seen to reorder: the peer's receive window (a
+ * packet further behind is dropped there as stale; one closer is still acknowledged, by the
+ * header's ack bits or by a LATE_ACK). In effect the time threshold alone (RFC 8985).
  */
-const REORDER_MAX_PACKETS = 33;
+const REORDER_MAX_PACKETS = PACKET_WINDOW;
 
 export class LossRecovery {
   /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
@@ -66,6 +68,9 @@ export class LossRecovery {
   /** The connection's qlog trace, or undefined: one check per event. */
   trace: QlogTracer | undefined;
   spuriousLosses = 0;
+  /** A packet declared lost was acked from LATE_BEHIND or more behind the newest acked one:
+   *  beyond the header's ack bits (the connection then caps its send window by span). */
+  reordersFar = false;
   /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
   private deliveredAtLastRto = -1;
   /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
@@ -278,7 +283,7 @@ export class LossRecovery {
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
     const behind = this.recentlyLostBehind?.[slot] ?? 0;
-    if (behind > 0) this.onReordering(record === undefined || !record.appLimited);
+    if (behind > 0) this.onReordering(record === undefined || !record.appLimited, sequence);
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.s[LOSS_RATE] = Math.max(0, this.s[LOSS_RATE] - LOSS_GAIN);
     return record !== undefined ? now - record.sentTime : NaN;
@@ -287,7 +292,7 @@ export class LossRecovery {
   /**
    * A packet declared lost behind a newer acknowledged one arrived after all: the path
    * reorders. As in RFC 8985 (no DupThresh once reordering is seen), the packet threshold goes
-   * to the ack window, so only a packet that can no longer be acknowledged is lost by it (a
+   * to the receive window, so only a packet that can no longer be acknowledged is lost by it (a
    * threshold at the distance seen would declare each new, larger distance lost once more).
    * The time threshold's window grows (ReorderingWindow: once per round, by min RTT / 4, up
    * to SRTT; back to min RTT / 4 after 16 recoveries without a spurious loss) only on the
@@ -296,8 +301,9 @@ export class LossRecovery {
    * of its real losses wait longer (a 30 Hz stream's tail at 5 % loss grows when datagrams
    * held back now and then widen it).
    */
-  private onReordering(grow: boolean): void {
+  private onReordering(grow: boolean, sequence: number): void {
     this.sent.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
+    if (!this.reordersFar && ((this.sent.largestAckedSequence - sequence) & 0xffff) >= LATE_BEHIND) this.reordersFar = true;
     if (!grow) return;
     if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.sent.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }

@@ -39,6 +39,7 @@ import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
 import { ParityOutcome, ParityReceiver, ParitySender, SYSTEM_PARITY, carriesChannel, fecOption } from "../fec/index.js";
 import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
+import { LATE_BEHIND, LateAckReader, LateArrivals, SYSTEM_LATE_ACK } from "./late-ack.js";
 import { ClientRebind, encodeRebind, REBIND_ATTEMPTS } from "./rebind.js";
 import {
   AttemptPhase,
@@ -257,6 +258,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Sender: the newest of our packets the datagram being read newly acknowledged (-1: none),
    *  which a RECEIVE_TIME in the same datagram must name to be used. */
   private newestAckedInDatagram = -1;
+  /** Receiver: arrivals too far behind the newest for a header to ack (LATE_ACK), if any yet. */
+  private lateArrivals: LateArrivals | undefined = undefined;
+  /** Sender: reads the peer's LATE_ACK frames (created at the first). */
+  private lateAckReader: LateAckReader | undefined = undefined;
   /** Sender: the peer's receive clock, unwrapped from its u32 microseconds (NaN: no report yet). */
   private peerClockWire = -1;
   private peerClockMs = NaN;
@@ -500,6 +505,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.trace !== undefined) this.trace.packetReceived(now, sequence, elicits);
     if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
     this.newestAckedInDatagram = -1;
+    if (this.lateAckReader !== undefined) this.lateAckReader.startDatagram();
     let behindNewest = 0;
     if (this.newestReceivedSeq < 0 || sequenceGreaterThan(sequence, this.newestReceivedSeq)) {
       this.newestReceivedSeq = sequence;
@@ -526,6 +532,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // its arrival is never reported and the sender declares it lost (RFC 9000 §13.2.1 acks
     // every out-of-order packet at once; this acks only those at risk).
     if (behindNewest >= REORDERED_ACK_NOW_BEHIND) this.num[Timer.AckDelay] = now;
+    // Too far behind for any header's ack bits: reported in LATE_ACK frames (late-ack.ts).
+    if (behindNewest >= LATE_BEHIND) (this.lateArrivals ??= new LateArrivals()).add(sequence);
   }
 
   /**
@@ -583,6 +591,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       this.onReceiveTime(now, readU16(arena, offset + 1), readU32(arena, offset + 3));
     } else if (type === SYSTEM_PARITY) {
       this.onParity(arena, offset, length);
+    } else if (type === SYSTEM_LATE_ACK) {
+      const reader = (this.lateAckReader ??= new LateAckReader());
+      const n = reader.read(arena, offset, length, this.delivery.newestDispatched);
+      if (n < 0) return this.onDropCounted("invalid");
+      for (let i = 0; i < n; i++) this.onPacketAcked(now, reader.named[i]);
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const echo = readU32(arena, offset + 1);
       const out = this.clockRequestsOut;
@@ -638,6 +651,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.state === ConnectionState.Connected && this.channels.receiveBufferedBytes() > this.host.config.maxReceiveBufferBytes) {
       this.close(now, "receive-buffer-exceeded", new Uint8Array(0));
     }
+  }
+
+  /** Sequences from the oldest ack-eliciting packet in flight to the newest sent, inclusive
+   *  (0 if none is in flight). */
+  private inFlightSpan(): number {
+    const d = this.delivery;
+    if (d.inFlight === 0) return 0;
+    const oldest = d.oldestRecordedSequence();
+    return oldest < 0 ? d.inFlight : ((d.newestDispatched - oldest) & 0xffff) + 1;
   }
 
   private drainToEvents(): void {
@@ -956,8 +978,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     let allowed = false;
     // The engine remembers the last PACKET_WINDOW sent sequences (and the notification ring is
     // that size): more packets in flight could not be acknowledged, so they cap the window
-    // whatever the congestion controller allows.
-    const windowRoom = this.delivery.inFlight < RING - RING_HEADROOM;
+    // whatever the congestion controller allows; past the cap the ring reports the oldest lost
+    // to make room. Where packets are acked from LATE_BEHIND or further behind the newest
+    // acked, that oldest one is most likely late, not lost: there the span from the oldest in
+    // flight is the cap, and sending waits for it (elsewhere that wait would hold the window
+    // on every real loss until its time threshold).
+    const windowRoom = this.recovery.reordersFar ? this.inFlightSpan() < RING - RING_HEADROOM : this.delivery.inFlight < RING - RING_HEADROOM;
     // A due parity follows its group's last datagram at once (what it protects cannot wait).
     if (this.paritySender !== undefined && this.paritySender.due && windowRoom) {
       const length = this.writeParity(now, offset);
@@ -1007,6 +1033,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       if (this.ackFrequency.reportTimes && this.receiveTimeUnreported && channelsDue) {
         framesLength += this.writeReceiveTime(bytes, framesAt + framesLength, room - framesLength);
       }
+      // Late arrivals' acks: ahead of the channels' frames too (they are few bytes, and a
+      // sender declares the packets lost if they wait).
+      if (this.lateArrivals !== undefined && this.lateArrivals.pending) {
+        framesLength += this.lateArrivals.write(bytes, framesAt + framesLength, room - framesLength, this.newestReceivedSeq);
+      }
       framesLength += this.channels.writeFrames(now, bytes, framesAt + framesLength, room - framesLength, contents);
       // Both writers are called only when they have something to write: neither is inlined
       // into this function, and the call was a visible share of a bulk packet's cost.
@@ -1029,7 +1060,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // we have been quiet, else nothing.
       if (this.ackOwed && this.num[Timer.AckDelay] <= now) {
         type = PacketType.Data;
-        framesLength = this.writeAckDelayTrailer(now, bytes, framesAt);
+        if (this.lateArrivals !== undefined && this.lateArrivals.pending) {
+          // An ack with late arrivals' acks: the delay goes in a frame beside them (§2's
+          // two-byte form is for a packet with no frame). Not in flight here (seal).
+          framesLength = this.lateArrivals.write(bytes, framesAt, room, this.newestReceivedSeq);
+          framesLength += this.writeAckDelay(now, bytes, framesAt + framesLength, room - framesLength);
+        } else framesLength = this.writeAckDelayTrailer(now, bytes, framesAt);
       } else if (this.num[Timer.Keepalive] <= now) type = PacketType.Keepalive;
       else return 0;
     }
@@ -1123,10 +1159,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
-    // A pure ack's ack delay is no frame: such a packet stays non-eliciting.
-    const eliciting = framesLength > ACK_DELAY_TRAILER_BYTES && contents !== PROBE;
-    // The ring never overflows here (writeData and writeImmediateAck leave room), so no older
-    // packet is dropped by dispatch and the controller sees the same in-flight bytes either way.
+    // A pure ack's ack delay is no frame: such a packet stays non-eliciting. So does an ack
+    // whose frames are only acks (LATE_ACK, ACK_DELAY: no contents): the peer acks it, but
+    // nothing in it needs to arrive, so it is neither in flight nor resent.
+    const eliciting = framesLength > ACK_DELAY_TRAILER_BYTES && contents !== PROBE && contents !== undefined;
+    // The ring overflows here only where writeData's window cap lets it: the packet RING
+    // sequences back, if still in flight, is then reported lost by dispatch (onDropped).
     // The controller counts what the path carries: the datagram and what its carrier adds.
     const pathBytes = length + this.carrierOverhead;
     const record = eliciting ? this.cc.onSent(now, pathBytes, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;

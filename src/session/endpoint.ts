@@ -80,6 +80,7 @@ import {
 } from "./handshake.js";
 import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
 import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
+import { isAckOnly } from "./late-ack.js";
 import { ReceiveBudget } from "../channels/receive-budget.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
@@ -922,6 +923,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     conn.onPacketReceived(now, false, sequence, ack, delayMs);
   }
 
+  /** A DATA packet carrying only acks (late-ack.ts, isAckOnly): not ack-eliciting. */
+  private isAckOnly(index: number, length: number): boolean {
+    return isAckOnly(this.engine.bytes, this.engine.layout.rxArenaOffset + index * MAX_DATAGRAM_BYTES, length);
+  }
+
   private dispatchRecords(now: number, n: number, base: number): void {
     const r = this.engine.records;
     const arena = this.engine.bytes;
@@ -952,7 +958,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
             const sequence = r[p + PacketReceivedRecord.Sequence] & 0xffff;
             if (data && conn.parityReceiver !== undefined) conn.parityReceiver.remember(arena, this.engine.layout.rxArenaOffset + index * MAX_DATAGRAM_BYTES, length, sequence);
             if (data && length === DATA_OVERHEAD_BYTES + ACK_DELAY_TRAILER_BYTES) this.onAckDelayTrailer(now, conn, index, sequence);
-            else conn.onPacketReceived(now, data && length > DATA_OVERHEAD_BYTES, sequence);
+            else conn.onPacketReceived(now, data && length > DATA_OVERHEAD_BYTES && !this.isAckOnly(index, length), sequence);
             this.touch(conn);
           }
           break;

@@ -193,7 +193,7 @@ export const FRAGMENT = 0x08;
 /** §3: a ReliableOrdered frame whose u16 payload is a count of message sequences to skip. */
 export const GAP = 0x10;
 export const SYSTEM_CHANNEL = 255;
-export const System = { ClockRequest: 1, ClockReply: 2, AckDelay: 3, Padding: 4, AckFrequency: 5, ReceiveTime: 6, Parity: 7 } as const;
+export const System = { ClockRequest: 1, ClockReply: 2, AckDelay: 3, Padding: 4, AckFrequency: 5, ReceiveTime: 6, Parity: 7, LateAck: 8 } as const;
 
 export interface Frame {
   channel: number;

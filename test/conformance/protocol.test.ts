@@ -4,7 +4,7 @@
 // same tables: the handshake (a denied old wire version, then CONNECT_REQUEST -> CHALLENGE ->
 // CONNECT_RESPONSE -> ACCEPT, user data both ways), DATA with a frame of each delivery kind and
 // a fragmented message, a GAP frame, the system channel's CLOCK_REQUEST/REPLY, acks both ways (a server
-// receipt resolves on the document's ack), a pure ack with ackDelay, KEEPALIVE, DISCONNECT and
+// receipt resolves on the document's ack), a pure ack with ackDelay, LATE_ACK both ways, KEEPALIVE, DISCONNECT and
 // its ack, and NO_CONNECTION for data after the connection is gone.
 import { createSocket, type Socket } from "node:dgram";
 import { readFileSync } from "node:fs";
@@ -367,8 +367,34 @@ describe("a client written from docs/PROTOCOL.md alone", () => {
       const data = dataFrom(d);
       return data && data.header.acksValid && data.header.ack === keepalive.sequence ? data : undefined;
     });
+    // LATE_ACK (§3), both ways. A packet that arrives 40 sequences behind the newest is named
+    // by no header: the server acknowledges it in a LATE_ACK frame.
+    const skipped = seq;
+    seq = (seq + 40) & 0xffff;
+    sendData([encodeFrame({ channel: 2, kind: Kind.Unreliable, messageSeq: 2, payload: text("ahead") })]);
+    client.send(seal(prefix, dataBody({ ...header(Type.Data), sequence: skipped }, [encodeFrame({ channel: 2, kind: Kind.Unreliable, messageSeq: 3, payload: text("behind") })])));
+    seq = (seq - 1) & 0xffff; // header() above advanced it for the packet sent as `skipped`
+    const lateAck = await client.next("a LATE_ACK naming the packet 40 behind", (d) => {
+      const frame = dataFrom(d)?.frames.find((f) => f.channel === SYSTEM_CHANNEL && f.payload[0] === System.LateAck);
+      if (frame === undefined) return undefined;
+      for (let p = 1; p + 3 <= frame.payload.length; p += 3) {
+        const first = frame.payload[p] | (frame.payload[p + 1] << 8);
+        if (((skipped - first) & 0xffff) <= frame.payload[p + 2]) return frame;
+      }
+      return undefined;
+    });
+    expect((lateAck.payload.length - 1) % 3).toBe(0);
+    // And the server takes one: its receipt resolves on a LATE_ACK alone, in an ack-only packet
+    // whose header acknowledges nothing (ACKS_VALID clear).
+    const lateReceipt = conn.send(text("acked late"), { channel: 0, receipt: true });
+    const carriedLate = await client.next("the server's second message", (d) => dataFrom(d)?.frames.some((f) => f.channel === 0 && str(f.payload) === "acked late") ? dataFrom(d) : undefined);
+    const lateAckPayload = new Writer().u8(System.LateAck).u16(carriedLate.header.sequence).u8(0).finish();
+    client.send(seal(prefix, dataBody({ ...header(Type.Data), acksValid: false, ack: 0, ackBits: 0 }, [encodeFrame({ channel: SYSTEM_CHANNEL, kind: Kind.Unreliable, messageSeq: 0, payload: lateAckPayload })])));
+    expect(await lateReceipt).toBe(true);
+
     // Every server packet so far carried acks that name only sequences we sent.
     const sent = new Set(Array.from({ length: (seq - 0xfffe) & 0xffff }, (_, i) => (0xfffe + i) & 0xffff));
+    for (let i = 1; i < 40; i++) sent.delete((skipped + i) & 0xffff); // jumped over
     for (const d of received.filter((r) => r.header.acksValid)) expect(sent.has(d.header.ack)).toBe(true);
 
     const counters = server.counters().session!;

@@ -5,8 +5,8 @@
  * at all. A late ack of a packet declared lost while a later one had been acked is reordering
  * evidence: the packet threshold goes to the ack window and the time threshold's window grows
  * (RFC 8985, src/congestion/reordering.ts); a packet behind an acknowledged one is not declared
- * lost by the RTO; and a receiver acks at once a packet that arrives far behind the newest, before
- * it leaves the ack window (docs/SESSION.md, "Loss detection").
+ * lost by the RTO; a receiver acks at once a packet that arrives far behind the newest, and one
+ * too far behind for the header's ack bits in a LATE_ACK frame (src/session/late-ack.ts).
  */
 import { describe, expect, it } from "vitest";
 import type { LinkConfig } from "../../src/sim/link.js";
@@ -76,6 +76,20 @@ describe("loss detection on a reordering path (simulator, 10 Mbit/s upload, no l
     const why = JSON.stringify({ plain, r });
     expect(r.lost, why).toBeLessThan(0.01);
     expect(r.mbps, why).toBeGreaterThanOrEqual(0.9 * plain.mbps);
+  });
+
+  it("40 +- 20 ms of jitter at 10 Mbit/s, no loss: under 1 % declared lost, goodput at least 0.9x", () => {
+    // ~1250 packets/s: 40 ms of spread puts a late packet ~50 behind the newest, beyond the 33
+    // sequences a header acks; its arrival is acknowledged by LATE_ACK (PROTOCOL §3). Without
+    // it: 10 % declared lost, 0.66x.
+    const base: LinkConfig = { latencyMs: 20, bandwidthBps: 10_000_000, queuePackets: 200 };
+    for (const seed of [1, 2]) {
+      const plain = upload(seed, jittered(base, 40, 0), 8, jittered(base, 40, 0));
+      const r = upload(seed, jittered(base, 40, 20), 8, jittered(base, 40, 20));
+      const why = JSON.stringify({ seed, plain, r });
+      expect(r.lost, why).toBeLessThan(0.01);
+      expect(r.mbps, why).toBeGreaterThanOrEqual(0.9 * plain.mbps);
+    }
   });
 
   it("a light stream's late acks leave the time threshold as it was; a bulk flow's widen it", () => {
