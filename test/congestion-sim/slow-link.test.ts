@@ -3,8 +3,8 @@
  * 20 Hz x one 60 B value per 8 kbit/s of the link, ~1.4x its rate; 30 Hz inputs back). Its
  * send queue empties with every packet (queued values are replaced), so the controller saw a
  * light flow and kept its floors in full-size packets: 10 x 1452 B of window are 1.8 s at 64
- * kbit/s, and the link's queue stood at 1.5-1.75 s (p95, 128 kbit/s: 0.7 s), the client's view
- * 1.9 s stale. On a slow path the floors now count the flow's own packets (DefaultController
+ * kbit/s, and the link's queue stood at 1.6-1.8 s (p95, 128 kbit/s: 0.7 s), the client's view
+ * 1.75-1.9 s stale. On a slow path the floors now count the flow's own packets (DefaultController
  * computeSlowPath()). Measured from 10 s into the connection: Startup's queue takes ~8 s to
  * leave at 64 kbit/s.
  */
