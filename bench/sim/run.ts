@@ -10,6 +10,7 @@ import { g, importDynamic, nowMs, scriptArgs, type FsModule } from "../lib/host.
 import { repoRoot } from "../lib/paths.js";
 import { round } from "./harness.js";
 import { runBulk, runClock, runFairness, runLight } from "./scenarios.js";
+import { runSlowLink } from "./slow-link-scenario.js";
 
 const args = scriptArgs();
 const console = g.console;
@@ -87,6 +88,16 @@ const [light, lightMs] = timed(() =>
 );
 rows.push({ scenario: "light30hz", figure: "p99ExtraDelayMs", value: light.p99ExtraDelayMs, goal: "<= 2", met: light.p99ExtraDelayMs <= 2, realMs: lightMs });
 
+// A latest-state stream at ~1.4x a 64 / 128 kbit/s link (slow-link-scenario.ts), measured from
+// 10 s into the connection.
+const slowLink = (bandwidthBps: number) => timed(() => runSlowLink({ seed, bandwidthBps, seconds: quick ? 20 : 30 }));
+const [slow64, slow64Ms] = slowLink(64_000);
+const [slow128, slow128Ms] = slowLink(128_000);
+for (const [name, r, ms] of [["slow64kbit", slow64, slow64Ms], ["slow128kbit", slow128, slow128Ms]] as const) {
+  rows.push({ scenario: name, figure: "p95QueueDelayMs", value: r.p95QueueDelayMs, goal: "< 200", met: r.p95QueueDelayMs < 200, realMs: ms });
+  rows.push({ scenario: name, figure: "p95StalenessMs", value: r.p95StalenessMs, goal: "< 300", met: r.p95StalenessMs < 300, realMs: 0 });
+}
+
 const clockCase = (s: number, clockSyncMs?: number) =>
   runClock({ seed: s, latencyMs: 40, jitterMs: 20, serverClockOffsetMs: 123_456.789, afterMs: 5000, clockSyncMs });
 const [clock, clockMs] = timed(() => clockCase(seed));
@@ -114,6 +125,8 @@ const result = {
   lossy2mbit2pct: { utilization: round(loss2m.utilization), p95QueueDelayMs: round(loss2m.p95QueueDelayMs) },
   jitter2mbit: { utilization: round(jit2m.utilization), p95QueueDelayMs: round(jit2m.p95QueueDelayMs) },
   lossJitter2mbit: { utilization: round(both2m.utilization), p95QueueDelayMs: round(both2m.p95QueueDelayMs) },
+  slowLink64kbit: { p95QueueDelayMs: round(slow64.p95QueueDelayMs), p95StalenessMs: round(slow64.p95StalenessMs) },
+  slowLink128kbit: { p95QueueDelayMs: round(slow128.p95QueueDelayMs), p95StalenessMs: round(slow128.p95StalenessMs) },
   clock: { errorMs: round(clock.errorMs), errorMsWith10HzSync: round(clock10Hz.errorMs) },
   details: {
     command: `npm run bench:sim${quick ? " -- --quick" : ""}${seed !== 1 ? ` --seed ${seed}` : ""}`,
@@ -128,6 +141,8 @@ const result = {
     jitter2mbit: { ...omitTrace(jit2m), setup: "2 Mbit/s, 60 ms RTT, 50-packet queue, uniform [0, 2) ms jitter each way, order kept" },
     lossJitter2mbit: { ...omitTrace(both2m), setup: "2% loss and 2 ms jitter each way on the 2 Mbit/s path" },
     light30hz: { ...light, setup: "30 Hz x 200 B both ways, 30 ms one-way, 10 Mbit/s (uncongested)" },
+    slowLink64kbit: { ...slow64, setup: "latest-state, 8 keys x 60 B at 20 Hz (~1.4x the link) + 30 Hz x 20 B inputs back; 64 kbit/s, 25 ms (+ [0, 2) ms jitter) each way, 64-datagram queue; from 10 s" },
+    slowLink128kbit: { ...slow128, setup: "as slowLink64kbit with 16 keys at 128 kbit/s" },
     clock: {
       ...clock,
       setup: "40 ms + uniform [0, 20) ms each way (50 +/- 10 ms), server clock offset +123456.789 ms, session default sync (1 request/s)",

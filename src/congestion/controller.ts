@@ -110,6 +110,13 @@ export interface CongestionController {
    */
   onPathChange?(now: number): void;
   /**
+   * Optional: the flow fills a slow path, where a datagram above the base size costs more delay
+   * (its serialization, in front of every later datagram) than its saved header bytes are
+   * worth. The session then sends datagrams of the base size only and does not probe the path
+   * MTU upward.
+   */
+  slowPath?(): boolean;
+  /**
    * Optional: after the acks of one datagram, the peer's receive time (its own clock, ms,
    * unwrapped: only differences count) of the newest packet that datagram newly acknowledged.
    * The session asks the peer for these (ACK_FREQUENCY, docs/PROTOCOL.md §3) while the network

@@ -174,6 +174,38 @@ const INFLIGHT_CAP_GROWTH = 1.25;
 const NETWORK_LIMITED_ROUNDS = 4;
 /** The peer is asked to ack at least this often per min RTT (peerAckThreshold()). */
 const ACKS_PER_ROUND = 2;
+/**
+ * A path is slow when one full-size datagram takes longer than this to cross it at btlBw (under
+ * ~480 kbit/s at 1200 B). There the window floors counted in full-size packets are seconds of
+ * queue, and a full datagram is itself a visible delay (slowPath()).
+ */
+const SLOW_PATH_SERIALIZATION_MS = 20;
+/**
+ * A slow path's model holds this long after the last queue it saw (computeSlowPath()): the
+ * path stays as slow as it was, and with the model's small floors a light flow that overloads
+ * it keeps no queue to see; let go sooner, the floors come back and rebuild the queue.
+ */
+const SLOW_PATH_HOLD_MS = PATH_BW_KEEP_MS;
+/**
+ * On a slow path the window is cwndGain x BDP plus this many of the flow's packets, not 3 of
+ * the mtu: each is 70-150 ms of queue at 64 kbit/s (with 3, a bandwidth estimate 8 % high under
+ * 2 ms of jitter kept ~200 ms of queue), and the peer acks every packet there.
+ */
+const SLOW_PATH_EXTRA_PACKETS = 1;
+/**
+ * A slow path's queue counts once it showed at every round start for this long, each after a
+ * round in which the flow's own packets were acked slower than it sent them (slowQueue()): a
+ * light flow's RTT on a fast lossy path rises now and then (an ack lost, the next one a packet
+ * later), and a light flow beside another's queue (a client's inputs during a download) sees a
+ * queue it does not build; neither must lose its floors. A competitor's Startup grows the queue for a
+ * second or so; a flow alone on a slow link keeps its queue until the window stops it.
+ */
+const SLOW_PATH_QUEUE_MS = 2000;
+/** A round in which a packet's ack interval exceeded its send interval by this factor filled a
+ *  queue itself (computeSlowPath()). */
+const OVERLOAD_RATIO = 1.25;
+/** On a slow path the minimum window, and ProbeRTT's, is this many of the flow's packets. */
+const SLOW_PATH_MIN_PACKETS = 2;
 /** RTT samples whose minimum is the "recent RTT" of the queue test. */
 const RECENT_RTT_SAMPLES = 4;
 /** Delivery-rate samples kept per round for the round's quantile (a ring; later ones win). */
@@ -241,6 +273,15 @@ const enum S {
   LastLossReactionTime,
   LastLossReactionRound,
   CapBeforeReaction,
+  /** Mean size of the packets sent (bytes; moving average, 1/8): the unit of a slow path's
+   *  window floors (slowPath()). */
+  PacketSize,
+  /** When a queue was last seen at a round start on a slow path (ms; computeSlowPath()). */
+  QueueSeenAt,
+  /** Since when every round start showed a queue the flow built itself on a slow path (ms,
+   *  NaN: the last did not), and the time of the last round start (slowQueue()). */
+  QueueSince,
+  LastRoundAt,
   Count,
 }
 const PACER = S.Pacer;
@@ -347,7 +388,24 @@ export class DefaultController implements CongestionController {
   private ackClockWindow: number;
   /** The peer's ack threshold when it follows no request (config peerAckThresholdPackets). */
   private readonly defaultPeerThreshold: number;
-  private readonly minWindow: number;
+  /** The threshold the peer applies (setPeerAckThreshold): the ack-clock floor's packets. */
+  private peerThreshold: number;
+  /** Minimum window (bytes): minWindowPackets x mtu, or on a slow path SLOW_PATH_MIN_PACKETS of
+   *  the flow's own packets (slowPath()). */
+  private minWindow: number;
+  private readonly configMinWindow: number;
+  /** The packet the window floors are counted in (bytes): the mtu, or on a slow path the mean
+   *  size of the packets sent. */
+  private unit: number;
+  /** The window's allowance on top of cwndGain x BDP (bytes): 3 packets, or on a slow path
+   *  SLOW_PATH_EXTRA_PACKETS of the flow's (computeSlowPath()). */
+  private cwndExtra: number;
+  /** This round acked a packet slower than it was sent (OVERLOAD_RATIO). */
+  private roundOverloaded = false;
+  /** This round's canSend refused a packet: the window, not the application, held it. */
+  private roundCwndLimited = false;
+  /** slowPath() at the last round start: the floors and pacing follow it. */
+  private slow = false;
   readonly mtu: number;
   private readonly sendQuantumMs: number;
   private readonly initialWindow: number;
@@ -388,6 +446,9 @@ export class DefaultController implements CongestionController {
     const minPackets = requireInRange("minWindowPackets", config.minWindowPackets ?? 4, 1, 1000);
     this.initialWindow = initialPackets * this.mtu;
     this.minWindow = minPackets * this.mtu;
+    this.configMinWindow = this.minWindow;
+    this.unit = this.mtu;
+    this.cwndExtra = 3 * this.mtu;
     this.initialRttMs = requireInRange("initialRttMs", config.initialRttMs ?? 100, 0.01, 60_000);
     // Whole rounds: a sample stays while `round - its round <= window`, as with the old filter.
     this.bwFilter = new RoundMax(Math.floor(requireInRange("bwWindowRounds", config.bwWindowRounds ?? 10, 1, 1000)));
@@ -400,6 +461,7 @@ export class DefaultController implements CongestionController {
     this.sendQuantumMs = requireInRange("sendQuantumMs", config.sendQuantumMs ?? 1, 0, 100);
     const ackThreshold = requireInRange("peerAckThresholdPackets", config.peerAckThresholdPackets ?? 8, 0, 1000);
     this.defaultPeerThreshold = Math.ceil(ackThreshold);
+    this.peerThreshold = this.defaultPeerThreshold;
     this.ackClockWindow = this.ackClockWindowFor(this.defaultPeerThreshold);
     this.rngState = (Math.floor(requireInRange("seed", config.seed ?? 1, 0, 2 ** 32 - 1)) >>> 0) || 1;
     const s = this.s;
@@ -412,6 +474,10 @@ export class DefaultController implements CongestionController {
     s[S.LastLossReactionTime] = -Infinity;
     s[S.LastLossReactionRound] = -1;
     s[S.CapBeforeReaction] = Infinity;
+    s[S.PacketSize] = this.mtu;
+    s[S.QueueSeenAt] = -Infinity;
+    s[S.QueueSince] = NaN;
+    s[S.LastRoundAt] = -Infinity;
     for (let i = 0; i < RECENT_RTT_SAMPLES; i++) s[S.RecentRtt + i] = NaN;
     s[S.BtlBw] = NaN;
     const rate = (STARTUP_GAIN * this.initialWindow) / this.initialRttMs; // bytes per ms
@@ -506,7 +572,9 @@ export class DefaultController implements CongestionController {
   // ---- interface -----------------------------------------------------------------------------
 
   canSend(inFlightBytes: number, bytes: number): boolean {
-    return inFlightBytes === 0 || inFlightBytes + bytes <= this.s[S.Window];
+    if (inFlightBytes === 0 || inFlightBytes + bytes <= this.s[S.Window]) return true;
+    this.roundCwndLimited = true;
+    return false;
   }
 
   nextSendTime(now: number): number {
@@ -550,6 +618,7 @@ export class DefaultController implements CongestionController {
     packet.deliveredRecvTime = this.deliveredRecvTime;
     packet.deliveredAtReport = this.deliveredAtReport;
     if (now < this.probeTo && now >= this.probeFrom) this.probeSent++;
+    s[S.PacketSize] += (bytes - s[S.PacketSize]) / 8;
     pacerOnSend(s, PACER, now, bytes);
     return packet;
   }
@@ -577,7 +646,10 @@ export class DefaultController implements CongestionController {
       }
       // Once a full-size packet's round trip is known (within the window), it is the floor: a
       // smaller packet's shorter one leaves out the serialization of the packets this flow sends.
-      const floor = now - this.minRttFullStamp <= this.minRttWindowMs ? this.minRttFull : 0;
+      // Not on a slow path (computeSlowPath()): there a full-size packet's round trip may have
+      // been taken behind a queue (a light flow's at 64 kbit/s in Startup: 524 ms, against 126
+      // for its small ones), and as the floor it keeps that queue in the BDP for 10 s.
+      const floor = now - this.minRttFullStamp <= this.minRttWindowMs && !this.slow && !this.slowQueueNow() ? this.minRttFull : 0;
       if (Number.isNaN(minRtt) || rtt <= minRtt || minRttExpired) {
         const next = rtt < floor ? floor : rtt;
         if (next !== minRtt) this.pacingInputsChanged = true;
@@ -596,6 +668,9 @@ export class DefaultController implements CongestionController {
       s[S.RecentRttIndex] = i === RECENT_RTT_SAMPLES - 1 ? 0 : i + 1;
     }
 
+    // Acked slower than sent (by OVERLOAD_RATIO): the flow itself fills a queue. A light flow
+    // beside someone else's queue is acked as fast as it sends (computeSlowPath()).
+    if (now - p.deliveredTime > OVERLOAD_RATIO * (p.sentTime - p.firstSentTime) && p.sentTime > p.firstSentTime) this.roundOverloaded = true;
     // Round trips: a round ends when a packet sent after the previous round's end is acked.
     let roundStart = false;
     if (p.delivered >= s[S.NextRoundDelivered]) {
@@ -610,6 +685,11 @@ export class DefaultController implements CongestionController {
         this.pathBw = s[S.BtlBw];
         this.pathBwAt = now;
       }
+      if (this.slow || this.mtu > SLOW_PATH_SERIALIZATION_MS * s[S.BtlBw]) this.applySlowPath(now);
+      else s[S.QueueSince] = NaN;
+      s[S.LastRoundAt] = now;
+      this.roundOverloaded = false;
+      this.roundCwndLimited = false;
     }
 
     // Delivery-rate sample, timed by the acks' arrival unless the peer reports receive times
@@ -800,12 +880,13 @@ export class DefaultController implements CongestionController {
     const s = this.s;
     const minRtt = s[S.MinRtt];
     const most = this.defaultPeerThreshold;
-    if (most === 0 || !this.networkLimitedModel || !(minRtt >= 0)) return most;
-    return Math.max(1, Math.min(most, Math.floor((s[S.BtlBw] * minRtt) / (ACKS_PER_ROUND * this.mtu))));
+    if (most === 0 || !(this.networkLimitedModel || this.slow) || !(minRtt >= 0)) return most;
+    return Math.max(1, Math.min(most, Math.floor((s[S.BtlBw] * minRtt) / (ACKS_PER_ROUND * this.unit))));
   }
 
   setPeerAckThreshold(packets: number): void {
     if (this.defaultPeerThreshold === 0) return; // configured without an ack-clock floor
+    this.peerThreshold = packets;
     const window = this.ackClockWindowFor(packets);
     if (window === this.ackClockWindow) return;
     this.ackClockWindow = window;
@@ -817,7 +898,74 @@ export class DefaultController implements CongestionController {
   /** Threshold + 2: the ack for the threshold-th packet comes back while 2 more are in flight,
    *  and the next threshold packets can leave at once (= the initial window, 10, by default). */
   private ackClockWindowFor(threshold: number): number {
-    return threshold > 0 ? Math.max(this.minWindow, (threshold + 2) * this.mtu) : this.minWindow;
+    return threshold > 0 ? Math.max(this.minWindow, (threshold + 2) * this.unit) : this.minWindow;
+  }
+
+  /**
+   * The flow fills a slow path (SLOW_PATH_SERIALIZATION_MS): one full-size datagram takes over
+   * 20 ms at btlBw, and within the last SLOW_PATH_HOLD_MS the flow showed a queue it built
+   * itself (slowQueue()). Not networkLimited(): a light flow can overload such a path too (a
+   * latest-state channel replaces its queued values, so its send queue empties with every
+   * packet while the bottleneck's queue grows to the window). A light flow on a fast path has a
+   * low btlBw too (its own rate), but builds no queue, and keeps its floors.
+   *
+   * On a slow path the window floors are counted in the flow's own mean packet size, not in
+   * full-size packets (at 64 kbit/s the ack-clock floor of 10 x 1452 B is 1.8 s of queue, while
+   * the BDP at 50-100 ms is under 1 kB), the minimum window and ProbeRTT's are
+   * SLOW_PATH_MIN_PACKETS of those, pacing follows btlBw without the floor (the floor, 4
+   * packets per min RTT, is several times such a link), and the peer is asked to ack more
+   * often (peerAckThreshold()), so the small window is acked by count.
+   */
+  private computeSlowPath(now: number): boolean {
+    const s = this.s;
+    if (!(this.mtu > SLOW_PATH_SERIALIZATION_MS * s[S.BtlBw])) {
+      s[S.QueueSince] = NaN;
+      return false;
+    }
+    // Built by this flow: acked slower than sent (a growing queue), or held by its window.
+    const own = this.roundOverloaded || this.roundCwndLimited;
+    if (!(own && this.queueVisible())) s[S.QueueSince] = NaN;
+    else if (Number.isNaN(s[S.QueueSince])) s[S.QueueSince] = now;
+    // On a slow path the small window keeps the queue out of sight: a flow it still holds back
+    // would rebuild the queue without it.
+    if (this.slowQueue() || (this.slow && this.roundCwndLimited)) s[S.QueueSeenAt] = now;
+    return now - s[S.QueueSeenAt] <= SLOW_PATH_HOLD_MS;
+  }
+
+  /** One full-size datagram takes over SLOW_PATH_SERIALIZATION_MS at btlBw, and every round start
+   *  for SLOW_PATH_QUEUE_MS showed a queue the flow built itself. */
+  private slowQueue(): boolean {
+    return this.s[S.LastRoundAt] - this.s[S.QueueSince] >= SLOW_PATH_QUEUE_MS;
+  }
+
+  /** A queue shows now, with btlBw under a slow path's rate. */
+  private slowQueueNow(): boolean {
+    return this.mtu > SLOW_PATH_SERIALIZATION_MS * this.s[S.BtlBw] && this.queueVisible();
+  }
+
+  /** In Startup: the same queue at two round starts in a row is enough (each round is long
+   *  there, and Startup's window doubles into the queue meanwhile). */
+  private slowQueueStarting(): boolean {
+    return this.s[S.QueueSince] < this.s[S.LastRoundAt];
+  }
+
+  /** computeSlowPath() as of the last round start (CongestionController.slowPath). */
+  slowPath(): boolean {
+    return this.slow;
+  }
+
+  /** At a round start on (or leaving) a slow path: the floors' unit and the pacing floor. */
+  private applySlowPath(now: number): void {
+    const slow = this.computeSlowPath(now);
+    const s = this.s;
+    if (slow !== this.slow) {
+      this.slow = slow;
+      this.pacingInputsChanged = true;
+    }
+    this.unit = slow ? Math.min(this.mtu, Math.max(64, s[S.PacketSize])) : this.mtu;
+    this.minWindow = slow ? Math.min(this.configMinWindow, SLOW_PATH_MIN_PACKETS * this.unit) : this.configMinWindow;
+    this.cwndExtra = (slow ? SLOW_PATH_EXTRA_PACKETS : 3) * this.unit;
+    this.ackClockWindow = this.ackClockWindowFor(this.defaultPeerThreshold === 0 ? 0 : this.peerThreshold);
   }
 
   /**
@@ -902,7 +1050,7 @@ export class DefaultController implements CongestionController {
     // of its own) is then not read on every round end.
     if (Number.isFinite(cap) && total > 0 && lost <= this.lossThreshold * total) {
       const grown = cap * INFLIGHT_CAP_GROWTH;
-      s[S.InflightCap] = grown > PROBE_BW_CWND_GAIN * this.bdp() + 3 * this.mtu ? Infinity : grown;
+      s[S.InflightCap] = grown > PROBE_BW_CWND_GAIN * this.bdp() + this.cwndExtra ? Infinity : grown;
     }
     s[S.LostInRound] = 0;
     s[S.DeliveredInRound] = 0;
@@ -1013,7 +1161,10 @@ export class DefaultController implements CongestionController {
       if (bw >= s[S.FullBw] * FULL_BW_GROWTH) {
         s[S.FullBw] = bw;
         s[S.FullBwCount] = 0;
-      } else if (++s[S.FullBwCount] >= FULL_BW_ROUNDS) {
+      } else if (++s[S.FullBwCount] >= FULL_BW_ROUNDS || this.slowQueueStarting()) {
+        // On a slow path a queue that shows while the bandwidth stops growing is the full pipe
+        // at once: its rounds are long (the queue is in them), and three of them are seconds of
+        // Startup's 2.89x growing that queue.
         this.filledPipe = true;
         this.pacingInputsChanged = true;
       }
@@ -1089,10 +1240,12 @@ export class DefaultController implements CongestionController {
     // below the timer granularity (loopback: ~0.15 ms vs 1 ms) the window, not the rate, would
     // stop every release.
     const target =
-      bw > 0 && minRtt >= 0 ? s[S.CwndGain] * (bw * minRtt) + 3 * this.mtu + 2 * this.sendQuantumMs * bw : this.initialWindow;
+      bw > 0 && minRtt >= 0 ? s[S.CwndGain] * (bw * minRtt) + this.cwndExtra + 2 * this.sendQuantumMs * bw : this.initialWindow;
     let cwnd = s[S.Cwnd];
     if (this.filledPipe) cwnd = Math.min(cwnd + acked, target);
-    else if (cwnd < target || s[S.Delivered] < this.initialWindow) cwnd += acked;
+    // The window grows past the target until the initial window is delivered: 1.5 s at 64
+    // kbit/s, in which it doubles into the queue, so not once a slow path shows one.
+    else if (cwnd < target || (s[S.Delivered] < this.initialWindow && !this.slowQueueStarting())) cwnd += acked;
     s[S.Cwnd] = Math.max(cwnd, this.minWindow);
   }
 
@@ -1117,7 +1270,7 @@ export class DefaultController implements CongestionController {
     // BDP, and the window alone held ~90 ms of queue (see peerAckThreshold()).
     const minRtt = s[S.MinRtt];
     this.networkLimitedModel = this.networkLimited();
-    if (!this.networkLimitedModel) {
+    if (!this.networkLimitedModel && !this.slow) {
       const rttForFloor = minRtt > 0 ? minRtt : this.initialRttMs;
       rate = Math.max(rate, this.minWindow / Math.max(rttForFloor, 0.01));
     }

@@ -969,7 +969,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const engine = this.host.engine;
     const bytes = engine.bytes;
     const c = this.host.config;
-    const mtu = this.datagramMtu;
+    // On a slow path (CongestionController.slowPath) a datagram above the base size costs more
+    // delay than it saves: the base size it is (fragments are cut for it anyway).
+    const mtu = this.datagramMtu > c.mtu && this.cc.slowPath?.() === true ? c.mtu : this.datagramMtu;
     const room = mtu - DATA_OVERHEAD_BYTES;
     const framesAt = offset + DATA_HEADER_BYTES;
     const systemDue = this.clockRequestDue || this.clockEchoDue;
@@ -1072,7 +1074,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // Path MTU probes (rare: a few per search) never go ahead of what is due: one due now
     // follows this datagram. Not in its place either: a probe may be too big to arrive, and
     // an ack or keepalive riding on it would be lost with it.
-    if (now >= this.probeCheckAt && windowRoom && this.ackSampled) {
+    if (now >= this.probeCheckAt && windowRoom && this.ackSampled && this.cc.slowPath?.() !== true) {
       const pathMtu = this.pathMtu as PathMtu;
       this.probeQueued = pathMtu.probeDue(now);
       if (this.probeQueued === 0) this.probeCheckAt = pathMtu.nextCheckAt();
