@@ -201,6 +201,34 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       }));
     },
   };
+  // Parity (src/fec): a page receives it (a server's channels may use it) by ignoring it, as
+  // PROTOCOL §3 lets any receiver, and sends none: a browser client whose channels ask for
+  // `fec` is told so when it connects.
+  const noParity = {
+    name: "no-parity",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]fec[\\/]parity-sender\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          "export class ParitySender {\n" +
+          '  constructor() { throw new Error("ackwire/browser sends no parity: leave `fec` off the channels of a browser client (the server may still use it)"); }\n' +
+          "  static wanted() { return false; }\n" +
+          "}\n",
+      }));
+      b.onLoad({ filter: /[\\/]fec[\\/]parity-receiver\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          "export const ParityOutcome = { Rebuilt: 0, Complete: 1, Unrecoverable: 2, TooOld: 3, Invalid: 4 };\n" +
+          "export class ParityReceiver {\n" +
+          "  rebuiltCount = 0; complete = 0; unrecoverable = 0; tooOld = 0; invalid = 0;\n" +
+          "  remember() {}\n" +
+          "  onParity() { this.tooOld++; return 3; }\n" +
+          "  rebuilt() { return new Uint8Array(0); }\n" +
+          "  heldBytes() { return 0; }\n" +
+          "}\n",
+      }));
+    },
+  };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const
   // enum cannot be indexed by a number): `E[E["A"] = 1] = "A"` becomes `E["A"] = 1`.
   const noEnumReverseMaps = {
@@ -227,12 +255,28 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
-      plugins: [wasmAsFile, noReferenceEngine, noTraces, noPendingAccepts, noEnumReverseMaps],
+      plugins: [wasmAsFile, noReferenceEngine, noTraces, noPendingAccepts, noParity, noEnumReverseMaps],
     });
+  // A second minification pass, by terser: about 3 % smaller gzip than esbuild's alone (its
+  // compressor runs several passes). Only over what esbuild wrote, so a bad pass fails here.
+  const terse = async (dir) => {
+    const { minify } = await import("terser");
+    const { readdirSync } = await import("node:fs");
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith(".js")) continue;
+      const path = join(dir, name);
+      const out = await minify(readFileSync(path, "utf8"), { module: true, ecma: 2022, compress: { passes: 2 }, mangle: true });
+      if (out.code === undefined) throw new Error(`build: terser wrote nothing for ${path}`);
+      writeFileSync(path, out.code);
+    }
+  };
   rmSync(browserOut, { recursive: true, force: true });
   const result = await bundle("index.js", browserOut);
   await bundle("secure.js", join(browserOut, "secure"));
-  for (const dir of [browserOut, join(browserOut, "secure")]) writeFileSync(join(dir, "engine.wasm"), readFileSync(join(root, "build", "engine.release.wasm")));
+  for (const dir of [browserOut, join(browserOut, "secure")]) {
+    await terse(dir);
+    writeFileSync(join(dir, "engine.wasm"), readFileSync(join(root, "build", "engine.release.wasm")));
+  }
   writeFileSync(browserStamp, JSON.stringify(result.metafile));
   console.log(`build: esbuild dist/src/browser -> dist/browser (${Date.now() - started} ms)`);
 } else {
