@@ -319,6 +319,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private deadlineOrder = 0;
   /** The writeFrames call (`writes`) whose datagram has its GAP frame. */
   private gapWrite = -1;
+  /** The datagram room fitTo last cut for (the base's until it is called). */
+  private fittedRoom: number;
 
   constructor(config: ChannelSetConfig) {
     const { channels, mtu, maxReceiveBufferBytes } = config;
@@ -335,6 +337,7 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.maxReceiveBufferBytes = maxReceiveBufferBytes;
     this.budget = config.budget;
     const room = mtu - DATA_OVERHEAD_BYTES;
+    this.fittedRoom = room;
     const senders: SendChannel[] = [];
     const receivers: ReceiveChannel[] = [];
     let copyMask = 0;
@@ -672,6 +675,30 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.writes++;
     into.bytes += pos - offset;
     return pos - offset;
+  }
+
+  /**
+   * The connection's datagrams are now at most `mtu` bytes (path MTU discovery). Below the base
+   * mtu, messages are cut for it, and started ones with a frame that no longer fits are sent
+   * again as new messages (SendChannel.fitTo); above it, nothing changes.
+   */
+  fitTo(mtu: number): void {
+    const room = mtu - DATA_OVERHEAD_BYTES;
+    if (room === this.fittedRoom) return;
+    this.fittedRoom = room;
+    for (const s of this.senders) {
+      const copies = s.fitTo(room);
+      for (const m of copies) {
+        if (m.deadline !== Infinity) (this.deadlines ??= new TimeHeap<DeadlineEntry>()).push({ time: m.deadline, order: this.deadlineOrder++, message: m });
+      }
+    }
+  }
+
+  /** Started messages sent again as new ones because a frame no longer fit (all channels). */
+  get mtuResends(): number {
+    let n = 0;
+    for (const s of this.senders) n += s.mtuResends;
+    return n;
   }
 
   // ---- feedback from the packet layer ------------------------------------------------------
