@@ -838,6 +838,8 @@ export class SendChannel {
    *   the old one took stays settled on the wire: on a reliable-ordered channel a GAP frame
    *   stands for its sequences (PROTOCOL §3), elsewhere it is dropped, and the receiver drops
    *   the fragments of it that did arrive as incomplete. Unreliable kinds drop such a message.
+   *   (Reliable-ordered: the new message comes after the started ones that fit and keep their
+   *   sequences; order holds among the messages resent.)
    * Returns the new messages (the caller registers their deadlines).
    */
   fitTo(packetRoom: number): OutMessage[] {

@@ -292,8 +292,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private largeFrom = Infinity;
   /** After a black hole: the next acknowledgement tells pathMtu the path works again. */
   private mtuAwaitsAck = false;
-  /** Black holes reported in "pathMtu" events (and stats). */
+  /** Black holes reported in "pathMtu" events (and stats), and the current PathMtu's count. */
   private blackHolesReported = 0;
+  private blackHolesSeen = 0;
   private readonly rtt = new RttEstimator(undefined, this.num);
   /** Its numbers are in `num`; a sample goes in through pingTrackerOnAck(this.num, ...). */
   private readonly ping = new PingTracker(undefined, this.num);
@@ -1060,10 +1061,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.largeFrom = pathMtu.largeFrom;
     // Below the base, messages are cut for the size in use (ChannelSet.fitTo).
     this.channels.fitTo(pathMtu.current);
-    if (pathMtu.blackHoles !== this.blackHolesReported) {
-      this.blackHolesReported = pathMtu.blackHoles;
+    // (A new path starts a new PathMtu, counting from 0.)
+    if (pathMtu.blackHoles > this.blackHolesSeen) {
+      this.blackHolesReported += pathMtu.blackHoles - this.blackHolesSeen;
       this.host.emit({ type: "pathMtu", connection: this.id, pathMtu: pathMtu.current, belowBase: pathMtu.belowBase });
     }
+    this.blackHolesSeen = pathMtu.blackHoles;
     if (this.trace !== undefined) this.trace.mtu(NaN, pathMtu.current);
     this.probeCheckAt = pathMtu.nextCheckAt();
     this.mtuAwaitsAck = pathMtu.awaitingAck;

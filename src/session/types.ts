@@ -299,7 +299,8 @@ export interface ConnectionStats {
    *  model's bottleneck bandwidth, or what it measured when the network last limited this flow,
    *  if more (a light stream after a download keeps the download's figure). 0 before any. */
   bandwidthEstimateBps: number;
-  /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more. */
+  /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more (or,
+   *  on a path that does not carry `mtu`, less: down to 548). */
   pathMtu: number;
   /** Black holes path MTU discovery found ("pathMtu" events), below the base or above it. */
   pathMtuBlackHoles: number;
