@@ -832,7 +832,8 @@ export class SendChannel {
    * The path's datagram room is now `packetRoom` (path MTU discovery found a black hole below
    * the base, or the size came back up). Messages are cut for min(packetRoom, the base's room):
    * - queued ones that have not started are cut again (nothing of them is on the wire);
-   * - when the room shrank, a started message with a frame not yet acknowledged that no longer
+   * - with `resendStarted` (the room shrank, and the caller knows the path does not carry the
+   *   frames cut before: see ChannelSet.fitTo), a started message with a frame not yet acknowledged that no longer
    *   fits is sent again as a new message (new sequences, cut for the new room), first among
    *   the queued ones and in the order they started. Its receipt and deadline go with it. What
    *   the old one took stays settled on the wire: on a reliable-ordered channel a GAP frame
@@ -842,14 +843,14 @@ export class SendChannel {
    *   sequences; order holds among the messages resent.)
    * Returns the new messages (the caller registers their deadlines).
    */
-  fitTo(packetRoom: number): OutMessage[] {
+  fitTo(packetRoom: number, resendStarted: boolean): OutMessage[] {
     const single = Math.min(packetRoom - FRAME_HEADER_BYTES - this.keyBytes, this.basePayload);
-    if (single === this.singleFramePayload) return NO_MESSAGES;
-    const shrank = single < this.singleFramePayload;
-    this.singleFramePayload = single;
-    this.fragmentPayload = single - FRAGMENT_EXTRA_BYTES;
-    for (let m = this.freshHead; m !== undefined; m = m.next) if (m.seqBase === -1 && !m.abandoned) m.recut();
-    if (!shrank) return NO_MESSAGES;
+    if (single !== this.singleFramePayload) {
+      this.singleFramePayload = single;
+      this.fragmentPayload = single - FRAGMENT_EXTRA_BYTES;
+      for (let m = this.freshHead; m !== undefined; m = m.next) if (m.seqBase === -1 && !m.abandoned) m.recut();
+    }
+    if (!resendStarted || single === this.basePayload) return NO_MESSAGES;
     const frameRoom = single + FRAME_HEADER_BYTES + this.keyBytes;
     const started: OutMessage[] = [];
     if (this.windowed) {

@@ -1060,7 +1060,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.datagramMtu = pathMtu.current;
     this.largeFrom = pathMtu.largeFrom;
     // Below the base, messages are cut for the size in use (ChannelSet.fitTo).
-    this.channels.fitTo(pathMtu.current);
+    this.channels.fitTo(pathMtu.current, pathMtu.shrinkConfirmed);
     // (A new path starts a new PathMtu, counting from 0.)
     if (pathMtu.blackHoles > this.blackHolesSeen) {
       this.blackHolesReported += pathMtu.blackHoles - this.blackHolesSeen;

@@ -28,6 +28,9 @@
  *   between, nor any as large sent as late or later (SIZE_CLASS_BYTES classes of send times,
  *   below), while smaller ones get through, drops the size to FLOOR_MTU (`belowBase`). The
  *   size that failed is re-checked first, then the search bisects between the floor and it.
+ *   Started messages with frames too big for the new size are sent again as new messages only
+ *   once a probe at or below the base was lost PROBE_ATTEMPTS times (shrinkConfirmed): after a
+ *   false alarm some of those frames did arrive, and a second copy would be delivered twice.
  *
  * Fragments are cut for min(current, base) when a message is queued; the channels re-cut the
  * queued ones and resend the started ones that no longer fit when the size falls below the base
@@ -101,6 +104,13 @@ export class PathMtu {
   blackHolesBelowBase = 0;
   /** The size a black hole below the base falls to: FLOOR_MTU, or the base if that is smaller. */
   readonly floor: number;
+  /**
+   * Below the base, and a probe no larger than the base (the re-check of the size that failed,
+   * or one of the search) was lost PROBE_ATTEMPTS times: the path really does not carry the
+   * base (not random loss), so frames cut for it that were lost did not get through and the
+   * channels may send their messages again as new ones without the receiver seeing them twice.
+   */
+  shrinkConfirmed = false;
   /** Below the base: the smallest size lost in the current run of bursts. */
   private runBytes = 0;
   /** Below the base: per size class above the floor, the newest send time of a packet that
@@ -163,14 +173,17 @@ export class PathMtu {
     if (sequence !== this.probeSequence) return;
     // (A probe sent before a black hole may be acknowledged after it: not above what failed.)
     if (this.probeSize > this.current && this.probeSize < this.tooBig) this.current = this.probeSize;
+    if (this.current >= this.base) this.shrinkConfirmed = false;
     if (this.probeSize === this.recheck) {
       // The black hole was random loss (or an outage) after all: back to where the search was.
       this.current = this.recheck;
+      this.shrinkConfirmed = false;
       this.tooBig = Math.max(this.tooBigBeforeHole, this.recheck + 1);
       this.recheck = 0;
     }
     this.lossesAtSize = 0;
     this.lossBursts = 0;
+    this.confirmIfDone();
     this.clearProbe(now);
   }
 
@@ -184,8 +197,16 @@ export class PathMtu {
       this.tooBig = size;
       this.lossesAtSize = 0;
       if (size === this.recheck) this.recheck = 0; // the path did shrink: search below it
+      if (size <= this.base && this.current < this.base) this.shrinkConfirmed = true;
     }
+    this.confirmIfDone();
     this.clearProbe(now);
+  }
+
+  /** A search that ends below the base without the base ever working: frames cut for the base
+   *  will not get through either. */
+  private confirmIfDone(): void {
+    if (this.current < this.base && this.candidate() === 0) this.shrinkConfirmed = true;
   }
 
   /** No probe in flight; the next one may go at `nextAt`. */
@@ -280,6 +301,7 @@ export class PathMtu {
     // Sizes from the smallest one lost in the run up fail; that one is re-checked first.
     this.tooBig = Math.min(this.runBytes, this.current);
     this.recheck = this.tooBig;
+    this.shrinkConfirmed = false;
     this.current = this.floor;
     this.clearProbe(Infinity);
     this.awaitingAck = true;

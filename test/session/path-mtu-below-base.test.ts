@@ -44,6 +44,7 @@ describe("PathMtu below the base", () => {
     expect(m.current).toBe(FLOOR_MTU);
     expect(m.belowBase).toBe(true);
     expect(m.blackHolesBelowBase).toBe(1);
+    expect(m.shrinkConfirmed).toBe(false);
     // No probe until something is acknowledged; then the size that failed first, then bisection.
     expect(m.probeDue(700)).toBe(0);
     m.onPathAlive(700);
@@ -57,6 +58,8 @@ describe("PathMtu below the base", () => {
       else m.onProbeLost(seq, 700);
     }
     expect(probed.slice(0, 3)).toEqual([1200, 1200, 1200]);
+    // Started messages are resent only once the path is known not to carry the base.
+    expect(m.shrinkConfirmed).toBe(true);
     expect(m.current).toBeLessThanOrEqual(1100);
     expect(1100 - m.current).toBeLessThanOrEqual(SEARCH_STEP);
     expect(m.belowBase).toBe(true);
@@ -72,6 +75,7 @@ describe("PathMtu below the base", () => {
     m.onProbeAcked(1, 400);
     expect(m.current).toBe(1200);
     expect(m.belowBase).toBe(false);
+    expect(m.shrinkConfirmed).toBe(false);
   });
 
   it("a loss smaller than a size class acknowledged since is random loss", () => {
