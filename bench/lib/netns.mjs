@@ -125,6 +125,32 @@ export class TwoHosts {
   }
 
   /**
+   * A silent black hole for large datagrams: each host's nftables input drops every UDP datagram
+   * with more than `payloadBytes` of payload, both families, and sends no ICMP (a middlebox that
+   * discards what it cannot carry). The link's MTU stays as it is, so the senders' kernels never
+   * learn of it. Needs nft.
+   * @param {number} payloadBytes
+   */
+  dropUdpLargerThan(payloadBytes) {
+    for (const ns of [this.client, this.server]) {
+      inNs(ns, ["nft", "add", "table", "inet", "aw_black_hole"]);
+      inNs(ns, ["nft", "add", "chain", "inet", "aw_black_hole", "in", "{ type filter hook input priority 0 ; }"]);
+      // UDP's length field counts its 8 header bytes.
+      inNs(ns, ["nft", "add", "rule", "inet", "aw_black_hole", "in", "udp", "length", ">", String(payloadBytes + 8), "counter", "drop"]);
+    }
+  }
+
+  /**
+   * Datagrams the black hole of `ns` (dropUdpLargerThan) has dropped so far.
+   * @param {string} ns
+   * @returns {number}
+   */
+  blackHoleDrops(ns) {
+    const m = /counter packets (\d+)/.exec(inNs(ns, ["nft", "list", "chain", "inet", "aw_black_hole", "in"]));
+    return m === null ? 0 : Number(m[1]);
+  }
+
+  /**
    * Packets the bottleneck queue of `ns`'s direction has sent and dropped so far.
    * @param {string} ns
    * @returns {{ sent: number, dropped: number }}

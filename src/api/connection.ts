@@ -58,6 +58,10 @@ export interface ConnectionEvents {
   disconnect: DisconnectInfo;
   receipt: { receipt: number; delivered: boolean };
   bandwidth: { bitsPerSecond: number };
+  /** Path MTU discovery found a black hole: datagrams of the size in use vanished while smaller
+   *  ones got through. `pathMtu` is the size it fell to: the base `mtu`, or below it
+   *  (`belowBase`) down to 548 bytes (docs/SESSION.md, "Path MTU discovery"). */
+  pathMtu: { pathMtu: number; belowBase: boolean };
   /** Server side: the client's address changed and the connection moved with it (`address`
    *  is already the new one). */
   migrate: { from: Address; to: Address };
@@ -430,6 +434,8 @@ export class Connection extends TypedEmitter<ConnectionEvents> implements AsyncI
         return this.emit("responsive", undefined);
       case "bandwidth":
         return this.emit("bandwidth", { bitsPerSecond: event.bitsPerSecond });
+      case "pathMtu":
+        return this.emit("pathMtu", { pathMtu: event.pathMtu, belowBase: event.belowBase });
       case "migrate":
         this.address = event.to;
         return this.emit("migrate", { from: event.from, to: event.to });

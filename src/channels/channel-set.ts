@@ -320,6 +320,10 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
   private deadlineOrder = 0;
   /** The writeFrames call (`writes`) whose datagram has its GAP frame. */
   private gapWrite = -1;
+  /** The datagram room fitTo last cut for (the base's until it is called). */
+  private fittedRoom: number;
+  /** The datagram room at the base mtu. */
+  private readonly baseRoom: number;
 
   constructor(config: ChannelSetConfig) {
     const { channels, mtu, maxReceiveBufferBytes } = config;
@@ -336,6 +340,8 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.maxReceiveBufferBytes = maxReceiveBufferBytes;
     this.budget = config.budget;
     const room = mtu - DATA_OVERHEAD_BYTES;
+    this.fittedRoom = room;
+    this.baseRoom = room;
     const senders: SendChannel[] = [];
     const receivers: ReceiveChannel[] = [];
     let copyMask = 0;
@@ -674,6 +680,34 @@ export class ChannelSet implements ReceiptSink, ReceiveHost {
     this.writes++;
     into.bytes += pos - offset;
     return pos - offset;
+  }
+
+  /**
+   * The connection's datagrams are now at most `mtu` bytes (path MTU discovery). Messages are cut
+   * for min(mtu, the base mtu). A smaller size takes effect only once `confirmed` (the path is
+   * known not to carry the larger frames, PathMtu.shrinkConfirmed): until then the messages cut
+   * before wait, queued and unsent frames alike, so a channel keeps its order. Then queued
+   * messages are cut again and started ones with a frame that no longer fits are sent again as
+   * new messages (SendChannel.fitTo). A larger size takes effect at once.
+   */
+  fitTo(mtu: number, confirmed: boolean): void {
+    const room = Math.min(mtu - DATA_OVERHEAD_BYTES, this.baseRoom);
+    if (room === this.fittedRoom || (room < this.fittedRoom && !confirmed)) return;
+    const shrank = room < this.fittedRoom;
+    this.fittedRoom = room;
+    for (const s of this.senders) {
+      const copies = s.fitTo(room, shrank);
+      for (const m of copies) {
+        if (m.deadline !== Infinity) (this.deadlines ??= new TimeHeap<DeadlineEntry>()).push({ time: m.deadline, order: this.deadlineOrder++, message: m });
+      }
+    }
+  }
+
+  /** Started messages sent again as new ones because a frame no longer fit (all channels). */
+  get mtuResends(): number {
+    let n = 0;
+    for (const s of this.senders) n += s.mtuResends;
+    return n;
   }
 
   // ---- feedback from the packet layer ------------------------------------------------------

@@ -55,6 +55,8 @@ export class OutMessage {
   acked = 0;
   fragCount = 0;
   length = 0;
+  /** Payload bytes of every fragment but the last (as cut: see SendChannel.fragmentSizeFor). */
+  fragSize = 0;
   /** The next message in its channel's send FIFO (send-channel.ts), while it is queued. */
   next: OutMessage | undefined = undefined;
   /** The payload is data[0 .. length) (exactly `length` bytes until freed). A one-frame
@@ -103,7 +105,20 @@ export class OutMessage {
     this.receipt = receipt;
     this.key = key;
     this.version = version;
-    if (fragCount > 1) this.states = new Uint8Array(fragCount);
+    if (fragCount > 1) {
+      this.states = new Uint8Array(fragCount);
+      this.fragSize = sender.fragmentSizeFor(length);
+    }
+  }
+
+  /** Cut a message that has not started again, for its sender's fragment size now. */
+  recut(): void {
+    const fragCount = this.sender.fragmentCountFor(this.length);
+    this.fragSize = fragCount > 1 ? this.sender.fragmentSizeFor(this.length) : 0;
+    if (fragCount === this.fragCount) return;
+    this.fragCount = fragCount;
+    this.flags &= ~STATE0_MASK;
+    this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
   }
 
   /** Replace the payload of a message that has not started (LatestState coalescing). */
@@ -112,6 +127,7 @@ export class OutMessage {
     this.length = length;
     this.version = version;
     this.fragCount = fragCount;
+    this.fragSize = fragCount > 1 ? this.sender.fragmentSizeFor(length) : 0;
     this.flags = (this.flags & ~(STATE0_MASK | FREED | SHARED)) | (shared ? SHARED : 0);
     this.states = fragCount > 1 ? new Uint8Array(fragCount) : undefined;
   }
@@ -181,12 +197,11 @@ export class OutMessage {
 
   /** Payload bytes of fragment `i`. */
   fragmentStart(i: number): number {
-    // Fragment 0 (every one-frame message) without reading the sender's fragment size.
-    return i === 0 ? 0 : i * this.sender.fragmentPayload;
+    return i * this.fragSize;
   }
   fragmentLength(i: number): number {
     if (this.fragCount === 1) return this.length;
-    const size = this.sender.fragmentPayload;
+    const size = this.fragSize;
     return Math.min(size, this.length - i * size);
   }
 

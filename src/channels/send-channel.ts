@@ -19,6 +19,7 @@ import type { PacketContents } from "./packet-contents.js";
 import { PairQueue } from "./queue.js";
 
 const EMPTY = new Uint8Array(0);
+const NO_MESSAGES: OutMessage[] = [];
 /** Started messages the FIFO may hold before a start trims the settled ones from its head. */
 const LIVE_TRIM_AT = 8;
 /** Piggyback ring slots beyond `piggyback`: room for the messages of the datagram being written. */
@@ -98,15 +99,21 @@ export class SendChannel {
   heldBytes = 0;
   /** Messages the application sent on this channel (ChannelStats.messagesSent). */
   messagesSent = 0;
-  /** Largest payload that fits one frame in an empty packet. */
-  readonly singleFramePayload: number;
+  /** Largest payload that fits one frame in an empty packet (at the size fragments are cut for:
+   *  the base mtu, or less below it, see fitTo). */
+  singleFramePayload: number;
   readonly maxMessageBytes: number;
   readonly keyBytes: number;
   /** `redundancy` (unreliable kinds) or `piggyback` (reliable kinds): copies per message, 0 = off. */
   readonly copyLimit: number;
   // ---- read rarely ----
-  /** Payload bytes per fragment (every fragment but the last is exactly this long). */
-  readonly fragmentPayload: number;
+  /** Payload bytes per fragment of a message cut now (every fragment but the last is exactly
+   *  its message's fragSize: this, or more for a message that would need over MESSAGE_WINDOW). */
+  fragmentPayload: number;
+  /** singleFramePayload at the base mtu: one-frame messages up to it use pooled buffers. */
+  private readonly basePayload: number;
+  /** Started messages sent again as new ones because a frame no longer fit the path (fitTo). */
+  mtuResends = 0;
   resends = 0;
   /** Recent one-frame messages that may be repeated (channels with copies; created on first write). */
   private ring: CopyRing | undefined = undefined;
@@ -147,13 +154,20 @@ export class SendChannel {
     this.maxMessageBytes = maxMessageBytes;
     this.copyLimit = copyLimit;
     this.fragmentPayload = this.singleFramePayload - FRAGMENT_EXTRA_BYTES;
+    this.basePayload = this.singleFramePayload;
     this.priority = priority;
     this.maxKeys = maxKeys;
     this.maxQueueMs = this.reliable ? Infinity : maxQueueMs;
   }
 
   fragmentCountFor(length: number): number {
-    return length <= this.singleFramePayload ? 1 : Math.ceil(length / this.fragmentPayload);
+    return length <= this.singleFramePayload ? 1 : Math.ceil(length / this.fragmentSizeFor(length));
+  }
+
+  /** Fragment size for a message of `length` cut now: at most MESSAGE_WINDOW fragments (the
+   *  receiver's limit), so below the base a long message may need fragments larger than fit. */
+  fragmentSizeFor(length: number): number {
+    return Math.max(this.fragmentPayload, Math.ceil(length / MESSAGE_WINDOW));
   }
 
   /** LatestState keys tracked (values not yet deleted-and-acknowledged). */
@@ -171,11 +185,11 @@ export class SendChannel {
   private copyIn(data: Uint8Array, shared: boolean): Uint8Array {
     if (data.length === 0) return EMPTY;
     if (shared) return data;
-    if (data.length <= this.singleFramePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
+    if (data.length <= this.basePayload && data.length <= POOLED_MAX_BYTES) return copyToPooled(data);
     return copyExact(data);
   }
   private isPooledFor(length: number): boolean {
-    return length > 0 && length <= this.singleFramePayload && length <= POOLED_MAX_BYTES;
+    return length > 0 && length <= this.basePayload && length <= POOLED_MAX_BYTES;
   }
 
   /** `m` will never be written again: stop counting its bytes and recycle its buffer. */
@@ -812,6 +826,121 @@ export class SendChannel {
     m.done = true;
     if (this.queueHead === m && this.queueLength > this.freshCount) this.shiftQueue();
     if (this.freshCount > 0) this.sink.markPending(this.index);
+  }
+
+  /**
+   * The path's datagram room is now `packetRoom` (path MTU discovery found a black hole below
+   * the base, or the size came back up). Messages are cut for min(packetRoom, the base's room):
+   * - queued ones that have not started are cut again (nothing of them is on the wire);
+   * - with `resendStarted` (the room shrank, and the caller knows the path does not carry the
+   *   frames cut before: see ChannelSet.fitTo), a started message with a frame not yet acknowledged that no longer
+   *   fits is sent again as a new message (new sequences, cut for the new room), first among
+   *   the queued ones and in the order they started. Its receipt and deadline go with it. What
+   *   the old one took stays settled on the wire: on a reliable-ordered channel a GAP frame
+   *   stands for its sequences (PROTOCOL §3), elsewhere it is dropped, and the receiver drops
+   *   the fragments of it that did arrive as incomplete. Unreliable kinds drop such a message.
+   *   (Reliable-ordered: the new message comes after the started ones that fit and keep their
+   *   sequences; order holds among the messages resent.)
+   * Returns the new messages (the caller registers their deadlines).
+   */
+  fitTo(packetRoom: number, resendStarted: boolean): OutMessage[] {
+    const single = Math.min(packetRoom - FRAME_HEADER_BYTES - this.keyBytes, this.basePayload);
+    if (single !== this.singleFramePayload) {
+      this.singleFramePayload = single;
+      this.fragmentPayload = single - FRAGMENT_EXTRA_BYTES;
+      for (let m = this.freshHead; m !== undefined; m = m.next) if (m.seqBase === -1 && !m.abandoned) m.recut();
+    }
+    if (!resendStarted || single === this.basePayload) return NO_MESSAGES;
+    const frameRoom = single + FRAME_HEADER_BYTES + this.keyBytes;
+    const started: OutMessage[] = [];
+    if (this.windowed) {
+      // The live messages, then the fresh head if it started (fresh ones after it have not).
+      for (let m = this.queueHead; m !== undefined; m = m.next) {
+        if (m.seqBase === -1) break;
+        started.push(m);
+      }
+    } else {
+      if (this.newestStarted !== undefined) started.push(this.newestStarted);
+      const head = this.freshHead;
+      if (head !== undefined && head.seqBase !== -1 && head !== this.newestStarted) started.push(head);
+    }
+    const copies: OutMessage[] = [];
+    for (const m of started) {
+      if (!m.live || m.gap !== GapState.None || !this.tooBigFor(m, frameRoom)) continue;
+      if (!this.reliable) {
+        this.abandon(m);
+        continue;
+      }
+      if (this.kind === DeliveryKind.LatestState) {
+        const ks = this.keys!.get(m.key);
+        if (ks === undefined || ks.current !== m || ks.pending !== undefined) {
+          this.abandon(m); // a newer value replaces it anyway
+          continue;
+        }
+      } else if (this.kind === DeliveryKind.ReliableSequenced && m !== this.newestStarted) {
+        this.abandon(m);
+        continue;
+      }
+      copies.push(this.resendAsNew(m));
+    }
+    if (copies.length > 0) this.queueFirst(copies);
+    return copies;
+  }
+
+  /** A frame of started `m` not yet acknowledged is longer than `frameRoom`. */
+  private tooBigFor(m: OutMessage, frameRoom: number): boolean {
+    for (let f = 0; f < m.fragCount; f++) {
+      if (m.state(f) !== FragState.Acked && this.frameBytes(m, f) > frameRoom) return true;
+    }
+    return false;
+  }
+
+  /** Give up started `m` without reporting it, and return a new message carrying its data,
+   *  receipt and deadline (cut now); `m` never writes or resends a frame again. */
+  private resendAsNew(m: OutMessage): OutMessage {
+    const copy = new OutMessage(this, m.data, m.length, this.fragmentCountFor(m.length), m.key, m.version, m.receipt);
+    if (m.shared) copy.shared = true;
+    copy.deadline = m.deadline;
+    m.receipt = 0;
+    m.takeData(); // the copy holds the bytes now (and their count in heldBytes)
+    this.mtuResends++;
+    if (this.kind === DeliveryKind.ReliableOrdered) {
+      // Its sequences were taken: a GAP frame tells the receiver to skip them.
+      for (let f = 0; f < m.fragCount; f++) m.setState(f, FragState.Acked);
+      m.nextFrag = m.fragCount;
+      m.gap = GapState.NeedsSend;
+      (this.lost ??= new PairQueue<OutMessage>()).push(m, GAP_FRAGMENT);
+    } else {
+      this.abandon(m);
+    }
+    if (this.kind === DeliveryKind.LatestState) this.keys!.get(m.key)!.pending = copy;
+    return copy;
+  }
+
+  /** Put `list` (in order) first among the messages not yet started: after the fresh head if
+   *  it started (the live ones stay in sequence order), else before it. */
+  private queueFirst(list: OutMessage[]): void {
+    const head = this.freshHead;
+    const headStarted = head !== undefined && head.seqBase !== -1;
+    // The message the list goes after (undefined: the queue's head).
+    let before: OutMessage | undefined;
+    if (headStarted) before = head;
+    else if (head === undefined) before = this.queueTail;
+    else if (head !== this.queueHead) {
+      before = this.queueHead!;
+      while (before.next !== head) before = before.next!;
+    }
+    const after = before === undefined ? this.queueHead : before.next;
+    for (let i = 0; i < list.length - 1; i++) list[i].next = list[i + 1];
+    const last = list[list.length - 1];
+    last.next = after;
+    if (before === undefined) this.queueHead = list[0];
+    else before.next = list[0];
+    if (after === undefined) this.queueTail = last;
+    this.queueLength += list.length;
+    this.freshCount += list.length;
+    if (!headStarted) this.freshHead = list[0];
+    this.sink.markPending(this.index);
   }
 
   /** Stop caring about `m`: never (re)send it; a plain receipt reports lost. */

@@ -306,6 +306,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private largeFrom = Infinity;
   /** After a black hole: the next acknowledgement tells pathMtu the path works again. */
   private mtuAwaitsAck = false;
+  /** Black holes reported in "pathMtu" events (and stats), and the current PathMtu's count. */
+  private blackHolesReported = 0;
+  private blackHolesSeen = 0;
   private readonly rtt = new RttEstimator(undefined, this.num);
   /** Its numbers are in `num`; a sample goes in through pingTrackerOnAck(this.num, ...). */
   private readonly ping = new PingTracker(undefined, this.num);
@@ -385,7 +388,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (maxMtu > config.mtu) {
       this.pathMtu = new PathMtu(config.mtu, maxMtu);
       this.probeCheckAt = 0;
-      this.largeFrom = config.mtu;
+      this.largeFrom = this.pathMtu.largeFrom;
     }
     this.cc = createController(controllerConfig(config, ccSeed, this.carrierOverhead), this.num);
     // The connection is its own delivery handler (no closure pair per connection).
@@ -1151,6 +1154,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private pathMtuChanged(): void {
     const pathMtu = this.pathMtu as PathMtu;
     this.datagramMtu = pathMtu.current;
+    this.largeFrom = pathMtu.largeFrom;
+    // Below the base, messages are cut for the size in use (ChannelSet.fitTo).
+    this.channels.fitTo(pathMtu.current, pathMtu.shrinkConfirmed);
+    // (A new path starts a new PathMtu, counting from 0.)
+    if (pathMtu.blackHoles > this.blackHolesSeen) {
+      this.blackHolesReported += pathMtu.blackHoles - this.blackHolesSeen;
+      this.host.emit({ type: "pathMtu", connection: this.id, pathMtu: pathMtu.current, belowBase: pathMtu.belowBase });
+    }
+    this.blackHolesSeen = pathMtu.blackHoles;
     if (this.trace !== undefined) this.trace.mtu(NaN, pathMtu.current);
     this.probeCheckAt = pathMtu.nextCheckAt();
     this.mtuAwaitsAck = pathMtu.awaitingAck;
@@ -1556,6 +1568,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       transmissionPingMs: this.ping.transmissionPingMs(),
       bandwidthEstimateBps: this.cc.bandwidthEstimateBps(),
       pathMtu: this.datagramMtu,
+      pathMtuBlackHoles: this.blackHolesReported,
       packets: {
         dispatched: d.dispatched,
         delivered: d.delivered,

@@ -22,8 +22,19 @@
  * - A finished search is tried again after RAISE_INTERVAL_MS (RFC 8899's PMTU_RAISE_TIMER:
  *   the path may have grown).
  *
- * Only the datagram size changes: fragments stay cut for the base, so a message's fragments
- * never depend on when it was sent.
+ * - Below the base: a path may not even carry the base (tunnels, misconfigured links, a
+ *   middlebox that drops large datagrams). At or below the base, the same rule watches packets
+ *   larger than FLOOR_MTU: a run of bursts of lost packets with none as large acknowledged in
+ *   between, nor any as large sent as late or later (SIZE_CLASS_BYTES classes of send times,
+ *   below), while smaller ones get through, drops the size to FLOOR_MTU (`belowBase`). The
+ *   size that failed is re-checked first, then the search bisects between the floor and it.
+ *   Started messages with frames too big for the new size are sent again as new messages only
+ *   once a probe at or below the base was lost PROBE_ATTEMPTS times (shrinkConfirmed): after a
+ *   false alarm some of those frames did arrive, and a second copy would be delivered twice.
+ *
+ * Fragments are cut for min(current, base) when a message is queued; the channels re-cut the
+ * queued ones and resend the started ones that no longer fit when the size falls below the base
+ * (ChannelSet.fitTo).
  */
 
 /** Probe losses in a row at one size before it counts as too big (RFC 8899 MAX_PROBES). */
@@ -38,6 +49,14 @@ export const BLACK_HOLE_BURSTS = 3;
  */
 export const FALSE_BLACK_HOLE_ODDS = 0.001;
 export const MAX_BLACK_HOLE_BURSTS = 8;
+/**
+ * The smallest datagram the connection falls back to under a black hole below the base: 576, the
+ * IPv4 datagram every host must accept (RFC 791), less the IPv4 and UDP headers. (Every IPv6 path
+ * carries 1280, so only IPv4 and tunnel paths need it.)
+ */
+export const FLOOR_MTU = 548;
+/** Send times of acknowledged packets are kept per class of this many bytes (below the base). */
+export const SIZE_CLASS_BYTES = 16;
 /** A finished search starts again after this long. */
 export const RAISE_INTERVAL_MS = 600_000;
 
@@ -81,6 +100,22 @@ export class PathMtu {
   private nextProbeAt = 0;
   /** Black holes seen (false alarms included; for tests). */
   blackHoles = 0;
+  /** Of them, black holes found at or below the base (the size fell to the floor). */
+  blackHolesBelowBase = 0;
+  /** The size a black hole below the base falls to: FLOOR_MTU, or the base if that is smaller. */
+  readonly floor: number;
+  /**
+   * Below the base, and a probe no larger than the base (the re-check of the size that failed,
+   * or one of the search) was lost PROBE_ATTEMPTS times: the path really does not carry the
+   * base (not random loss), so frames cut for it that were lost did not get through and the
+   * channels may send their messages again as new ones without the receiver seeing them twice.
+   */
+  shrinkConfirmed = false;
+  /** Below the base: the smallest size lost in the current run of bursts. */
+  private runBytes = 0;
+  /** Below the base: per size class above the floor, the newest send time of a packet that
+   *  size acknowledged (created at the first one). */
+  private ackedSentAt: Float64Array | undefined;
 
   constructor(
     readonly base: number,
@@ -88,6 +123,17 @@ export class PathMtu {
   ) {
     this.current = base;
     this.tooBig = max + 1;
+    this.floor = Math.min(base, FLOOR_MTU);
+  }
+
+  /** Packets larger than this feed onAcked / onLost: the base above it, the floor at or below. */
+  get largeFrom(): number {
+    return this.current > this.base ? this.base : this.floor;
+  }
+
+  /** The size is below the base (a black hole under it was found). */
+  get belowBase(): boolean {
+    return this.current < this.base;
   }
 
   /** When probeDue may next return a size (Infinity while a probe is in flight). */
@@ -127,14 +173,17 @@ export class PathMtu {
     if (sequence !== this.probeSequence) return;
     // (A probe sent before a black hole may be acknowledged after it: not above what failed.)
     if (this.probeSize > this.current && this.probeSize < this.tooBig) this.current = this.probeSize;
+    if (this.current >= this.base) this.shrinkConfirmed = false;
     if (this.probeSize === this.recheck) {
       // The black hole was random loss (or an outage) after all: back to where the search was.
       this.current = this.recheck;
+      this.shrinkConfirmed = false;
       this.tooBig = Math.max(this.tooBigBeforeHole, this.recheck + 1);
       this.recheck = 0;
     }
     this.lossesAtSize = 0;
     this.lossBursts = 0;
+    this.confirmIfDone();
     this.clearProbe(now);
   }
 
@@ -148,8 +197,16 @@ export class PathMtu {
       this.tooBig = size;
       this.lossesAtSize = 0;
       if (size === this.recheck) this.recheck = 0; // the path did shrink: search below it
+      if (size <= this.base && this.current < this.base) this.shrinkConfirmed = true;
     }
+    this.confirmIfDone();
     this.clearProbe(now);
+  }
+
+  /** A search that ends below the base without the base ever working: frames cut for the base
+   *  will not get through either. */
+  private confirmIfDone(): void {
+    if (this.current < this.base && this.candidate() === 0) this.shrinkConfirmed = true;
   }
 
   /** No probe in flight; the next one may go at `nextAt`. */
@@ -161,6 +218,7 @@ export class PathMtu {
 
   /** An ack-eliciting packet of `bytes` sent at `sentAt` was acknowledged. */
   onAcked(bytes: number, sentAt: number): void {
+    if (this.current <= this.base) return this.onAckedBelowBase(bytes, sentAt);
     if (bytes <= this.base) return;
     this.lossBursts = 0;
     if (sentAt > this.newestLargeAckedSentAt) this.newestLargeAckedSentAt = sentAt;
@@ -180,7 +238,8 @@ export class PathMtu {
    * when a run of bursts begins sets how long the run must be (burstsNeeded).
    */
   onLost(bytes: number, sentAt: number, now: number, lossRate = 0): boolean {
-    if (bytes <= this.base || this.current <= this.base) return false;
+    if (this.current <= this.base) return this.onLostBelowBase(bytes, sentAt, now, lossRate);
+    if (bytes <= this.base) return false;
     if (this.newestLargeAckedSentAt >= sentAt) return false;
     if (now === this.lastBurstAt) return false;
     this.lastBurstAt = now;
@@ -193,6 +252,57 @@ export class PathMtu {
     this.current = this.base;
     // A probe still in flight was sent before the black hole: its outcome says nothing now.
     // No probe until onPathAlive.
+    this.clearProbe(Infinity);
+    this.awaitingAck = true;
+    this.lossBursts = 0;
+    this.lossesAtSize = 0;
+    return true;
+  }
+
+  private sizeClass(bytes: number): number {
+    return Math.floor((bytes - this.floor - 1) / SIZE_CLASS_BYTES);
+  }
+
+  /** At or below the base: remember when a packet of this size last got through. */
+  private onAckedBelowBase(bytes: number, sentAt: number): void {
+    if (bytes <= this.floor) return;
+    if (this.lossBursts > 0 && bytes >= this.runBytes) this.lossBursts = 0;
+    const classes = (this.ackedSentAt ??= new Float64Array(this.sizeClass(this.base) + 1).fill(-Infinity));
+    const k = this.sizeClass(bytes);
+    if (k < classes.length && sentAt > classes[k]) classes[k] = sentAt;
+  }
+
+  /**
+   * At or below the base: a packet of `bytes` (over the floor) was lost. Random loss if a packet
+   * at least as large (its size class or above), sent as late or later, got through; else one
+   * more burst of the run. A full run falls to the floor.
+   */
+  private onLostBelowBase(bytes: number, sentAt: number, now: number, lossRate: number): boolean {
+    if (bytes <= this.floor || this.current <= this.floor) return false;
+    const classes = this.ackedSentAt;
+    if (classes !== undefined) {
+      for (let k = Math.min(this.sizeClass(bytes), classes.length - 1); k < classes.length; k++) {
+        if (classes[k] >= sentAt) return false;
+      }
+    }
+    if (now === this.lastBurstAt) {
+      if (this.lossBursts > 0 && bytes < this.runBytes) this.runBytes = bytes;
+      return false;
+    }
+    this.lastBurstAt = now;
+    if (this.lossBursts === 0) {
+      this.burstsNeeded = burstsFor(lossRate);
+      this.runBytes = bytes;
+    } else if (bytes < this.runBytes) this.runBytes = bytes;
+    if (++this.lossBursts < this.burstsNeeded) return false;
+    this.blackHoles++;
+    this.blackHolesBelowBase++;
+    this.tooBigBeforeHole = this.tooBig;
+    // Sizes from the smallest one lost in the run up fail; that one is re-checked first.
+    this.tooBig = Math.min(this.runBytes, this.current);
+    this.recheck = this.tooBig;
+    this.shrinkConfirmed = false;
+    this.current = this.floor;
     this.clearProbe(Infinity);
     this.awaitingAck = true;
     this.lossBursts = 0;

@@ -301,6 +301,10 @@ export type EndpointEvent =
     }
   | { type: "receipt"; connection: ConnectionId; receipt: number; delivered: boolean }
   | { type: "bandwidth"; connection: ConnectionId; bitsPerSecond: number }
+  /** Path MTU discovery found a black hole (docs/SESSION.md, "Path MTU discovery"): datagrams
+   *  of the size in use vanished while smaller ones got through. `pathMtu` is the size it fell
+   *  to: the base `mtu`, or below it (`belowBase`) down to the floor, 548 bytes. */
+  | { type: "pathMtu"; connection: ConnectionId; pathMtu: number; belowBase: boolean }
   /** Server: the client's address changed (NAT rebinding, network switch) and the connection
    *  moved with it (PROTOCOL §5); `from` no longer reaches it. */
   | { type: "migrate"; connection: ConnectionId; from: Address; to: Address }
@@ -342,8 +346,11 @@ export interface ConnectionStats {
    *  network last limited this flow, if more (a light stream after a download keeps the
    *  download's figure). 0 before any. */
   bandwidthEstimateBps: number;
-  /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more. */
+  /** Largest datagram the connection sends now: `mtu` until path MTU discovery finds more (or,
+   *  on a path that does not carry `mtu`, less: down to 548). */
   pathMtu: number;
+  /** Black holes path MTU discovery found ("pathMtu" events), below the base or above it. */
+  pathMtuBlackHoles: number;
   /** Estimated server clock minus local clock (client side), and its error bound. */
   clockOffsetMs?: number;
   clockErrorMs?: number;

@@ -274,6 +274,8 @@ export class WorkerConnection extends TypedEmitter<WorkerConnectionEvents> imple
         return this.emit("responsive", undefined);
       case "bandwidth":
         return this.emit("bandwidth", { bitsPerSecond: event.bitsPerSecond });
+      case "pathMtu":
+        return this.emit("pathMtu", { pathMtu: event.pathMtu, belowBase: event.belowBase });
       case "migrate":
         this.address = event.to;
         return this.emit("migrate", { from: event.from, to: event.to });

@@ -74,6 +74,7 @@ export type WorkerEvent =
   | { t: "unresponsive"; c: number; silentMs: number }
   | { t: "responsive"; c: number }
   | { t: "bandwidth"; c: number; bitsPerSecond: number }
+  | { t: "pathMtu"; c: number; pathMtu: number; belowBase: boolean }
   | { t: "migrate"; c: number; from: string; to: string }
   | { t: "receipt"; c: number; tag: number; delivered: boolean }
   /** A send the worker's endpoint refused (too large, too many keys...). */

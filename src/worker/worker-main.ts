@@ -80,6 +80,7 @@ function attach(conn: Connection): void {
   conn.on("unresponsive", ({ silentMs }) => emit({ t: "unresponsive", c, silentMs }));
   conn.on("responsive", () => emit({ t: "responsive", c }));
   conn.on("bandwidth", ({ bitsPerSecond }) => emit({ t: "bandwidth", c, bitsPerSecond }));
+  conn.on("pathMtu", ({ pathMtu, belowBase }) => emit({ t: "pathMtu", c, pathMtu, belowBase }));
   conn.on("migrate", ({ from, to }) => emit({ t: "migrate", c, from, to }));
   conn.on("disconnect", (info) => {
     connections.delete(c);

@@ -17,7 +17,9 @@ describe("clock sync and receive bound", () => {
 
   it("held ordered data past maxReceiveBufferBytes closes the connection with receive-buffer-exceeded", () => {
     const seed = 402;
-    const pair = makePair(seed, { server: { maxReceiveBufferBytes: 16_384 }, pair: { link: { latencyMs: 5 } } });
+    // Path MTU discovery off (maxMtu = mtu): no fallback below the base, so the path's black
+    // hole stays one.
+    const pair = makePair(seed, { client: { maxMtu: 1200 }, server: { maxReceiveBufferBytes: 16_384 }, pair: { link: { latencyMs: 5 } } });
     const [c] = connectPair(pair);
     // The client -> server path drops datagrams over 1000 bytes: message 0 (1150 B, one frame)
     // can never arrive, so every later ordered message is held by the server.
