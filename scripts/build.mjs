@@ -229,6 +229,33 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       }));
     },
   };
+  // A data channel's datagram size is SCTP's, so a page never discovers a path MTU (maxMtu =
+  // mtu: docs/BROWSER.md, "The carrier") and the session never makes a PathMtu.
+  const noPathMtu = {
+    name: "no-path-mtu",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]session[\\/]path-mtu\.js$/ }, () => ({
+        loader: "js",
+        contents:
+          "export class PathMtu {\n" +
+          '  constructor() { throw new Error("ackwire/browser discovers no path MTU: a data channel sets the datagram size"); }\n' +
+          "}\n",
+      }));
+    },
+  };
+  // A page runs the default congestion controller; the others (binary, fixed, none) are for
+  // servers and tools, and a browser client asking for one is told so when it connects.
+  const onlyDefaultController = {
+    name: "only-default-controller",
+    setup(b) {
+      const refuse = (name) =>
+        `export class ${name} {\n` +
+        '  constructor() { throw new Error("ackwire/browser has the default congestion controller only: leave congestion.algorithm unset"); }\n' +
+        "}\n";
+      b.onLoad({ filter: /[\\/]congestion[\\/]binary\.js$/ }, () => ({ loader: "js", contents: refuse("BinaryController") }));
+      b.onLoad({ filter: /[\\/]congestion[\\/]fixed\.js$/ }, () => ({ loader: "js", contents: refuse("FixedRateController") + refuse("NoController") }));
+    },
+  };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const
   // enum cannot be indexed by a number): `E[E["A"] = 1] = "A"` becomes `E["A"] = 1`.
   const noEnumReverseMaps = {
@@ -255,7 +282,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
-      plugins: [wasmAsFile, noReferenceEngine, noTraces, noPendingAccepts, noParity, noEnumReverseMaps],
+      plugins: [wasmAsFile, noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, onlyDefaultController, noEnumReverseMaps],
     });
   // A second minification pass, by terser: about 3 % smaller gzip than esbuild's alone (its
   // compressor runs several passes). Only over what esbuild wrote, so a bad pass fails here.
