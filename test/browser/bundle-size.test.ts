@@ -68,4 +68,14 @@ describe("ackwire/browser bundle", () => {
     expect(table.length).toBe(1);
     expect(table[0]![1].bytesInOutput).toBeLessThan(600);
   });
+
+  it("holds path MTU discovery, parity sending and the non-default controllers as stubs only", () => {
+    const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
+    const inputs = outputs.flatMap((o) => Object.entries(o.inputs));
+    for (const stubbed of [/session[\\/]path-mtu\.js$/, /fec[\\/]parity-sender\.js$/, /fec[\\/]parity-receiver\.js$/, /congestion[\\/]binary\.js$/, /congestion[\\/]fixed\.js$/]) {
+      const found = inputs.filter(([path]) => stubbed.test(path));
+      expect(found.length, String(stubbed)).toBe(1);
+      expect(found[0]![1].bytesInOutput, String(stubbed)).toBeLessThan(400);
+    }
+  });
 });
