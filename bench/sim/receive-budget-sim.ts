@@ -23,6 +23,8 @@ export interface Run {
   honestSent: number;
   honestReceived: number;
   honestClosed: boolean;
+  /** How the attackers' connections ended, as their own endpoints reported it (count per reason). */
+  attackerCloses: Record<string, number>;
   counters: Endpoint["counters"];
 }
 
@@ -50,6 +52,7 @@ export function run(seed: number, attackers: number, server: Partial<EndpointCon
   let honestReceived = 0;
   let maxTotal = 0;
   let honestOnServer = -1;
+  const attackerCloses: Record<string, number> = {};
   const big = new Uint8Array(60 * KIB).fill(7);
   for (let t = 0; t < ms; t += 20) {
     for (const a of attack) {
@@ -65,7 +68,11 @@ export function run(seed: number, attackers: number, server: Partial<EndpointCon
     for (const a of attack) {
       for (const ev of net.takeEvents(a.address)) {
         if (ev.type === "connect") a.up = true;
-        if (ev.type === "disconnect") a.up = false;
+        if (ev.type === "disconnect") {
+          a.up = false;
+          const reason = typeof ev.reason === "string" ? ev.reason : "app";
+          attackerCloses[reason] = (attackerCloses[reason] ?? 0) + 1;
+        }
       }
     }
     for (const ev of net.takeEvents(HONEST)) {
@@ -81,6 +88,13 @@ export function run(seed: number, attackers: number, server: Partial<EndpointCon
   }
   net.drive({ maxTimeMs: 500, maxSteps: 200_000 });
   for (const ev of net.takeEvents(SERVER)) if (ev.type === "message" && ev.channel === 0 && ev.data.length === 100) honestReceived++;
-  return { maxTotal, limit: serverEndpoint.receiveBudget.limit, perConnection: server.maxReceiveBufferBytes ?? 256 * KIB, attackers, honestSent, honestReceived, honestClosed, counters: serverEndpoint.counters };
+  for (const a of attack) {
+    for (const ev of net.takeEvents(a.address)) {
+      if (ev.type !== "disconnect") continue;
+      const reason = typeof ev.reason === "string" ? ev.reason : "app";
+      attackerCloses[reason] = (attackerCloses[reason] ?? 0) + 1;
+    }
+  }
+  return { maxTotal, limit: serverEndpoint.receiveBudget.limit, perConnection: server.maxReceiveBufferBytes ?? 256 * KIB, attackers, honestSent, honestReceived, honestClosed, attackerCloses, counters: serverEndpoint.counters };
 }
 

@@ -39,8 +39,11 @@ const RTO_MS = 96;
  *  it, 9/8 in all, until the path is seen to reorder: ReorderingWindow), at least the timer
  *  granularity (Infinity before any RTT sample: only the packet threshold and the RTO apply). */
 const LOSS_DELAY_MS = 97;
-/** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report. */
+/** The peer's recent ack waits (ACK_DELAY reports): rises at once, decays by 1/8 per report
+ *  (but for PEER_ACK_DELAY_HOLD reports after a late ack's: onLateAckDelay). */
 const PEER_ACK_DELAY_MS = 98;
+/** Ack-delay reports after a late ack's during which the tracked wait does not fall. */
+const PEER_ACK_DELAY_HOLD = 8;
 /** EWMA of lost (1) / delivered (0) per ack-eliciting packet, spurious losses taken back. */
 const LOSS_RATE = 99;
 if (RTO_MS !== RECOVERY_BASE || LOSS_RATE >= RECOVERY_BASE + RECOVERY_SLOTS) {
@@ -71,6 +74,11 @@ export class LossRecovery {
   /** A packet declared lost was acked from LATE_BEHIND or more behind the newest acked one:
    *  beyond the header's ack bits (the connection then caps its send window by span). */
   reordersFar = false;
+  /** The newest of our packets acknowledged after it was declared lost (-1: none since its
+   *  ACK_DELAY was read, onLateAckDelay): that report still tells the RTO how long the peer waits. */
+  lateAckedSeq = -1;
+  /** Ack-delay reports left before PEER_ACK_DELAY_MS may fall (onPeerAckDelay). */
+  private peerAckDelayHold = 0;
   /** Packets acknowledged as of the last RTO expiry (-1: none yet): consecutive expiries back off. */
   private deliveredAtLastRto = -1;
   /** Sequences of recently lost eliciting packets (by sequence mod LOST_MEMORY), to recognize
@@ -209,7 +217,28 @@ export class LossRecovery {
   onPeerAckDelay(cappedMs: number): void {
     const s = this.s;
     const peer = s[PEER_ACK_DELAY_MS];
-    s[PEER_ACK_DELAY_MS] = cappedMs >= peer ? cappedMs : peer + (cappedMs - peer) / 8;
+    if (cappedMs >= peer) s[PEER_ACK_DELAY_MS] = cappedMs;
+    else if (this.peerAckDelayHold > 0) this.peerAckDelayHold--;
+    else s[PEER_ACK_DELAY_MS] = peer + (cappedMs - peer) / 8;
+  }
+
+  /**
+   * The peer's wait (capped) for `lateAckedSeq`, a packet declared lost before this ack came
+   * (its ack waited for the peer's next data longer than our RTO allowed). It makes no RTT
+   * sample, but the RTO must still learn the wait: otherwise, on a path without jitter, every
+   * packet acked by the peer's data is declared lost first, only pure acks (which wait less)
+   * give samples, and the RTO stays just short of the data acks for good, resending every
+   * packet. The wait is then held for PEER_ACK_DELAY_HOLD reports: a peer whose waits repeat in
+   * a pattern (its ticks against our packets' arrivals: 11 ms, 1 ms, 11 ms, ...) would take the
+   * RTO below the next long wait after each short one, which with RTTVAR near 0 it misses by a
+   * fraction of a millisecond. Held only on this evidence: a hold after every long wait kept
+   * the RTO higher on lossy paths too and delayed their tail-loss recovery.
+   */
+  onLateAckDelay(cappedMs: number): void {
+    this.lateAckedSeq = -1;
+    this.onPeerAckDelay(cappedMs);
+    this.peerAckDelayHold = PEER_ACK_DELAY_HOLD;
+    this.rttChanged();
   }
 
   /** Recompute the cached RTO and loss delay after the RTT estimator changed. */
@@ -277,6 +306,7 @@ export class LossRecovery {
     const lost = this.recentlyLost;
     if (lost === undefined || lost[slot] !== sequence) return NaN;
     lost[slot] = -1;
+    this.lateAckedSeq = sequence;
     this.spuriousLosses++;
     if (this.trace !== undefined) this.trace.spuriousLoss(now, sequence);
     const records = this.recentlyLostRecords;

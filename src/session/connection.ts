@@ -584,7 +584,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       // Applies only to the packet this datagram newly acknowledged as its newest (a report for
       // an older or already-sampled packet is ignored), capped at the longest wait the peer's
       // ack policy allows (the peer runs the same defaults as we do).
-      if (this.rttPendingSeq === readU16(arena, offset + 1)) this.takePeerAckDelay(readU16(arena, offset + 3) / ACK_DELAY_UNITS_PER_MS);
+      const sequence = readU16(arena, offset + 1);
+      const delayMs = readU16(arena, offset + 3) / ACK_DELAY_UNITS_PER_MS;
+      if (this.rttPendingSeq === sequence) this.takePeerAckDelay(delayMs);
+      else if (this.recovery.lateAckedSeq === sequence) this.recovery.onLateAckDelay(this.cappedPeerAckDelay(delayMs));
     } else if (type === SYSTEM_ACK_FREQUENCY && length === ACK_FREQUENCY_LENGTH) {
       if (!this.ackFrequency.onRequest(arena[offset + 1], arena[offset + 2])) return this.onDropCounted("invalid");
       // Packets already received may now be enough for an ack at once (only a connected side acks).
@@ -760,11 +763,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * runs the same defaults as we do): taken out of the sample, and (`track`) followed for the RTO.
    */
   private takePeerAckDelay(delayMs: number, track = true): void {
-    const c = this.host.config;
-    const capped = Math.min(delayMs, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
+    const capped = this.cappedPeerAckDelay(delayMs);
     this.num[Num.RttPendingAckDelayMs] = capped;
-    if (!track) return;
-    this.recovery.onPeerAckDelay(capped);
+    if (track) this.recovery.onPeerAckDelay(capped);
+  }
+
+  private cappedPeerAckDelay(delayMs: number): number {
+    const c = this.host.config;
+    return Math.min(delayMs, Math.max(c.ackDelayMs, c.ackPiggybackMs + ACK_PIGGYBACK_GRACE_MS));
   }
 
   /** DeliveryHandler: called by the notification manager only. */

@@ -39,7 +39,7 @@ import {
 import { createEngine } from "../engine/index.js";
 import { isValidAddress, rateKeyOf } from "./address.js";
 import { resolveConfig, type ResolvedConfig } from "./config.js";
-import { Connection, ConnectionState, Role, checkConnectionConfig, reasonName } from "./connection.js";
+import { Connection, ConnectionState, Role, checkConnectionConfig, reasonCode, reasonName } from "./connection.js";
 import { sipHash64, type SipKey } from "./cookie.js";
 import { DeadlineHeap } from "./deadline-heap.js";
 import {
@@ -63,6 +63,7 @@ import {
   denyReasonName,
   encodeChallenge,
   encodeDeny,
+  encodeDisconnect,
   encodeDisconnectAck,
   encodeNoConnection,
   parseAccept,
@@ -92,11 +93,11 @@ import { isThenable, PendingAccepts, type PendingAccept, type PendingAcceptField
 interface ControlReply {
   to: Address;
   type: PacketType;
-  /** The client's salt; NO_CONNECTION: the echoed CRC. */
+  /** The client's salt; NO_CONNECTION: the echoed CRC; DISCONNECT: the reason code. */
   salt: number;
   /** CHALLENGE: the cookie (copied); DENY: user data; NAT_PUNCH: the token (copied). */
   bytes: Uint8Array | undefined;
-  /** DENY reason, DISCONNECT_ACK session id, or NO_CONNECTION's echoed sequence. */
+  /** DENY reason, DISCONNECT(_ACK) session id, or NO_CONNECTION's echoed sequence. */
   value: number;
 }
 
@@ -158,6 +159,14 @@ const MAX_HANDSHAKE_MOVES = 4;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
+
+/** A DISCONNECT owed to a connection already removed: its session, reason code, and until when. */
+interface Goodbye {
+  sessionId: number;
+  code: number;
+  until: number;
+}
+const GOODBYE_LIMIT = 1024;
 /** Longest drained queue emptied in place rather than replaced (see emptied()). */
 const REUSED_QUEUE_MAX = 64;
 
@@ -199,6 +208,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   readonly receiveBudget: ReceiveBudget;
   /** Server connections per source host (rateKeyOf), for maxConnectionsPerHost; bounded by maxConnections. */
   private readonly perHost = new Map<string, number>();
+  /** Connections the endpoint ended on its own (the receive budget) whose peers may not have
+   *  heard the DISCONNECT yet, by address (at most GOODBYE_LIMIT, oldest first out). */
+  private readonly goodbyes = new Map<Address, Goodbye>();
   private readonly punchTokens = new PunchTokens();
   private readonly noConnectionLimiter: AddressRateLimiter;
   /** Challenges to REBIND_REQUESTs with a valid proof, per address: a bucket of their own, so
@@ -711,7 +723,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
    * the rest fit. Ended at once, its memory freed with it: a flood of many connections each
    * holding its own maximum must not outgrow the endpoint's bound while they close.
    */
-  private enforceReceiveBudget(): void {
+  private enforceReceiveBudget(now: number): void {
     for (let left = this.byId.size; this.receiveBudget.over && left > 0; left--) {
       let largest: Connection | undefined;
       let most = 0;
@@ -724,6 +736,18 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       if (largest === undefined) return;
       this.counters.receiveBudgetCloses++;
+      // The peer is told why, by a DISCONNECT (PROTOCOL §4), though the connection and what it
+      // holds go at once: the DISCONNECT is not resent on a timer, but a packet of the session
+      // arriving afterwards draws it again instead of NO_CONNECTION (replyNoConnection).
+      // (A connection already closing, which still holds what it received, keeps its reason.)
+      const closing = largest.state === ConnectionState.Disconnecting;
+      if (closing || largest.state === ConnectionState.Connected) {
+        const reason = closing ? (largest.closeReason ?? "receive-buffer-exceeded") : "receive-buffer-exceeded";
+        const goodbye: Goodbye = { sessionId: largest.sessionId, code: reasonCode(reason), until: now + this.config.closeTimeoutMs };
+        if (this.goodbyes.size >= GOODBYE_LIMIT) this.goodbyes.delete(this.goodbyes.keys().next().value as Address);
+        this.goodbyes.set(largest.address, goodbye);
+        this.queueGoodbye(largest.address, goodbye);
+      }
       largest.finish("receive-buffer-exceeded");
       this.remove(largest);
     }
@@ -778,6 +802,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.emit(ev);
   }
 
+  private queueGoodbye(to: Address, goodbye: Goodbye): void {
+    this.queueControl({ to, type: PacketType.Disconnect, salt: goodbye.code, bytes: undefined, value: goodbye.sessionId });
+  }
+
   private queueControl(reply: ControlReply): void {
     if (this.control.length - this.controlHead >= CONTROL_QUEUE_LIMIT) {
       this.counters.controlQueueOverflow++;
@@ -798,6 +826,9 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         break;
       case PacketType.DisconnectAck:
         length = encodeDisconnectAck(b, offset, reply.value);
+        break;
+      case PacketType.Disconnect:
+        length = encodeDisconnect(b, offset, reply.value, reply.salt, EMPTY);
         break;
       case PacketType.NatPunch:
         length = encodePunch(b, offset, reply.bytes as Uint8Array);
@@ -861,7 +892,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.reschedule(conn);
       }
     }
-    if (this.receiveBudget.over) this.enforceReceiveBudget();
+    if (this.receiveBudget.over) this.enforceReceiveBudget(now);
     clearArray(this.touched);
   }
 
@@ -1015,6 +1046,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     if (limited && !this.noConnectionLimiter.allow(now, to)) {
       this.counters.noConnectionRateLimited++;
       return;
+    }
+    const goodbye = this.goodbyes.get(to);
+    if (goodbye !== undefined) {
+      if (goodbye.until > now) return this.queueGoodbye(to, goodbye);
+      this.goodbyes.delete(to);
     }
     this.counters.noConnectionSent++;
     this.queueControl({ to, type: PacketType.NoConnection, salt: crc, bytes: undefined, value: sequence });
@@ -1172,6 +1208,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       }
       case PacketType.DisconnectAck: {
         const sessionId = parseDisconnectAck(b, offset, length);
+        if (conn === undefined && this.goodbyes.get(from)?.sessionId === sessionId) {
+          this.goodbyes.delete(from);
+          return;
+        }
         if (conn === undefined || sessionId !== conn.sessionId) return this.unexpected();
         conn.onDisconnectAck();
         if (conn.state === ConnectionState.Closed) this.remove(conn);

@@ -32,6 +32,9 @@ describe("what all connections hold received", () => {
     const r = run(4, 16, { maxTotalReceiveBufferBytes: 1024 * KIB }, 6);
     const why = JSON.stringify({ ...r, counters: undefined });
     expect(r.counters.receiveBudgetCloses, why).toBeGreaterThan(0);
+    // Every attacker ended (by the shared bound or its own) heard why, in a DISCONNECT.
+    expect(Object.keys(r.attackerCloses), why).toEqual(["receive-buffer-exceeded"]);
+    expect(r.attackerCloses["receive-buffer-exceeded"], why).toBeGreaterThanOrEqual(r.counters.receiveBudgetCloses);
     expect(r.honestClosed, why).toBe(false);
     expect(r.honestReceived, why).toBe(r.honestSent);
     // Between receive batches it may pass the bound by at most one batch of datagrams.
@@ -39,5 +42,16 @@ describe("what all connections hold received", () => {
     // Without the shared bound the same attack holds more than that.
     const open = run(4, 16, {}, 6);
     expect(open.maxTotal, JSON.stringify({ ...open, counters: undefined })).toBeGreaterThan(r.limit + 256 * 1500);
+  });
+
+  it("a connection the shared bound ends is told why: its peer closes with receive-buffer-exceeded, not no-connection", () => {
+    // Each connection's own bound above the shared one: every close is the shared bound's.
+    // The server removes the connection at once; its DISCONNECT goes once, and again to each
+    // later packet of the session (the attackers' uplinks lose 30 %, so some keep sending).
+    const r = run(4, 16, { maxTotalReceiveBufferBytes: 1024 * KIB, maxReceiveBufferBytes: 2048 * KIB }, 6);
+    const why = JSON.stringify({ ...r, counters: undefined });
+    expect(r.counters.receiveBudgetCloses, why).toBeGreaterThan(4);
+    expect(r.attackerCloses, why).toEqual({ "receive-buffer-exceeded": r.counters.receiveBudgetCloses });
+    expect(r.honestClosed, why).toBe(false);
   });
 });
