@@ -14,7 +14,7 @@ import type { EndpointEvent } from "../session/types.js";
 import type { EndpointLike } from "./endpoint-like.js";
 import { host, monotonicNow } from "./host.js";
 import type { DatagramBatch, DatagramSocket } from "./socket.js";
-import { Rng } from "../sim/rng.js";
+import { numericSeedKey, Xoshiro128 } from "../util/xoshiro.js";
 
 export interface DriverOptions {
   /** Seed 004's drop-test switch: fraction of outgoing datagrams to discard (0..1). */
@@ -64,14 +64,14 @@ export class Driver {
   /** Channel name -> index (the channel configs' `name`s), for send()'s `channel`. */
   channelNames: ReadonlyMap<string, number> | undefined = undefined;
   readonly #dropRate: number;
-  readonly #dropRng: Rng | undefined;
+  readonly #dropRng: Xoshiro128 | undefined;
 
   constructor(endpoint: EndpointLike, socket: DatagramSocket, onEvent: (event: EndpointEvent) => void, options: DriverOptions = {}) {
     this.endpoint = endpoint;
     this.socket = socket;
     this.#onEvent = onEvent;
     this.#dropRate = options.dropTest ?? 0;
-    this.#dropRng = this.#dropRate > 0 ? new Rng(options.seed ?? 1) : undefined;
+    this.#dropRng = this.#dropRate > 0 ? new Xoshiro128(numericSeedKey(options.seed ?? 1)) : undefined;
     socket.onDatagrams((batch) => this.#receive(batch));
   }
 
