@@ -151,109 +151,98 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
   // The TypeScript reference engine stays out: every browser has WebAssembly, and the twin is
   // the tests' oracle and the fallback of runtimes without it. createEngine's "ts" kind then
   // throws an error that says so.
-  const noReferenceEngine = {
-    name: "no-reference-engine",
-    setup(b) {
-      b.onLoad({ filter: /[\\/]engine[\\/]ts-engine\.js$/ }, () => ({
-        loader: "js",
-        contents:
-          "export class TsEngine {\n" +
-          '  constructor() { throw new Error("ackwire/browser has no TypeScript reference engine: use the WebAssembly one (engine: \\"wasm\\", the default)"); }\n' +
-          "}\n",
-      }));
-    },
+  const noReferenceEngine = (b) => {
+    b.onLoad({ filter: /[\\/]engine[\\/]ts-engine\.js$/ }, () => ({
+      loader: "js",
+      contents:
+        "export class TsEngine {\n" +
+        '  constructor() { throw new Error("ackwire/browser has no TypeScript reference engine: use the WebAssembly one (engine: \\"wasm\\", the default)"); }\n' +
+        "}\n",
+    }));
   };
   // Connection traces stay out too (the `trace` option: a qlog file per connection, for Node,
   // Bun and Deno): a browser client given one says so.
-  const noTraces = {
-    name: "no-traces",
-    setup(b) {
-      b.onLoad({ filter: /[\\/]trace[\\/]qlog\.js$/ }, () => ({
-        loader: "js",
-        contents:
-          "export class QlogTracer {\n" +
-          '  constructor() { throw new Error("ackwire/browser writes no connection traces: trace connections from the server (listen({ trace }))"); }\n' +
-          "}\n",
-      }));
-    },
+  const noTraces = (b) => {
+    b.onLoad({ filter: /[\\/]trace[\\/]qlog\.js$/ }, () => ({
+      loader: "js",
+      contents:
+        "export class QlogTracer {\n" +
+        '  constructor() { throw new Error("ackwire/browser writes no connection traces: trace connections from the server (listen({ trace }))"); }\n' +
+        "}\n",
+    }));
   };
   // A page is a client: no accept hook, so no accept decisions in progress. The endpoint asks
   // only a server's table anything but its size and due entries (none here).
-  const noPendingAccepts = {
-    name: "no-pending-accepts",
-    setup(b) {
-      b.onLoad({ filter: /[\\/]session[\\/]pending-accepts\.js$/ }, () => ({
-        loader: "js",
-        contents:
-          "const NONE = [];\n" +
-          "export class PendingAccepts {\n" +
-          "  get size() { return 0; }\n" +
-          "  get full() { return true; }\n" +
-          "  has() { return false; }\n" +
-          "  deniedBefore() { return undefined; }\n" +
-          "  nextDeadline() { return undefined; }\n" +
-          "  takeSettled() { return NONE; }\n" +
-          "  takeExpired() { return NONE; }\n" +
-          "  denied() {}\n" +
-          '  add() { throw new Error("ackwire/browser is a client: it takes no accept hook"); }\n' +
-          "}\n" +
-          'export function isThenable(value) { return value !== null && (typeof value === "object" || typeof value === "function") && typeof value.then === "function"; }\n',
-      }));
-    },
+  const noPendingAccepts = (b) => {
+    b.onLoad({ filter: /[\\/]session[\\/]pending-accepts\.js$/ }, () => ({
+      loader: "js",
+      contents:
+        "const NONE = [];\n" +
+        "export class PendingAccepts {\n" +
+        "  get size() { return 0; }\n" +
+        "  get full() { return true; }\n" +
+        "  has() { return false; }\n" +
+        "  deniedBefore() { return undefined; }\n" +
+        "  nextDeadline() { return undefined; }\n" +
+        "  takeSettled() { return NONE; }\n" +
+        "  takeExpired() { return NONE; }\n" +
+        "  denied() {}\n" +
+        '  add() { throw new Error("ackwire/browser is a client: it takes no accept hook"); }\n' +
+        "}\n" +
+        'export function isThenable(value) { return value !== null && (typeof value === "object" || typeof value === "function") && typeof value.then === "function"; }\n',
+    }));
   };
   // Parity (src/fec): a page receives it (a server's channels may use it) by ignoring it, as
   // PROTOCOL §3 lets any receiver, and sends none: a browser client whose channels ask for
   // `fec` is told so when it connects.
-  const noParity = {
-    name: "no-parity",
-    setup(b) {
-      b.onLoad({ filter: /[\\/]fec[\\/]parity-sender\.js$/ }, () => ({
-        loader: "js",
-        contents:
-          "export class ParitySender {\n" +
-          '  constructor() { throw new Error("ackwire/browser sends no parity: leave `fec` off the channels of a browser client (the server may still use it)"); }\n' +
-          "  static wanted() { return false; }\n" +
-          "}\n",
-      }));
-      b.onLoad({ filter: /[\\/]fec[\\/]parity-receiver\.js$/ }, () => ({
-        loader: "js",
-        contents:
-          "export const ParityOutcome = { Rebuilt: 0, Complete: 1, Unrecoverable: 2, TooOld: 3, Invalid: 4 };\n" +
-          "export class ParityReceiver {\n" +
-          "  rebuiltCount = 0; complete = 0; unrecoverable = 0; tooOld = 0; invalid = 0;\n" +
-          "  remember() {}\n" +
-          "  onParity() { this.tooOld++; return 3; }\n" +
-          "  rebuilt() { return new Uint8Array(0); }\n" +
-          "  heldBytes() { return 0; }\n" +
-          "}\n",
-      }));
-    },
+  const noParity = (b) => {
+    b.onLoad({ filter: /[\\/]fec[\\/]parity-sender\.js$/ }, () => ({
+      loader: "js",
+      contents:
+        "export class ParitySender {\n" +
+        '  constructor() { throw new Error("ackwire/browser sends no parity: leave `fec` off the channels of a browser client (the server may still use it)"); }\n' +
+        "  static wanted() { return false; }\n" +
+        "}\n",
+    }));
+    b.onLoad({ filter: /[\\/]fec[\\/]parity-receiver\.js$/ }, () => ({
+      loader: "js",
+      contents:
+        "export const ParityOutcome = { Rebuilt: 0, Complete: 1, Unrecoverable: 2, TooOld: 3, Invalid: 4 };\n" +
+        "export class ParityReceiver {\n" +
+        "  rebuiltCount = 0; complete = 0; unrecoverable = 0; tooOld = 0; invalid = 0;\n" +
+        "  remember() {}\n" +
+        "  onParity() { this.tooOld++; return 3; }\n" +
+        "  rebuilt() { return new Uint8Array(0); }\n" +
+        "  heldBytes() { return 0; }\n" +
+        "}\n",
+    }));
   };
   // A data channel's datagram size is SCTP's, so a page never discovers a path MTU (maxMtu =
   // mtu: docs/BROWSER.md, "The carrier") and the session never makes a PathMtu.
-  const noPathMtu = {
-    name: "no-path-mtu",
-    setup(b) {
-      b.onLoad({ filter: /[\\/]session[\\/]path-mtu\.js$/ }, () => ({
-        loader: "js",
-        contents:
-          "export class PathMtu {\n" +
-          '  constructor() { throw new Error("ackwire/browser discovers no path MTU: a data channel sets the datagram size"); }\n' +
-          "}\n",
-      }));
-    },
+  const noPathMtu = (b) => {
+    b.onLoad({ filter: /[\\/]session[\\/]path-mtu\.js$/ }, () => ({
+      loader: "js",
+      contents:
+        "export class PathMtu {\n" +
+        '  constructor() { throw new Error("ackwire/browser discovers no path MTU: a data channel sets the datagram size"); }\n' +
+        "}\n",
+    }));
   };
   // A page runs the default congestion controller; the others (binary, fixed, none) are for
   // servers and tools, and a browser client asking for one is told so when it connects.
-  const onlyDefaultController = {
-    name: "only-default-controller",
+  const onlyDefaultController = (b) => {
+    const refuse = (name) =>
+      `export class ${name} {\n` +
+      '  constructor() { throw new Error("ackwire/browser has the default congestion controller only: leave congestion.algorithm unset"); }\n' +
+      "}\n";
+    b.onLoad({ filter: /[\\/]congestion[\\/]binary\.js$/ }, () => ({ loader: "js", contents: refuse("BinaryController") }));
+    b.onLoad({ filter: /[\\/]congestion[\\/]fixed\.js$/ }, () => ({ loader: "js", contents: refuse("FixedRateController") + refuse("NoController") }));
+  };
+  // The modules above, swapped for their stubs in one plugin.
+  const browserStubs = {
+    name: "browser-stubs",
     setup(b) {
-      const refuse = (name) =>
-        `export class ${name} {\n` +
-        '  constructor() { throw new Error("ackwire/browser has the default congestion controller only: leave congestion.algorithm unset"); }\n' +
-        "}\n";
-      b.onLoad({ filter: /[\\/]congestion[\\/]binary\.js$/ }, () => ({ loader: "js", contents: refuse("BinaryController") }));
-      b.onLoad({ filter: /[\\/]congestion[\\/]fixed\.js$/ }, () => ({ loader: "js", contents: refuse("FixedRateController") + refuse("NoController") }));
+      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, onlyDefaultController]) stub(b);
     },
   };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const
@@ -282,7 +271,7 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       outdir,
       metafile: true,
       logLevel: "warning",
-      plugins: [wasmAsFile, noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, onlyDefaultController, noEnumReverseMaps],
+      plugins: [wasmAsFile, browserStubs, noEnumReverseMaps],
     });
   // A second minification pass, by terser: about 3 % smaller gzip than esbuild's alone (its
   // compressor runs several passes). Only over what esbuild wrote, so a bad pass fails here.
