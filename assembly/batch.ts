@@ -21,7 +21,7 @@ import { crc32c as crc32cPlain, crcFrom, crcInit, crcWithPrefix, prefixStateWith
 import { lengthIsValid, packetType, readAck, readAckBits, readSequence, writeDataHeader } from "./header";
 import { frameHeaderBytes, validateFrames } from "./frame";
 import { ackBits, hasReceived, mostRecentReceived, receiveCheck, receiveRecord, ACCEPT } from "./received-window";
-import { rememberSent, scanAcks } from "./ack-scan";
+import { detectLosses as detectSlotLosses, evictNext as evictSlotNext, rememberSent, scanAcks, settleAck } from "./sent-ring";
 import { applyFrame } from "./channel-rules";
 import { applyOrderedGap } from "./reorder";
 import { countDrop, nextRecord, recordCount, resetRecords } from "./records";
@@ -171,16 +171,18 @@ function processDatagram(index: i32, offset: i32, length: i32, slot: i32): void 
 }
 
 /** See Engine.sealData. Returns the sequence, or -1 on bad arguments (the host checks first). */
-export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): i32 {
+export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32, now: f64, eliciting: i32): i32 {
   if (slot < 0 || slot >= maxSlots) return -1;
   if (type != <i32>TYPE_DATA && type != <i32>TYPE_KEEPALIVE) return -1;
   if (framesLength < 0 || (type == <i32>TYPE_KEEPALIVE && framesLength != 0)) return -1;
   const total = <usize>framesLength + DATA_HEADER_BYTES + CRC_BYTES;
   if (total > MAX_DATAGRAM_BYTES || offset < 0 || <usize>offset < txStart || <usize>offset + total > txEnd) return -1;
   const base = slotBase(slot);
+  // A host that wants to hear of it calls evictNext first (Engine.sealData).
+  evictSlotNext(base, scratchOffset);
   const sequence = load<u32>(base, SLOT_NEXT_SEND_SEQUENCE);
   store<u32>(base, (sequence + 1) & 0xffff, SLOT_NEXT_SEND_SEQUENCE);
-  rememberSent(base, sequence);
+  rememberSent(base, sequence, <u32>total, now, eliciting != 0);
   const ptr = <usize>offset;
   // Until something was received the ack fields mean nothing: ACKS_VALID clear, zeros (§2).
   if (hasReceived(base)) {
@@ -194,6 +196,24 @@ export function sealData(slot: i32, offset: i32, framesLength: i32, type: i32): 
   store<u32>(crcAt, crc);
   store<u32>(base + SLOT_SENT_CRCS + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2), crc);
   return <i32>sequence;
+}
+
+/** See Engine.acknowledge: a SettleOutcome (0 on bad arguments). */
+export function acknowledge(slot: i32, sequence: i32): i32 {
+  if (slot < 0 || slot >= maxSlots) return 0;
+  return settleAck(slotBase(slot), <u32>sequence & 0xffff);
+}
+
+/** See Engine.detectLosses: how many sequences it wrote to the scratch area (-1 on bad arguments). */
+export function detectLosses(slot: i32, now: f64, timeoutMs: f64, timeThresholdMs: f64, packetThreshold: i32): i32 {
+  if (slot < 0 || slot >= maxSlots || packetThreshold < 1) return -1;
+  return detectSlotLosses(slotBase(slot), now, timeoutMs, timeThresholdMs, <u32>packetThreshold, scratchOffset);
+}
+
+/** See Engine.evictNext. */
+export function evictNext(slot: i32): i32 {
+  if (slot < 0 || slot >= maxSlots) return -1;
+  return evictSlotNext(slotBase(slot), scratchOffset);
 }
 
 /** Append the CRC to `length` bytes at `offset`. Returns the new length, or -1 on bad arguments. */

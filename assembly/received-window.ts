@@ -1,18 +1,37 @@
-// The received-packet sequence buffer: 256 u32 entries indexed by sequence % 256,
-// each 0 (empty) or 0x10000 | the sequence received there. Ack + ackBits are read from it.
+// The received-packet window: a bitmap of the PACKET_WINDOW sequences up to the newest
+// received, bit seq % PACKET_WINDOW. Bits are cleared as the newest moves past them, so a set
+// bit always stands for the sequence of the window with that index. Ack + ackBits are read
+// from it.
 
 import { sequenceDistance, sequenceGreaterThan } from "./sequence";
 import {
   DROP_DUPLICATE_PACKET, DROP_STALE_PACKET, PACKET_WINDOW, SLOT_FLAGS, SLOT_FLAG_RECEIVED, SLOT_MOST_RECENT_RECEIVED,
-  SLOT_RECEIVED_WINDOW, WINDOW_ENTRY_PRESENT,
+  SLOT_RECEIVED_WINDOW,
 } from "./abi.generated";
 
 /** receiveCheck's answer when the packet may be accepted; otherwise it returns a DropReason. */
 export const ACCEPT: i32 = 0;
 
 @inline
-function entry(slot: usize, sequence: u32): usize {
-  return slot + SLOT_RECEIVED_WINDOW + (<usize>(sequence & (PACKET_WINDOW - 1)) << 2);
+function word(slot: usize, sequence: u32): usize {
+  return slot + SLOT_RECEIVED_WINDOW + (<usize>((sequence & (PACKET_WINDOW - 1)) >> 5) << 2);
+}
+
+@inline
+function received(slot: usize, sequence: u32): bool {
+  return ((load<u32>(word(slot, sequence)) >> (sequence & 31)) & 1) != 0;
+}
+
+@inline
+function setBit(slot: usize, sequence: u32): void {
+  const w = word(slot, sequence);
+  store<u32>(w, load<u32>(w) | (<u32>1 << (sequence & 31)));
+}
+
+@inline
+function clearBit(slot: usize, sequence: u32): void {
+  const w = word(slot, sequence);
+  store<u32>(w, load<u32>(w) & ~(<u32>1 << (sequence & 31)));
 }
 
 @inline
@@ -26,11 +45,11 @@ export function receiveCheck(slot: usize, sequence: u32): i32 {
   const newest = load<u32>(slot, SLOT_MOST_RECENT_RECEIVED);
   if (sequenceGreaterThan(sequence, newest)) return ACCEPT;
   if (sequenceDistance(newest, sequence) >= PACKET_WINDOW) return DROP_STALE_PACKET;
-  return load<u32>(entry(slot, sequence)) == (WINDOW_ENTRY_PRESENT | sequence) ? DROP_DUPLICATE_PACKET : ACCEPT;
+  return received(slot, sequence) ? DROP_DUPLICATE_PACKET : ACCEPT;
 }
 
 /**
- * Record `sequence` as received. When it is newer than the newest, the entries it skips over
+ * Record `sequence` as received. When it is newer than the newest, the bits it skips over
  * (newest+1 .. sequence-1) are cleared: they now stand for sequences not received.
  */
 export function receiveRecord(slot: usize, sequence: u32): void {
@@ -42,14 +61,14 @@ export function receiveRecord(slot: usize, sequence: u32): void {
     if (sequenceGreaterThan(sequence, newest)) {
       const gap = sequenceDistance(sequence, newest);
       if (gap >= PACKET_WINDOW) {
-        memory.fill(slot + SLOT_RECEIVED_WINDOW, 0, PACKET_WINDOW << 2);
+        memory.fill(slot + SLOT_RECEIVED_WINDOW, 0, PACKET_WINDOW >> 3);
       } else {
-        for (let k: u32 = 1; k < gap; k++) store<u32>(entry(slot, newest + k), 0);
+        for (let k: u32 = 1; k < gap; k++) clearBit(slot, newest + k);
       }
       store<u32>(slot, sequence, SLOT_MOST_RECENT_RECEIVED);
     }
   }
-  store<u32>(entry(slot, sequence), WINDOW_ENTRY_PRESENT | sequence);
+  setBit(slot, sequence);
 }
 
 @inline
@@ -57,12 +76,12 @@ export function mostRecentReceived(slot: usize): u32 {
   return load<u32>(slot, SLOT_MOST_RECENT_RECEIVED);
 }
 
-/** Bit i set <=> sequence (ack - 1 - i) was received, i = 0..31 (docs/PROTOCOL.md §2). */
+/** Bit i set <=> sequence (ack - 1 - i) was received, i = 0..31 (docs/PROTOCOL.md §2); `ack`
+ *  is the newest received, so all 32 lie in the window. */
 export function ackBits(slot: usize, ack: u32): u32 {
   let bits: u32 = 0;
   for (let i: u32 = 0; i < 32; i++) {
-    const s = (ack - 1 - i) & 0xffff;
-    if (load<u32>(entry(slot, s)) == (WINDOW_ENTRY_PRESENT | s)) bits |= <u32>1 << i;
+    if (received(slot, ack - 1 - i)) bits |= <u32>1 << i;
   }
   return bits;
 }

@@ -238,11 +238,29 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
     b.onLoad({ filter: /[\\/]congestion[\\/]binary\.js$/ }, () => ({ loader: "js", contents: refuse("BinaryController") }));
     b.onLoad({ filter: /[\\/]congestion[\\/]fixed\.js$/ }, () => ({ loader: "js", contents: refuse("FixedRateController") + refuse("NoController") }));
   };
+  // NAT punching opens a NAT for UDP between two hosts; a page's path is its data channel, which
+  // ICE set up. A punch arriving anyway is ignored (no token is ever active), as unknown ones are.
+  const noPunch = (b) => {
+    b.onLoad({ filter: /[\\/]session[\\/]punch\.js$/ }, () => {
+      const refuse = 'throw new Error("ackwire/browser punches no NATs: a data channel\'s path is set up by ICE")';
+      return {
+        loader: "js",
+        contents:
+          `export function checkPunchArguments() { ${refuse}; }\n` +
+          `export function encodePunch() { ${refuse}; }\n` +
+          "export class PunchTokens {\n" +
+          "  get size() { return 0; }\n" +
+          `  punching() { ${refuse}; }\n` +
+          "  accept() { return false; }\n" +
+          "}\n",
+      };
+    });
+  };
   // The modules above, swapped for their stubs in one plugin.
   const browserStubs = {
     name: "browser-stubs",
     setup(b) {
-      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, onlyDefaultController]) stub(b);
+      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, noPunch, onlyDefaultController]) stub(b);
     },
   };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const

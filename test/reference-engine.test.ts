@@ -48,10 +48,10 @@ describe("TS reference engine", () => {
     expect(r2[0][2]).toBe(65535);
     // b answers: its ack covers 65534 and 65535 (wrap-around in the bitfield).
     const back = send(b, a, []);
-    const acked = back.filter((r) => r[0] === RecordType.PacketAcked).map((r) => r[2]);
+    const acked = back.filter((r) => r[0] === RecordType.Settled).map((r) => r[2]);
     expect(acked).toEqual([65534, 65535]);
     // the same ack again reports nothing new
-    expect(send(b, a, []).filter((r) => r[0] === RecordType.PacketAcked)).toEqual([]);
+    expect(send(b, a, []).filter((r) => r[0] === RecordType.Settled)).toEqual([]);
   });
 
   it("drops a corrupted datagram and counts it", () => {

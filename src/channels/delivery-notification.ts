@@ -220,7 +220,7 @@ export class DeliveryNotificationManager<T, R = unknown> {
   }
 
   /**
-   * The peer acknowledged `sequence` (e.g. an engine PacketAcked record). Reports it delivered
+   * The peer acknowledged `sequence` (e.g. an engine Settled record). Reports it delivered
    * if it was in flight. Returns true if it was newly delivered.
    */
   acknowledge(sequence: number, now: number): boolean {

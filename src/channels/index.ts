@@ -36,7 +36,7 @@
  *    discarded on channels configured with copies, kept out of `duplicates`/`stale`).
  *  - `DeliveryNotificationManager<T>` takes a handler object `{ onDelivered, onDropped }` at
  *    construction; feed it `dispatch(seq, now, bytes, contents)`, `acknowledge(seq, now)` for
- *    each engine PacketAcked record, and `detectLosses(now, rtoMs)` each pass (packet-threshold
+ *    each engine Settled record, and `detectLosses(now, rtoMs)` each pass (packet-threshold
  *    and timeout losses); `oldestSentTime()` arms the loss timer. See delivery-notification.ts.
  */
 export { ChannelSet, COPY_RESERVE_BYTES, deliveryKindOf, DEFAULT_MAX_KEYS, MAX_CHANNELS, MAX_COPIES } from "./channel-set.js";

@@ -15,7 +15,7 @@
  */
 
 export * from "./abi.generated.js";
-import type { DeliveryKind, DropReason, PacketType } from "./abi.generated.js";
+import type { DeliveryKind, DropReason, PacketType, SettleOutcome } from "./abi.generated.js";
 
 /** What the host chooses when creating an engine. The layout is derived from it. */
 export interface EngineConfig {
@@ -66,6 +66,13 @@ export interface Engine {
   readonly bytes: Uint8Array;
   readonly descriptors: Int32Array; // view at descriptorOffset
   readonly records: Int32Array; // view at recordOffset
+  /** The whole memory as u32s and f64s: the host reads a slot's sent-ring fields (SlotField)
+   *  through them, at (slot base + field) / 4 and / 8. */
+  readonly u32: Uint32Array;
+  readonly f64: Float64Array;
+  /** The sequences the last detectLosses, dropAll or evictNext declared lost, oldest first
+   *  (in the scratch area: read them before the next engine call). */
+  readonly lost: Int32Array;
   /**
    * Process `count` datagrams described in `descriptors`: verify CRC, parse header, update the
    * slot's receive window, scan acks, parse frames, apply channel rules; write records.
@@ -78,10 +85,29 @@ export interface Engine {
   /**
    * Seal a DATA (or KEEPALIVE, framesLength 0) packet for `slot` whose frames the host wrote
    * at `offset + DATA_HEADER_BYTES`: assign the next sequence, write ack + ackBits from the
-   * receive window, append the CRC, remember the sequence as in flight. Returns the sequence;
-   * the datagram is `offset .. offset + DATA_OVERHEAD_BYTES + framesLength`.
+   * receive window, append the CRC, and enter the packet in the slot's sent ring as in flight,
+   * sent at `now`, ack-eliciting if `eliciting` (assembly/sent-ring.ts). Returns the sequence;
+   * the datagram is `offset .. offset + DATA_OVERHEAD_BYTES + framesLength`. A packet still in
+   * flight PACKET_WINDOW packets back is declared lost silently to make room: a host that keeps
+   * what packets carried calls evictNext first.
    */
-  sealData(slot: number, offset: number, framesLength: number, type: PacketType): number;
+  sealData(slot: number, offset: number, framesLength: number, type: PacketType, now?: number, eliciting?: boolean): number;
+  /** Settle `sequence` as acknowledged by something other than a header's ack fields (a
+   *  LATE_ACK frame), as the ack scan settles those: Acked, LateAck or None. */
+  acknowledge(slot: number, sequence: number): SettleOutcome;
+  /**
+   * Declare lost, oldest first, the packets in flight that the packet threshold, the time
+   * threshold (`timeThresholdMs`, Infinity while unknown) or the RTO (`timeoutMs`) say are lost
+   * at `now` (RFC 9002 §6.1, §6.2). Returns how many; their sequences are in `lost`.
+   */
+  detectLosses(slot: number, now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number;
+  /** Declare every packet in flight lost (the connection closed): how many, in `lost`. */
+  dropAll(slot: number): number;
+  /** If the entry the next sealed packet takes still holds a packet in flight (PACKET_WINDOW
+   *  packets old), declare it lost: its sequence (also lost[0]), else -1. */
+  evictNext(slot: number): number;
+  /** The oldest ack-eliciting packet in flight (where the RTO runs from), or -1. */
+  oldestEliciting(slot: number): number;
   /** Append a CRC to the `length` bytes at `offset` (type byte + body). Returns the new length. */
   sealControl(offset: number, length: number): number;
   /** Clear all state of a slot; its first outgoing packet sequence is `initialSequence`. Its

@@ -35,6 +35,10 @@ import {
   PROTOCOL_MAGIC,
   RECORD_INTS,
   SLOT_FLAG_RECEIVED,
+  SENT_BYTES_SHIFT,
+  SENT_ELICITING,
+  SENT_LOST,
+  SettleOutcome,
   SlotField,
   SYSTEM_CHANNEL,
   WINDOW_ENTRY_PRESENT,
@@ -44,7 +48,7 @@ import {
   writeHoldGapRecord,
   writeHoldRecord,
   writeMessageRecord,
-  writePacketAckedRecord,
+  writeSettledRecord,
   writePacketReceivedRecord,
   writeReleaseRecord,
   writeSkipRecord,
@@ -63,6 +67,8 @@ import {
   EngineUsageError,
   writeConfigArea,
   checkKeySlot,
+  scratchOffsetOf,
+  oldestElicitingIn,
 } from "./layout.js";
 import { crcFrom, crcUpdate } from "./crc32c.js";
 import { sequenceGreaterThan } from "./sequence.js";
@@ -76,6 +82,9 @@ export class TsEngine implements Engine {
   readonly bytes: Uint8Array;
   readonly descriptors: Int32Array;
   readonly records: Int32Array;
+  readonly u32: Uint32Array;
+  readonly f64: Float64Array;
+  readonly lost: Int32Array;
   private readonly view: DataView;
   private readonly kinds: Uint8Array;
   private readonly channelCount: number;
@@ -99,6 +108,9 @@ export class TsEngine implements Engine {
     this.descriptors = new Int32Array(buffer, L.descriptorOffset, (L.recordOffset - L.descriptorOffset) >> 2);
     this.records = new Int32Array(buffer, L.recordOffset, L.maxRecords * RECORD_INTS);
     this.counters = new Uint32Array(buffer, L.counterOffset, 16);
+    this.u32 = new Uint32Array(buffer);
+    this.f64 = new Float64Array(buffer);
+    this.lost = new Int32Array(buffer, scratchOffsetOf(L), PACKET_WINDOW);
     this.channelCount = config.channels.length;
     this.maxSlots = config.maxSlots;
     this.kinds = new Uint8Array(buffer, L.configOffset + ConfigField.ChannelKinds, this.channelCount);
@@ -159,7 +171,7 @@ export class TsEngine implements Engine {
     return length + CRC_BYTES;
   }
 
-  sealData(slot: number, offset: number, framesLength: number, type: PacketType): number {
+  sealData(slot: number, offset: number, framesLength: number, type: PacketType, now = 0, eliciting = false): number {
     const L = this.layout;
     const total = framesLength + DATA_HEADER_BYTES + CRC_BYTES;
     if (
@@ -171,19 +183,17 @@ export class TsEngine implements Engine {
       throw new EngineUsageError(`sealData(slot ${slot}, offset ${offset}, framesLength ${framesLength}, type ${type}): arguments outside the slot range or the send arena`);
     const v = this.view;
     const base = this.slotBase(slot);
+    // A host that wants to hear of it calls evictNext first (Engine.sealData).
+    if (!this.nextEntryFree(base)) this.declareLost(base, (v.getUint32(base + SlotField.NextSendSequence, true) - PACKET_WINDOW) & 0xffff, 0);
     const seq = v.getUint32(base + SlotField.NextSendSequence, true);
     v.setUint32(base + SlotField.NextSendSequence, (seq + 1) & 0xffff, true);
-    v.setUint32(base + SlotField.SentWindow + (seq & WINDOW_MASK) * 4, WINDOW_ENTRY_PRESENT | seq, true);
+    this.rememberSent(base, seq, total, now, eliciting);
     const received = (v.getUint32(base + SlotField.Flags, true) & SLOT_FLAG_RECEIVED) !== 0;
     let ack = 0;
     let bits = 0;
     if (received) {
       ack = v.getUint32(base + SlotField.MostRecentReceived, true);
-      for (let i = 0; i < 32; i++) {
-        const s = (ack - 1 - i) & 0xffff;
-        if (v.getUint32(base + SlotField.ReceivedWindow + (s & WINDOW_MASK) * 4, true) === (WINDOW_ENTRY_PRESENT | s))
-          bits |= 1 << i;
-      }
+      for (let i = 0; i < 32; i++) if (this.receivedBit(base, (ack - 1 - i) & 0xffff)) bits |= 1 << i;
     }
     this.bytes[offset] = type | (received ? ACKS_VALID : 0);
     v.setUint16(offset + 1, seq, true);
@@ -270,8 +280,7 @@ export class TsEngine implements Engine {
     if (hasReceived && !sequenceGreaterThan(seq, mostRecent)) {
       const age = (mostRecent - seq) & 0xffff;
       if (age >= PACKET_WINDOW) return this.drop(index, slot, DropReason.StalePacket);
-      if (v.getUint32(base + SlotField.ReceivedWindow + (seq & WINDOW_MASK) * 4, true) === (WINDOW_ENTRY_PRESENT | seq))
-        return this.drop(index, slot, DropReason.DuplicatePacket);
+      if (this.receivedBit(base, seq)) return this.drop(index, slot, DropReason.DuplicatePacket);
     }
     const framesStart = off + DATA_HEADER_BYTES;
     // A pure ack's ack delay (§2) is no frame: nothing to validate, apply or deliver.
@@ -286,30 +295,156 @@ export class TsEngine implements Engine {
     } else if (sequenceGreaterThan(seq, mostRecent)) {
       const gap = (seq - mostRecent) & 0xffff;
       // Entries between the old newest and this one now describe sequences not received.
-      if (gap >= PACKET_WINDOW) b.fill(0, base + SlotField.ReceivedWindow, base + SlotField.ReceivedWindow + PACKET_WINDOW * 4);
-      else
-        for (let k = 1; k < gap; k++)
-          v.setUint32(base + SlotField.ReceivedWindow + ((mostRecent + k) & WINDOW_MASK) * 4, 0, true);
+      if (gap >= PACKET_WINDOW) b.fill(0, base + SlotField.ReceivedWindow, base + SlotField.ReceivedWindow + PACKET_WINDOW / 8);
+      else for (let k = 1; k < gap; k++) this.setReceivedBit(base, (mostRecent + k) & 0xffff, false);
       v.setUint32(base + SlotField.MostRecentReceived, seq, true);
     }
-    v.setUint32(base + SlotField.ReceivedWindow + (seq & WINDOW_MASK) * 4, WINDOW_ENTRY_PRESENT | seq, true);
+    this.setReceivedBit(base, seq, true);
     writePacketReceivedRecord(this.records, this.nextRecord(), slot, seq, index, type);
 
     if (acksValid) this.scanAcks(slot, base, v.getUint16(off + 3, true), v.getUint32(off + 5, true));
     if (!trailer && framesStart < bodyEnd) this.applyFrames(slot, base, framesStart, bodyEnd);
   }
 
-  /** Each newly acknowledged sequence exactly once: clearing the sent entry makes it so. */
+  // ---- the sent ring (assembly/sent-ring.ts) ------------------------------------------------
+
+  acknowledge(slot: number, sequence: number): SettleOutcome {
+    this.checkSlot("acknowledge", slot);
+    return this.settleAck(this.slotBase(slot), sequence & 0xffff);
+  }
+
+  detectLosses(slot: number, now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number {
+    this.checkSlot("detectLosses", slot);
+    if (!(packetThreshold >= 1)) throw new EngineUsageError(`detectLosses: packetThreshold must be at least 1, got ${packetThreshold}`);
+    const base = this.slotBase(slot);
+    const largest = this.largestAcked(base);
+    let n = 0;
+    while (this.field(base, SlotField.InFlight) > 0) {
+      const seq = this.oldestInFlight(base);
+      const age = now - this.view.getFloat64(base + SlotField.SentTimes + (seq & WINDOW_MASK) * 8, true);
+      const beforeLargest = largest >= 0 && sequenceGreaterThan(largest, seq);
+      const byThreshold = beforeLargest && (((largest - seq) & 0xffff) >= packetThreshold || age >= timeThresholdMs);
+      const byTimeout = (age >= timeoutMs || timeoutMs === -Infinity) && !(beforeLargest && timeThresholdMs !== Infinity);
+      if (!byThreshold && !byTimeout) break;
+      this.declareLost(base, seq, n++);
+    }
+    return n;
+  }
+
+  dropAll(slot: number): number {
+    // As the WASM engine: everything in flight is past a timeout of -Infinity.
+    return this.detectLosses(slot, 0, -Infinity, Infinity, 1);
+  }
+
+  evictNext(slot: number): number {
+    this.checkSlot("evictNext", slot);
+    const base = this.slotBase(slot);
+    if (this.nextEntryFree(base)) return -1;
+    const seq = (this.field(base, SlotField.NextSendSequence) - PACKET_WINDOW) & 0xffff;
+    this.declareLost(base, seq, 0);
+    return seq;
+  }
+
+  oldestEliciting(slot: number): number {
+    this.checkSlot("oldestEliciting", slot);
+    return oldestElicitingIn(this.u32, this.slotBase(slot));
+  }
+
+  private checkSlot(call: string, slot: number): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots))
+      throw new EngineUsageError(`${call}(${slot}): slot must be an integer in 0..${this.maxSlots - 1}`);
+  }
+
+  private field(base: number, offset: number): number {
+    return this.view.getUint32(base + offset, true);
+  }
+
+  private setField(base: number, offset: number, value: number): void {
+    this.view.setUint32(base + offset, value >>> 0, true);
+  }
+
+  /** The received-window bit of `seq` (assembly/received-window.ts). */
+  private receivedBit(base: number, seq: number): boolean {
+    const at = base + SlotField.ReceivedWindow + ((seq & WINDOW_MASK) >>> 5) * 4;
+    return ((this.view.getUint32(at, true) >>> (seq & 31)) & 1) !== 0;
+  }
+
+  private setReceivedBit(base: number, seq: number, on: boolean): void {
+    const at = base + SlotField.ReceivedWindow + ((seq & WINDOW_MASK) >>> 5) * 4;
+    const bit = 1 << (seq & 31);
+    const w = this.view.getUint32(at, true);
+    this.view.setUint32(at, (on ? w | bit : w & ~bit) >>> 0, true);
+  }
+
+  private largestAcked(base: number): number {
+    const v = this.field(base, SlotField.LargestAcked);
+    return v === 0 ? -1 : v & 0xffff;
+  }
+
+  private isInFlight(base: number, seq: number): boolean {
+    return (this.field(base, SlotField.SentWindow + (seq & WINDOW_MASK) * 4) & (0xffff | WINDOW_ENTRY_PRESENT)) === (WINDOW_ENTRY_PRESENT | seq);
+  }
+
+  private nextEntryFree(base: number): boolean {
+    return !this.isInFlight(base, (this.field(base, SlotField.NextSendSequence) - PACKET_WINDOW) & 0xffff);
+  }
+
+  private rememberSent(base: number, seq: number, bytes: number, now: number, eliciting: boolean): void {
+    if (this.field(base, SlotField.Dispatched) === 0) this.setField(base, SlotField.OldestSent, seq);
+    this.setField(base, SlotField.SentWindow + (seq & WINDOW_MASK) * 4, seq | (bytes << SENT_BYTES_SHIFT) | (eliciting ? SENT_ELICITING : 0) | WINDOW_ENTRY_PRESENT);
+    this.view.setFloat64(base + SlotField.SentTimes + (seq & WINDOW_MASK) * 8, now, true);
+    this.setField(base, SlotField.Dispatched, this.field(base, SlotField.Dispatched) + 1);
+    this.setField(base, SlotField.InFlight, this.field(base, SlotField.InFlight) + 1);
+    this.setField(base, SlotField.BytesInFlight, this.field(base, SlotField.BytesInFlight) + bytes);
+  }
+
+  private settleAck(base: number, seq: number): SettleOutcome {
+    const at = SlotField.SentWindow + (seq & WINDOW_MASK) * 4;
+    const entry = this.field(base, at);
+    if ((entry & (0xffff | WINDOW_ENTRY_PRESENT)) === (WINDOW_ENTRY_PRESENT | seq)) {
+      this.setField(base, at, 0);
+      this.setField(base, SlotField.InFlight, this.field(base, SlotField.InFlight) - 1);
+      this.setField(base, SlotField.BytesInFlight, this.field(base, SlotField.BytesInFlight) - ((entry >>> SENT_BYTES_SHIFT) & 0x7ff));
+      this.setField(base, SlotField.Delivered, this.field(base, SlotField.Delivered) + 1);
+      const largest = this.largestAcked(base);
+      if (largest < 0 || sequenceGreaterThan(seq, largest)) this.setField(base, SlotField.LargestAcked, WINDOW_ENTRY_PRESENT | seq);
+      return SettleOutcome.Acked;
+    }
+    if ((entry & (0xffff | SENT_LOST)) === (SENT_LOST | seq)) {
+      this.setField(base, at, 0);
+      this.setField(base, SlotField.LateAcks, this.field(base, SlotField.LateAcks) + 1);
+      return SettleOutcome.LateAck;
+    }
+    return SettleOutcome.None;
+  }
+
+  /** OldestSent moved over settled entries to the oldest packet in flight (InFlight > 0). */
+  private oldestInFlight(base: number): number {
+    let oldest = this.field(base, SlotField.OldestSent);
+    const next = this.field(base, SlotField.NextSendSequence);
+    if (((next - oldest) & 0xffff) > PACKET_WINDOW) oldest = (next - PACKET_WINDOW) & 0xffff;
+    for (let i = 0; i < PACKET_WINDOW && !this.isInFlight(base, oldest); i++) oldest = (oldest + 1) & 0xffff;
+    this.setField(base, SlotField.OldestSent, oldest);
+    return oldest;
+  }
+
+  private declareLost(base: number, seq: number, n: number): void {
+    const at = SlotField.SentWindow + (seq & WINDOW_MASK) * 4;
+    const entry = this.field(base, at);
+    this.setField(base, at, seq | SENT_LOST);
+    this.setField(base, SlotField.InFlight, this.field(base, SlotField.InFlight) - 1);
+    this.setField(base, SlotField.BytesInFlight, this.field(base, SlotField.BytesInFlight) - ((entry >>> SENT_BYTES_SHIFT) & 0x7ff));
+    this.setField(base, SlotField.Dropped, this.field(base, SlotField.Dropped) + 1);
+    this.lost[n] = seq;
+  }
+
+  /** Each packet the ack names, settled exactly once, oldest first: a Settled record each. */
   private scanAcks(slot: number, base: number, ack: number, bits: number): void {
-    const v = this.view;
     for (let i = 31; i >= -1; i--) {
       if (i >= 0 && ((bits >>> i) & 1) === 0) continue;
       const s = (ack - 1 - i) & 0xffff; // i = -1 is `ack` itself
-      const at = base + SlotField.SentWindow + (s & WINDOW_MASK) * 4;
-      if (v.getUint32(at, true) === (WINDOW_ENTRY_PRESENT | s)) {
-        v.setUint32(at, 0, true);
-        writePacketAckedRecord(this.records, this.nextRecord(), slot, s);
-      }
+      const outcome = this.settleAck(base, s);
+      if (outcome !== SettleOutcome.None) writeSettledRecord(this.records, this.nextRecord(), slot, s, outcome, this.largestAcked(base));
     }
   }
 

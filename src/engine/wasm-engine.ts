@@ -15,6 +15,8 @@ import {
   MAX_KEY_BYTES,
   PacketType,
   InitResult,
+  PACKET_WINDOW,
+  type SettleOutcome,
   RECORD_INTS,
   SCRATCH_BYTES,
   type DropReason,
@@ -28,6 +30,7 @@ import {
   computeLayout,
   isOrdered,
   memoryPages,
+  oldestElicitingIn,
   scratchOffsetOf,
   writeConfigArea,
 } from "./layout.js";
@@ -60,7 +63,10 @@ interface EngineExports {
   sentCrc(slot: number, sequence: number): number;
   processBatch(count: number): number;
   consumed(): number;
-  sealData(slot: number, offset: number, framesLength: number, type: number): number;
+  sealData(slot: number, offset: number, framesLength: number, type: number, now: number, eliciting: number): number;
+  acknowledge(slot: number, sequence: number): number;
+  detectLosses(slot: number, now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number;
+  evictNext(slot: number): number;
   sealControl(offset: number, length: number): number;
   crc32c(offset: number, length: number): number;
   parity(dest: number, count: number, length: number): number;
@@ -123,6 +129,9 @@ export class WasmEngine implements Engine {
   readonly bytes: Uint8Array;
   readonly descriptors: Int32Array;
   readonly records: Int32Array;
+  readonly u32: Uint32Array;
+  readonly f64: Float64Array;
+  readonly lost: Int32Array;
   private readonly counters: Uint32Array;
   private readonly scratch: Int32Array;
   private readonly wasm: EngineExports;
@@ -145,6 +154,9 @@ export class WasmEngine implements Engine {
     this.records = new Int32Array(buffer, L.recordOffset, L.maxRecords * RECORD_INTS);
     this.counters = new Uint32Array(buffer, L.counterOffset, 16);
     this.scratch = new Int32Array(buffer, scratchOffsetOf(L), SCRATCH_BYTES >> 2);
+    this.u32 = new Uint32Array(buffer);
+    this.f64 = new Float64Array(buffer);
+    this.lost = new Int32Array(buffer, scratchOffsetOf(L), PACKET_WINDOW);
     this.maxSlots = config.maxSlots;
     this.batchDatagrams = config.batchDatagrams ?? 64;
     if (this.wasm.dataEnd() > L.configOffset) throw new EngineConfigError(INIT_ERRORS[InitResult.StaticDataOverlaps]);
@@ -163,14 +175,47 @@ export class WasmEngine implements Engine {
     return this.wasm.consumed();
   }
 
-  sealData(slot: number, offset: number, framesLength: number, type: PacketType): number {
-    const seq = this.wasm.sealData(slot, offset, framesLength, type);
+  sealData(slot: number, offset: number, framesLength: number, type: PacketType, now = 0, eliciting = false): number {
+    const seq = this.wasm.sealData(slot, offset, framesLength, type, now, eliciting ? 1 : 0);
     if (seq < 0)
       throw new EngineUsageError(
         `sealData(${slot}, ${offset}, ${framesLength}, ${type}): needs slot 0..${this.maxSlots - 1}, type DATA (0) or ` +
           `KEEPALIVE (9, framesLength 0), and the packet (${DATA_OVERHEAD_BYTES} + framesLength <= ${MAX_DATAGRAM_BYTES} bytes) inside the tx arena`,
       );
     return seq;
+  }
+
+  acknowledge(slot: number, sequence: number): SettleOutcome {
+    this.checkSlot("acknowledge", slot);
+    return this.wasm.acknowledge(slot, sequence & 0xffff);
+  }
+
+  detectLosses(slot: number, now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number {
+    this.checkSlot("detectLosses", slot);
+    if (!(packetThreshold >= 1)) throw new EngineUsageError(`detectLosses: packetThreshold must be at least 1, got ${packetThreshold}`);
+    return this.wasm.detectLosses(slot, now, timeoutMs, timeThresholdMs, Math.min(packetThreshold, 0x7fffffff) | 0);
+  }
+
+  dropAll(slot: number): number {
+    this.checkSlot("dropAll", slot);
+    // Everything in flight is past a timeout of -Infinity, and judged by it alone without a
+    // time threshold.
+    return this.wasm.detectLosses(slot, 0, -Infinity, Infinity, 1);
+  }
+
+  evictNext(slot: number): number {
+    this.checkSlot("evictNext", slot);
+    return this.wasm.evictNext(slot);
+  }
+
+  oldestEliciting(slot: number): number {
+    this.checkSlot("oldestEliciting", slot);
+    return oldestElicitingIn(this.u32, this.layout.slotOffset + slot * this.layout.slotStride);
+  }
+
+  private checkSlot(call: string, slot: number): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots))
+      throw new EngineUsageError(`${call}(${slot}): slot must be an integer in 0..${this.maxSlots - 1}`);
   }
 
   sealControl(offset: number, length: number): number {

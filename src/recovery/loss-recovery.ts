@@ -5,11 +5,13 @@
  * rate, and what a late ack means (a spurious loss: reordering evidence, the controller's undo,
  * perhaps an RTT sample).
  *
- * The connection drives it in three places, the shape loss recovery keeps when the sent ring
- * moves into the engine:
+ * The sent ring itself and the per-packet rules (ack settlement, the thresholds, the RTO's
+ * oldest packet) run in the engine, over the slot's memory (assembly/sent-ring.ts; `sent` is
+ * the host's side of it, ./sent-ring.ts). This module keeps the policy: the delays the rules
+ * are given, backoff, the reordering window, late acks. The connection drives it in three places:
  * - `onSent` for each sealed packet;
- * - `onAck` for each ack record, `onDatagramRead` after each datagram's acks, `afterAcks` after
- *   a receive batch (packets now lost by the thresholds are declared so there);
+ * - `onSettled` for each engine Settled record, `onDatagramRead` after each datagram's acks,
+ *   `afterAcks` after a receive batch (packets now lost by the thresholds are declared so there);
  * - `onRetransmitTimer` when the Retransmit timer (the connection's timer table) falls due.
  * Settled packets go to the connection's DeliveryHandler, which acts on what they carried.
  *
@@ -17,15 +19,16 @@
  * they are read per receive batch and per sent packet, beside the controller's and the RTT
  * estimator's.
  */
-import { DeliveryNotificationManager, type DeliveryHandler, type PacketContents } from "../channels/index.js";
+import type { DeliveryHandler, PacketContents } from "../channels/index.js";
 import type { CongestionController, SentPacket } from "../congestion/controller.js";
 import { ReorderingWindow } from "../congestion/reordering.js";
 import type { RttEstimator } from "../congestion/rtt.js";
 import { RECOVERY_BASE, RECOVERY_SLOTS } from "../congestion/state-layout.js";
-import { PACKET_WINDOW } from "../engine/abi.js";
+import { PACKET_WINDOW, SettleOutcome, type Engine } from "../engine/abi.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
 import type { QlogTracer } from "../trace/qlog.js";
 import { LATE_BEHIND } from "../session/late-ack.js";
+import { SentRing } from "./sent-ring.js";
 
 // Slots in the state array (literal offsets, so every access stays `s[CONSTANT]`).
 /**
@@ -67,7 +70,7 @@ const REORDER_MAX_PACKETS = PACKET_WINDOW;
 export class LossRecovery {
   /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
    *  (the second per-packet value), a pure ack none. */
-  readonly sent: DeliveryNotificationManager<PacketContents, SentPacket>;
+  readonly sent: SentRing;
   /** The connection's qlog trace, or undefined: one check per event. */
   trace: QlogTracer | undefined;
   spuriousLosses = 0;
@@ -112,8 +115,11 @@ export class LossRecovery {
     private readonly cc: CongestionController,
     /** Our own ack delay (the least the peer is assumed to wait). */
     private readonly ackDelayMs: number,
+    /** The engine and the connection's slot in it, where the sent ring lives. */
+    engine: Engine,
+    slot: number,
   ) {
-    this.sent = new DeliveryNotificationManager<PacketContents, SentPacket>(handler, { capacity: PACKET_WINDOW });
+    this.sent = new SentRing(engine, slot, handler);
     s[LOSS_DELAY_MS] = Infinity;
     this.rttChanged();
   }
@@ -128,18 +134,23 @@ export class LossRecovery {
     return this.s[LOSS_RATE];
   }
 
-  /** Packet `sequence` of `bytes` bytes, carrying `contents` (and `record`, if ack-eliciting), left at `now`. */
-  onSent(now: number, sequence: number, bytes: number, contents: PacketContents, record: SentPacket | undefined): void {
-    this.sent.dispatch(sequence, now, bytes, contents, record);
+  /** Packet `sequence`, carrying `contents` (and `record`, if ack-eliciting), was sealed at `now`
+   *  (the engine entered it in the sent ring; sent.makeRoom came first). */
+  onSent(now: number, sequence: number, contents: PacketContents, record: SentPacket | undefined): void {
+    this.sent.onSealed(sequence, contents, record);
     const s = this.s;
     // RFC 6298 §5.1: armed by the first ack-eliciting packet in flight.
     if (record !== undefined && s[this.retransmitTimer] === Infinity) s[this.retransmitTimer] = now + s[RTO_MS];
   }
 
-  /** An engine PacketAcked record: the peer acknowledged `sequence`. */
-  onAck(now: number, sequence: number): void {
+  /**
+   * An engine Settled record (or a LATE_ACK frame's ack): the peer acknowledged `sequence`, in
+   * flight or (LateAck) after it was declared lost; `largestAcked` is the newest acknowledged
+   * sequence once it is counted.
+   */
+  onSettled(now: number, sequence: number, outcome: SettleOutcome, largestAcked: number): void {
     if (this.trace !== undefined) this.trace.packetAcked(now, sequence);
-    this.lastAckLateMs = this.sent.acknowledge(sequence, now) ? NaN : this.onLateAck(now, sequence);
+    this.lastAckLateMs = this.sent.settle(now, sequence, outcome) ? NaN : this.onLateAck(now, sequence, largestAcked);
   }
 
   /** A datagram's acks are all read. */
@@ -301,7 +312,7 @@ export class LossRecovery {
    * is negligible). Without this, every timer that fired a little early inflated stats().lossRate.
    * Returns the packet's round trip (NaN if it is not one this connection declared lost).
    */
-  private onLateAck(now: number, sequence: number): number {
+  private onLateAck(now: number, sequence: number, largestAcked: number): number {
     const slot = sequence & (LOST_MEMORY - 1);
     const lost = this.recentlyLost;
     if (lost === undefined || lost[slot] !== sequence) return NaN;
@@ -313,7 +324,7 @@ export class LossRecovery {
     const record = records?.[slot];
     if (records !== undefined) records[slot] = undefined;
     const behind = this.recentlyLostBehind?.[slot] ?? 0;
-    if (behind > 0) this.onReordering(record === undefined || !record.appLimited, sequence);
+    if (behind > 0) this.onReordering(record === undefined || !record.appLimited, sequence, largestAcked);
     if (record !== undefined && this.cc.onSpuriousLoss !== undefined) this.cc.onSpuriousLoss(now, record);
     this.s[LOSS_RATE] = Math.max(0, this.s[LOSS_RATE] - LOSS_GAIN);
     return record !== undefined ? now - record.sentTime : NaN;
@@ -331,9 +342,9 @@ export class LossRecovery {
    * of its real losses wait longer (a 30 Hz stream's tail at 5 % loss grows when datagrams
    * held back now and then widen it).
    */
-  private onReordering(grow: boolean, sequence: number): void {
+  private onReordering(grow: boolean, sequence: number, largestAcked: number): void {
     this.sent.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
-    if (!this.reordersFar && ((this.sent.largestAckedSequence - sequence) & 0xffff) >= LATE_BEHIND) this.reordersFar = true;
+    if (!this.reordersFar && ((largestAcked - sequence) & 0xffff) >= LATE_BEHIND) this.reordersFar = true;
     if (!grow) return;
     if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.sent.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();
   }

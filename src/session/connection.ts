@@ -16,6 +16,7 @@ import {
   DeliveryKind,
   PACKET_WINDOW,
   PacketType,
+  SettleOutcome,
   SYSTEM_CHANNEL,
   type Engine,
 } from "../engine/abi.js";
@@ -392,7 +393,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     }
     this.cc = createController(controllerConfig(config, ccSeed, this.carrierOverhead), this.num);
     // The connection is its own delivery handler (no closure pair per connection).
-    this.recovery = new LossRecovery(this, this.num, Timer.Retransmit, this.rtt, this.cc, config.ackDelayMs);
+    this.recovery = new LossRecovery(this, this.num, Timer.Retransmit, this.rtt, this.cc, config.ackDelayMs, host.engine, slot);
     this.delivery = this.recovery.sent;
     if (config.trace !== undefined) this.startTrace(config.trace, now);
     this.num[Num.LastReceivedAt] = now;
@@ -558,8 +559,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     return at;
   }
 
-  onPacketAcked(now: number, sequence: number): void {
-    this.recovery.onAck(now, sequence);
+  /** An engine Settled record, or a LATE_ACK frame's ack (see LossRecovery.onSettled). */
+  onSettled(now: number, sequence: number, outcome: SettleOutcome, largestAcked: number): void {
+    this.recovery.onSettled(now, sequence, outcome, largestAcked);
     if (this.paritySender !== undefined) this.paritySender.onAcked(sequence); // src/fec: a late ack of a parity
   }
 
@@ -601,7 +603,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       const reader = (this.lateAckReader ??= new LateAckReader());
       const n = reader.read(arena, offset, length, this.delivery.newestDispatched);
       if (n < 0) return this.onDropCounted("invalid");
-      for (let i = 0; i < n; i++) this.onPacketAcked(now, reader.named[i]);
+      for (let i = 0; i < n; i++) {
+        const sequence = reader.named[i];
+        const outcome = this.delivery.acknowledge(sequence);
+        if (outcome !== SettleOutcome.None) this.onSettled(now, sequence, outcome, this.delivery.largestAckedSequence);
+      }
     } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
       const echo = readU32(arena, offset + 1);
       const out = this.clockRequestsOut;
@@ -683,7 +689,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.host.emit(ev);
   }
 
-  // ---- packet-level delivery feedback (DeliveryNotificationManager handler) -----------------
+  // ---- packet-level delivery feedback (the sent ring's DeliveryHandler) ----------------------
 
   /** DeliveryHandler: called by the notification manager only. */
   onDelivered(sequence: number, contents: PacketContents, sentTime: number, now: number, record: SentPacket | undefined): void {
@@ -1177,18 +1183,19 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
 
   private seal(now: number, offset: number, framesLength: number, type: PacketType, contents: PacketContents | undefined): number {
     const engine = this.host.engine;
-    const sequence = engine.sealData(this.slot, offset, framesLength, type);
     const length = DATA_OVERHEAD_BYTES + framesLength;
     // A pure ack's ack delay is no frame: such a packet stays non-eliciting. So does an ack
     // whose frames are only acks (LATE_ACK, ACK_DELAY: no contents): the peer acks it, but
     // nothing in it needs to arrive, so it is neither in flight nor resent.
     const eliciting = framesLength > ACK_DELAY_TRAILER_BYTES && contents !== PROBE && contents !== undefined;
-    // The ring overflows here only where writeData's window cap lets it: the packet RING
-    // sequences back, if still in flight, is then reported lost by dispatch (onDropped).
     // The controller counts what the path carries: the datagram and what its carrier adds.
     const pathBytes = length + this.carrierOverhead;
     const record = eliciting ? this.cc.onSent(now, pathBytes, this.ccInFlightBytes, idleSentRecords.pop()) : undefined;
-    this.recovery.onSent(now, sequence, length, contents ?? NO_FRAMES, record);
+    // The ring overflows here only where writeData's window cap lets it: the packet RING
+    // sequences back, if still in flight, is then reported lost (onDropped).
+    this.delivery.makeRoom(now);
+    const sequence = engine.sealData(this.slot, offset, framesLength, type, now, record !== undefined);
+    this.recovery.onSent(now, sequence, contents ?? NO_FRAMES, record);
     if (this.paritySender !== undefined && contents !== undefined && contents !== PROBE) this.protect(offset, framesLength, length, sequence);
     if (this.trace !== undefined) this.trace.packetSent(now, sequence, length, eliciting);
     if (eliciting) {

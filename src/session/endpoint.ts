@@ -29,7 +29,7 @@ import {
   DatagramDroppedRecord,
   FrameDroppedRecord,
   MessageRecord,
-  PacketAckedRecord,
+  SettledRecord,
   PacketReceivedRecord,
   UnknownPeerRecord,
   SYSTEM_CHANNEL,
@@ -993,8 +993,8 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
             this.touch(conn);
           }
           break;
-        case RecordType.PacketAcked:
-          if (conn !== undefined) conn.onPacketAcked(now, r[p + PacketAckedRecord.Sequence] & 0xffff);
+        case RecordType.Settled:
+          if (conn !== undefined) conn.onSettled(now, r[p + SettledRecord.Sequence], r[p + SettledRecord.Outcome], r[p + SettledRecord.LargestAcked]);
           break;
         case RecordType.Control:
           this.onControl(

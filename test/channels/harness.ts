@@ -5,7 +5,7 @@
  *    a DeliveryNotificationManager per side, and a seeded lossy, reordering link on a virtual
  *    clock. Every loop is bounded.
  */
-import { DATA_HEADER_BYTES, DATA_OVERHEAD_BYTES, PacketAckedRecord, PacketType, RECORD_INTS, RecordType } from "../../src/engine/abi.js";
+import { DATA_HEADER_BYTES, DATA_OVERHEAD_BYTES, PacketType, RECORD_INTS, RecordType, SettledRecord } from "../../src/engine/abi.js";
 import type { DeliveryKind } from "../../src/engine/abi.js";
 import { TsEngine } from "../../src/engine/ts-engine.js";
 import { ChannelSet, type ChannelOptions, DeliveryNotificationManager, PacketContents, deliveryKindOf } from "../../src/channels/index.js";
@@ -143,7 +143,7 @@ export class Peer {
     for (let i = 0; i < n; i++) {
       const at = i * RECORD_INTS;
       const type = r[at];
-      if (type === RecordType.PacketAcked) this.dnm.acknowledge(r[at + PacketAckedRecord.Sequence], now);
+      if (type === RecordType.Settled) this.dnm.acknowledge(r[at + SettledRecord.Sequence], now);
       else this.channels.onRecord(now, r, at, this.engine.bytes);
     }
   }

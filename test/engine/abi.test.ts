@@ -30,9 +30,13 @@ describe("the ABI definition", () => {
     expect(() => execFileSync(process.execPath, ["scripts/abi.mjs", "--check"], { stdio: "pipe" })).not.toThrow();
   });
 
-  it("lays structures out from field sizes: the slot's windows follow its four u32s", () => {
-    expect(SlotField.ReceivedWindow).toBe(16);
-    expect(SlotField.SentWindow).toBe(16 + PACKET_WINDOW * 4);
+  it("lays structures out from field sizes: the windows follow the slot's twelve u32s, each aligned", () => {
+    expect(SlotField.ReceivedWindow).toBe(48);
+    expect(SlotField.SentWindow).toBe(48 + PACKET_WINDOW / 8);
+    expect(SlotField.SentCrcs).toBe(SlotField.SentWindow + PACKET_WINDOW * 4);
+    // The f64 send times start at a multiple of 8 (the slot stride is a multiple of 16).
+    expect(SlotField.SentTimes % 8).toBe(0);
+    expect(SlotField.SentTimes).toBe(SlotField.SentCrcs + PACKET_WINDOW * 4);
     expect(SlotField.Channels).toBe(SLOT_BYTES);
     expect(ChannelField.Bitmap + MESSAGE_WINDOW / 8).toBe(CHANNEL_BYTES);
     expect(ConfigField.ChannelKinds % 4).toBe(0);

@@ -19,7 +19,7 @@ function exchange(a: Engine, b: Engine, frames: FrameSpec[]): EngineRecord[] {
   const records = new Int32Array(raw.flat());
   const out: EngineRecord[] = [];
   for (let i = 0; i < raw.length; i++) out.push(decodeRecord(records, i * RECORD_INTS));
-  return out.filter((r) => r.type !== RecordType.PacketReceived && r.type !== RecordType.PacketAcked);
+  return out.filter((r) => r.type !== RecordType.PacketReceived && r.type !== RecordType.Settled);
 }
 
 const brief = (r: EngineRecord): string => {

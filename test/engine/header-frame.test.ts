@@ -35,7 +35,7 @@ describe("DATA header and frames", () => {
     expect(reply.bytes[0]).toBe(PacketType.Keepalive | 0x10);
     expect(new DataView(reply.bytes.buffer).getUint16(3, true)).toBe(500);
     const back = deliver(a, [{ bytes: reply.bytes, slot: 0 }]);
-    expect(back.map((r) => r[0])).toEqual([RecordType.PacketReceived, RecordType.PacketAcked]);
+    expect(back.map((r) => r[0])).toEqual([RecordType.PacketReceived, RecordType.Settled]);
     expect(back[1][2]).toBe(500);
   });
 
@@ -104,7 +104,7 @@ describe("a pure ack's ack delay (PROTOCOL §2, version 6)", () => {
       const recs = deliver(a, [{ bytes: ack, slot: 0 }]);
       expect(recs.map((r) => r.slice(0, 3))).toEqual([
         [RecordType.PacketReceived, 0, seq],
-        [RecordType.PacketAcked, 0, 100],
+        [RecordType.Settled, 0, 100],
       ]);
       // 1, 3, 4 and 5 bytes are still a frame cut short.
       for (const n of [1, 3, 4, 5]) {

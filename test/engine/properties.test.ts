@@ -57,7 +57,7 @@ describe("packet acknowledgement properties", () => {
                 expect(dist === 0 || ((bits >>> (dist - 1)) & 1) === 1).toBe(true);
               }
               for (const r of deliver(a, [{ bytes: reply.bytes, slot: 0 }]))
-                if (r[0] === RecordType.PacketAcked) ackedAtA.set(r[2], (ackedAtA.get(r[2]) ?? 0) + 1);
+                if (r[0] === RecordType.Settled) ackedAtA.set(r[2], (ackedAtA.get(r[2]) ?? 0) + 1);
             }
           }
           for (const [seq, times] of ackedAtA) {
@@ -84,7 +84,7 @@ describe("packet acknowledgement properties", () => {
     expect(v.getUint16(3, true)).toBe(5);
     // Bits for 4,3,2,1,0,65535,65534 set, 65533 missing, 65532..65530 set.
     expect(v.getUint32(5, true)).toBe(0b11101111111);
-    const acked = deliver(a, [{ bytes: reply.bytes, slot: 0 }]).filter((r) => r[0] === RecordType.PacketAcked).map((r) => r[2]);
+    const acked = deliver(a, [{ bytes: reply.bytes, slot: 0 }]).filter((r) => r[0] === RecordType.Settled).map((r) => r[2]);
     expect(acked).toEqual([65530, 65531, 65532, 65534, 65535, 0, 1, 2, 3, 4, 5]);
   });
 });
