@@ -14,17 +14,22 @@
 import type { DeliveryHandler, PacketContents } from "../channels/index.js";
 import type { SentPacket } from "../congestion/controller.js";
 import { PACKET_WINDOW, SettleOutcome, SlotField, WINDOW_ENTRY_PRESENT, type Engine } from "../engine/abi.js";
+import { oldestElicitingIn } from "../engine/layout.js";
 
 const INITIAL_SLOTS = 8;
 /** Per JS-ring slot: the packet's contents, then the controller's record (or undefined). */
 const REF_STRIDE = 2;
 
 export class SentRing {
+  /** The engine's memory as u32s (shared by every connection), and where the slot's head and
+   *  sent ring start in it. */
   private readonly u32: Uint32Array;
-  private readonly f64: Float64Array;
-  /** The slot's base as a u32 and as an f64 index. */
-  private readonly w: number;
-  private readonly d: number;
+  private readonly head: number;
+  private readonly ring: number;
+  /** The slot's send times: a view of its own, read per settled packet (the memory never
+   *  grows, so it never detaches). */
+  private readonly times: Float64Array;
+  private readonly slotBase: number;
   private refs: unknown[];
   private mask = INITIAL_SLOTS - 1;
   private readonly basePacketThreshold: number;
@@ -37,10 +42,12 @@ export class SentRing {
     packetThreshold = 3,
   ) {
     const base = engine.layout.slotOffset + slot * engine.layout.slotStride;
+    const buffer = engine.bytes.buffer;
+    this.slotBase = base;
     this.u32 = engine.u32;
-    this.f64 = engine.f64;
-    this.w = base >> 2;
-    this.d = base >> 3;
+    this.head = base >> 2;
+    this.ring = (base + SlotField.SentWindow) >> 2;
+    this.times = new Float64Array(buffer, base + SlotField.SentTimes, PACKET_WINDOW);
     this.refs = emptyRefs(INITIAL_SLOTS);
     this.basePacketThreshold = packetThreshold;
     this.packetThreshold = packetThreshold;
@@ -48,48 +55,48 @@ export class SentRing {
 
   /** Packets in flight (sealed, neither acked nor declared lost). */
   get inFlight(): number {
-    return this.u32[this.w + (SlotField.InFlight >> 2)];
+    return this.u32[this.head + (SlotField.InFlight >> 2)];
   }
 
   get bytesInFlight(): number {
-    return this.u32[this.w + (SlotField.BytesInFlight >> 2)];
+    return this.u32[this.head + (SlotField.BytesInFlight >> 2)];
   }
 
   get dispatched(): number {
-    return this.u32[this.w + (SlotField.Dispatched >> 2)];
+    return this.u32[this.head + (SlotField.Dispatched >> 2)];
   }
 
   get delivered(): number {
-    return this.u32[this.w + (SlotField.Delivered >> 2)];
+    return this.u32[this.head + (SlotField.Delivered >> 2)];
   }
 
   get dropped(): number {
-    return this.u32[this.w + (SlotField.Dropped >> 2)];
+    return this.u32[this.head + (SlotField.Dropped >> 2)];
   }
 
   get lateAcks(): number {
-    return this.u32[this.w + (SlotField.LateAcks >> 2)];
+    return this.u32[this.head + (SlotField.LateAcks >> 2)];
   }
 
   /** The sequence of the newest sealed packet, or -1 before the first. */
   get newestDispatched(): number {
-    return this.dispatched === 0 ? -1 : (this.u32[this.w + (SlotField.NextSendSequence >> 2)] - 1) & 0xffff;
+    return this.dispatched === 0 ? -1 : (this.u32[this.head + (SlotField.NextSendSequence >> 2)] - 1) & 0xffff;
   }
 
   /** The newest sequence acknowledged while in flight, or -1 before any. */
   get largestAckedSequence(): number {
-    const v = this.u32[this.w + (SlotField.LargestAcked >> 2)];
+    const v = this.u32[this.head + (SlotField.LargestAcked >> 2)];
     return v === 0 ? -1 : v & 0xffff;
   }
 
   /** Send time of a packet in flight (as oldestRecordedSequence returns), or of one just settled. */
   sentTimeOf(sequence: number): number {
-    return this.f64[this.d + (SlotField.SentTimes >> 3) + (sequence & (PACKET_WINDOW - 1))];
+    return this.times[sequence & (PACKET_WINDOW - 1)];
   }
 
   /** Sequence of the oldest ack-eliciting packet in flight, or -1. */
   oldestRecordedSequence(): number {
-    return this.inFlight === 0 ? -1 : this.engine.oldestEliciting(this.slot);
+    return this.inFlight === 0 ? -1 : oldestElicitingIn(this.engine.u32, this.slotBase);
   }
 
   /**
@@ -97,9 +104,8 @@ export class SentRing {
    * packets old), that one is declared lost to make room.
    */
   makeRoom(now: number): void {
-    const u32 = this.u32;
-    const old = (u32[this.w + (SlotField.NextSendSequence >> 2)] - PACKET_WINDOW) & 0xffff;
-    const entry = u32[this.w + (SlotField.SentWindow >> 2) + (old & (PACKET_WINDOW - 1))];
+    const old = (this.u32[this.head + (SlotField.NextSendSequence >> 2)] - PACKET_WINDOW) & 0xffff;
+    const entry = this.u32[this.ring + (old & (PACKET_WINDOW - 1))];
     if ((entry & (WINDOW_ENTRY_PRESENT | 0xffff)) !== (WINDOW_ENTRY_PRESENT | old)) return;
     const sequence = this.engine.evictNext(this.slot);
     if (sequence >= 0) this.lost(sequence, now);
