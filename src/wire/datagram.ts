@@ -17,10 +17,8 @@ import {
   SYSTEM_LATE_ACK,
 } from "./system.js";
 
-/** §1: the crc32c field at `at` (the datagram's last CRC_BYTES). */
-export function readCrc(b: Uint8Array, at: number): number {
-  return readU32(b, at);
-}
+/** §1: the crc32c field at `at` (the datagram's last CRC_BYTES), a u32. */
+export const readCrc: (b: Uint8Array, at: number) => number = readU32;
 
 /** §1: the packet type (bits 0-3 of the type byte). */
 export function readPacketType(b: Uint8Array, at: number): number {
