@@ -228,6 +228,20 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
         "}\n",
     }));
   };
+  // A page is a client: the endpoint reads a REQUEST or RESPONSE, mints a cookie and admits a
+  // connection, and a connection writes an ACCEPT, only on a server. So the server's side of
+  // the handshake and its half of the codec stay out.
+  const noServerHandshake = (b) => {
+    const client = 'const client = () => { throw new Error("ackwire/browser is a client: it answers no handshake"); };\n';
+    b.onLoad({ filter: /[\\/]wire[\\/]control-server\.js$/ }, () => ({
+      loader: "js",
+      contents: client + "export const decodeRequest = client, decodeResponse = client, encodeChallenge = client, encodeAccept = client, encodeDeny = client;\n",
+    }));
+    b.onLoad({ filter: /[\\/]session[\\/]server-handshake\.js$/ }, () => ({
+      loader: "js",
+      contents: client + "export class CookieJar { mint() { client(); } check() { client(); } }\nexport class AcceptedResponse { constructor() { client(); } }\n",
+    }));
+  };
   // A page runs the default congestion controller; the others (binary, fixed, none) are for
   // servers and tools, and a browser client asking for one is told so when it connects.
   const onlyDefaultController = (b) => {
@@ -256,11 +270,24 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
       };
     });
   };
+  // A page's one peer is its server, over the data channel: nothing to rate-limit by address
+  // (the limits guard a server's handshakes and answers to strangers).
+  const noRateLimits = (b) => {
+    b.onLoad({ filter: /[\\/]session[\\/]rate-limit\.js$/ }, () => ({
+      loader: "js",
+      contents: "export class AddressRateLimiter {\n  get size() { return 0; }\n  allow() { return true; }\n}\n",
+    }));
+  };
+  // An unknown option is refused in a page too, with the known ones listed but no guess at the
+  // one meant (the edit distance stays out).
+  const noKeyGuess = (b) => {
+    b.onLoad({ filter: /[\\/]util[\\/]nearest-key\.js$/ }, () => ({ loader: "js", contents: "export function closestKey() { return undefined; }\n" }));
+  };
   // The modules above, swapped for their stubs in one plugin.
   const browserStubs = {
     name: "browser-stubs",
     setup(b) {
-      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, noPunch, onlyDefaultController]) stub(b);
+      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, noServerHandshake, noPunch, noRateLimits, noKeyGuess, onlyDefaultController]) stub(b);
     },
   };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const

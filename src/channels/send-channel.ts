@@ -6,12 +6,11 @@ import {
   DeliveryKind,
   FRAGMENT_EXTRA_BYTES,
   FRAME_FLAG_FRAGMENT,
-  FRAME_FLAG_GAP,
   FRAME_HEADER_BYTES,
-  GAP_PAYLOAD_BYTES,
   LATEST_STATE_EXTRA_BYTES,
   MESSAGE_WINDOW,
 } from "../engine/abi.js";
+import { GAP_FRAME_BYTES, writeFragmentFields, writeFrameLength, writeFrameStart, writeGapFrame, writeKeyField } from "../wire/frame.js";
 import { copyExact, copyToPooled, POOLED_MAX_BYTES, releasePooled } from "./buffer-pool.js";
 import { COPY_MAX_AGE_MS, COPY_SEQ_WINDOW, CopyRing } from "./copy-ring.js";
 import { FragState, GAP_FRAGMENT, GapState, OutMessage } from "./out-message.js";
@@ -654,29 +653,10 @@ export class SendChannel {
     const fragmented = m.fragCount > 1;
     const seq = (m.seqBase + f) & 0xffff;
     const length = m.fragmentLength(f);
-    bytes[pos] = this.index;
-    bytes[pos + 1] = this.kind | (fragmented ? FRAME_FLAG_FRAGMENT : 0);
-    bytes[pos + 2] = seq & 0xff;
-    bytes[pos + 3] = seq >>> 8;
-    let p = pos + 4;
-    if (fragmented) {
-      bytes[p] = f & 0xff;
-      bytes[p + 1] = f >>> 8;
-      bytes[p + 2] = m.fragCount & 0xff;
-      bytes[p + 3] = m.fragCount >>> 8;
-      p += 4;
-    }
-    if (this.keyBytes !== 0) {
-      const k = m.key;
-      bytes[p] = k & 0xff;
-      bytes[p + 1] = (k >>> 8) & 0xff;
-      bytes[p + 2] = (k >>> 16) & 0xff;
-      bytes[p + 3] = k >>> 24;
-      p += 4;
-    }
-    bytes[p] = length & 0xff;
-    bytes[p + 1] = length >>> 8;
-    p += 2;
+    let p = writeFrameStart(bytes, pos, this.index, this.kind | (fragmented ? FRAME_FLAG_FRAGMENT : 0), seq);
+    if (fragmented) p = writeFragmentFields(bytes, p, f, m.fragCount);
+    if (this.keyBytes !== 0) p = writeKeyField(bytes, p, m.key);
+    p = writeFrameLength(bytes, p, length);
     const start = m.fragmentStart(f);
     const data = m.data;
     if (length === data.length) {
@@ -799,19 +779,12 @@ export class SendChannel {
 
   /** The GAP frame for given-up `m`: its first sequence and how many it skips (PROTOCOL §3). */
   private writeGap(bytes: Uint8Array, pos: number, room: number, into: PacketContents, m: OutMessage): number {
-    const size = FRAME_HEADER_BYTES + GAP_PAYLOAD_BYTES;
+    const size = GAP_FRAME_BYTES;
     if (size > room || !this.sink.takeGapSlot()) return 0;
     this.lost!.shift();
     if (this.lost!.length === 0) this.lost = undefined;
     const seq = m.seqBase & 0xffff;
-    bytes[pos] = this.index;
-    bytes[pos + 1] = this.kind | FRAME_FLAG_GAP;
-    bytes[pos + 2] = seq & 0xff;
-    bytes[pos + 3] = seq >>> 8;
-    bytes[pos + 4] = GAP_PAYLOAD_BYTES;
-    bytes[pos + 5] = 0;
-    bytes[pos + 6] = m.fragCount & 0xff;
-    bytes[pos + 7] = m.fragCount >>> 8;
+    writeGapFrame(bytes, pos, this.index, this.kind, seq, m.fragCount);
     m.gap = GapState.InFlight;
     into.add(m, GAP_FRAGMENT);
     into.resends++;

@@ -98,16 +98,13 @@ export interface Engine {
   /**
    * Declare lost, oldest first, the packets in flight that the packet threshold, the time
    * threshold (`timeThresholdMs`, Infinity while unknown) or the RTO (`timeoutMs`) say are lost
-   * at `now` (RFC 9002 §6.1, §6.2). Returns how many; their sequences are in `lost`.
+   * at `now` (RFC 9002 §6.1, §6.2). Returns how many; their sequences are in `lost`. A
+   * `timeoutMs` of -Infinity declares every packet in flight lost (the connection closed).
    */
   detectLosses(slot: number, now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number;
-  /** Declare every packet in flight lost (the connection closed): how many, in `lost`. */
-  dropAll(slot: number): number;
   /** If the entry the next sealed packet takes still holds a packet in flight (PACKET_WINDOW
    *  packets old), declare it lost: its sequence (also lost[0]), else -1. */
   evictNext(slot: number): number;
-  /** The oldest ack-eliciting packet in flight (where the RTO runs from), or -1. */
-  oldestEliciting(slot: number): number;
   /** Append a CRC to the `length` bytes at `offset` (type byte + body). Returns the new length. */
   sealControl(offset: number, length: number): number;
   /** Clear all state of a slot; its first outgoing packet sequence is `initialSequence`. Its

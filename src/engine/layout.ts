@@ -30,10 +30,7 @@ import {
   RECORD_INTS,
   RESERVED_LOW_BYTES,
   SCRATCH_BYTES,
-  SENT_ELICITING,
-  PACKET_WINDOW,
   SlotField,
-  WINDOW_ENTRY_PRESENT,
   type EngineConfig,
   type Layout,
 } from "./abi.js";
@@ -155,24 +152,4 @@ export function writeConfigArea(v: DataView, L: Layout, config: EngineConfig, or
   v.setUint32(c + ConfigField.OrderedChannelCount, ordered, true);
   v.setUint32(c + ConfigField.RecordsPerDatagram, maxRecordsPerDatagram(ordered), true);
   for (let i = 0; i < config.channels.length; i++) v.setUint8(c + ConfigField.ChannelKinds + i, config.channels[i]);
-}
-
-
-/**
- * Engine.oldestEliciting, for both engines: a read of the slot's sent ring (assembly/sent-ring.ts)
- * from its scan start. Every packet in flight lies in the PACKET_WINDOW sequences before the
- * next one, so the walk starts there at the earliest.
- */
-export function oldestElicitingIn(u32: Uint32Array, slotBase: number): number {
-  const w = slotBase >> 2;
-  if (u32[w + (SlotField.InFlight >> 2)] === 0) return -1;
-  const next = u32[w + (SlotField.NextSendSequence >> 2)];
-  let seq = u32[w + (SlotField.OldestSent >> 2)];
-  if (((next - seq) & 0xffff) > PACKET_WINDOW) seq = (next - PACKET_WINDOW) & 0xffff;
-  const ring = w + (SlotField.SentWindow >> 2);
-  const match = 0xffff | WINDOW_ENTRY_PRESENT | SENT_ELICITING;
-  for (; seq !== next; seq = (seq + 1) & 0xffff) {
-    if ((u32[ring + (seq & (PACKET_WINDOW - 1))] & match) === (WINDOW_ENTRY_PRESENT | SENT_ELICITING | seq)) return seq;
-  }
-  return -1;
 }

@@ -68,7 +68,6 @@ import {
   writeConfigArea,
   checkKeySlot,
   scratchOffsetOf,
-  oldestElicitingIn,
 } from "./layout.js";
 import { crcFrom, crcUpdate } from "./crc32c.js";
 import { sequenceGreaterThan } from "./sequence.js";
@@ -331,11 +330,6 @@ export class TsEngine implements Engine {
     return n;
   }
 
-  dropAll(slot: number): number {
-    // As the WASM engine: everything in flight is past a timeout of -Infinity.
-    return this.detectLosses(slot, 0, -Infinity, Infinity, 1);
-  }
-
   evictNext(slot: number): number {
     this.checkSlot("evictNext", slot);
     const base = this.slotBase(slot);
@@ -343,11 +337,6 @@ export class TsEngine implements Engine {
     const seq = (this.field(base, SlotField.NextSendSequence) - PACKET_WINDOW) & 0xffff;
     this.declareLost(base, seq, 0);
     return seq;
-  }
-
-  oldestEliciting(slot: number): number {
-    this.checkSlot("oldestEliciting", slot);
-    return oldestElicitingIn(this.u32, this.slotBase(slot));
   }
 
   private checkSlot(call: string, slot: number): void {

@@ -30,7 +30,6 @@ import {
   computeLayout,
   isOrdered,
   memoryPages,
-  oldestElicitingIn,
   scratchOffsetOf,
   writeConfigArea,
 } from "./layout.js";
@@ -196,21 +195,9 @@ export class WasmEngine implements Engine {
     return this.wasm.detectLosses(slot, now, timeoutMs, timeThresholdMs, Math.min(packetThreshold, 0x7fffffff) | 0);
   }
 
-  dropAll(slot: number): number {
-    this.checkSlot("dropAll", slot);
-    // Everything in flight is past a timeout of -Infinity, and judged by it alone without a
-    // time threshold.
-    return this.wasm.detectLosses(slot, 0, -Infinity, Infinity, 1);
-  }
-
   evictNext(slot: number): number {
     this.checkSlot("evictNext", slot);
     return this.wasm.evictNext(slot);
-  }
-
-  oldestEliciting(slot: number): number {
-    this.checkSlot("oldestEliciting", slot);
-    return oldestElicitingIn(this.u32, this.layout.slotOffset + slot * this.layout.slotStride);
   }
 
   private checkSlot(call: string, slot: number): void {
@@ -228,8 +215,7 @@ export class WasmEngine implements Engine {
   }
 
   resetSlot(slot: number, initialSequence: number): void {
-    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSlots))
-      throw new EngineUsageError(`resetSlot(${slot}): slot must be an integer in 0..${this.maxSlots - 1}`);
+    this.checkSlot("resetSlot", slot);
     this.wasm.resetSlot(slot, initialSequence & 0xffff);
   }
 

@@ -1,21 +1,18 @@
 /**
- * The PARITY system message (PROTOCOL §3, system channel type 7) and the `fec` channel option.
+ * The PARITY system message's limits (PROTOCOL §3, system channel type 7; its bytes are
+ * src/wire/system.ts) and the `fec` channel option.
  *
- * Payload after the type byte: u16 first, u16 mask, u16 lengthXor, then the parity bytes. The
- * group is the DATA packets `first + i` (mod 2^16) for each bit i set in `mask` (bit 0, `first`
+ * The group is the DATA packets `first + i` (mod 2^16) for each bit i set in `mask` (bit 0, `first`
  * itself, always set); the parity is the XOR of those whole datagrams (header to CRC), each
  * zero-padded to the parity's length, and `lengthXor` the XOR of their lengths. A receiver that
  * holds all of the group but one rebuilds that one, CRC included, and reads it as if it had arrived.
  */
 import { ChannelConfigError } from "../channels/errors.js";
-import { DATA_OVERHEAD_BYTES, MAX_DATAGRAM_BYTES } from "../engine/abi.js";
+import { DATA_OVERHEAD_BYTES, FRAME_HEADER_BYTES, MAX_DATAGRAM_BYTES } from "../engine/abi.js";
+import { PARITY_FIELDS_BYTES } from "../wire/system.js";
 
-/** System message type of PARITY. */
-export const SYSTEM_PARITY = 7;
-/** Type byte + first + mask + lengthXor. */
-export const PARITY_FIELDS_BYTES = 7;
-/** Frame header (6) + the fields: what a parity datagram carries beyond the parity itself. */
-export const PARITY_FRAME_OVERHEAD = 6 + PARITY_FIELDS_BYTES;
+/** Frame header + the fields: what a parity datagram carries beyond the parity itself. */
+export const PARITY_FRAME_OVERHEAD = FRAME_HEADER_BYTES + PARITY_FIELDS_BYTES;
 /** Sequences a group may span (the mask's width): bounds the receiver's store. */
 export const GROUP_SPAN = 16;
 /** Largest group, and the largest fixed `fec` value. */
@@ -50,17 +47,3 @@ export function adaptiveGroupSize(lossRate: number): number {
 
 /** Below this measured loss rate, adaptive parity is off. */
 export const NO_LOSS_RATE = 0.005;
-
-/** Frames area walk: true if any frame of [at, end) is on a channel whose `flags[channel]` is set. */
-export function carriesChannel(bytes: Uint8Array, at: number, end: number, flags: Uint8Array): boolean {
-  while (at + 6 <= end) {
-    const channel = bytes[at];
-    const f = bytes[at + 1];
-    if (flags[channel] !== 0) return true;
-    // Header: 6, +4 with FRAGMENT (bit 3), +4 for LatestState (kind 5); length is its last u16.
-    const header = 6 + ((f & 8) !== 0 ? 4 : 0) + ((f & 7) === 5 ? 4 : 0);
-    if (at + header > end) return false;
-    at += header + (bytes[at + header - 2] | (bytes[at + header - 1] << 8));
-  }
-  return false;
-}

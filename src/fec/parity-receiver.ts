@@ -5,8 +5,11 @@
  * rebuilds it; the connection reads the rebuilt bytes as a datagram that has just arrived, so
  * the CRC, the duplicate filter and every frame check apply to it as to any other.
  */
+import { PacketType } from "../engine/abi.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
-import { GROUP_SPAN, MAX_MEMBER_BYTES, MIN_MEMBER_BYTES, PARITY_FIELDS_BYTES, SYSTEM_PARITY } from "./parity-frame.js";
+import { readDataSequence, readPacketType } from "../wire/datagram.js";
+import { PARITY_FIELDS_BYTES, readParityFirst, readParityLengthXor, readParityMask, SYSTEM_PARITY } from "../wire/system.js";
+import { GROUP_SPAN, MAX_MEMBER_BYTES, MIN_MEMBER_BYTES } from "./parity-frame.js";
 
 /** What a parity frame came to. */
 export const enum ParityOutcome {
@@ -65,9 +68,9 @@ export class ParityReceiver {
   onParity(bytes: Uint8Array, at: number, length: number): ParityOutcome {
     const n = length - PARITY_FIELDS_BYTES;
     if (bytes[at] !== SYSTEM_PARITY || n < MIN_MEMBER_BYTES || n > MAX_MEMBER_BYTES) return this.count(ParityOutcome.Invalid);
-    const first = bytes[at + 1] | (bytes[at + 2] << 8);
-    const mask = bytes[at + 3] | (bytes[at + 4] << 8);
-    const lengthXor = bytes[at + 5] | (bytes[at + 6] << 8);
+    const first = readParityFirst(bytes, at);
+    const mask = readParityMask(bytes, at);
+    const lengthXor = readParityLengthXor(bytes, at);
     if ((mask & 1) === 0) return this.count(ParityOutcome.Invalid);
     const slots = this.slots;
     if (this.keptFrom >= 0 && sequenceGreaterThan(this.keptFrom, first)) return this.count(ParityOutcome.TooOld);
@@ -105,7 +108,7 @@ export class ParityReceiver {
     // The padding beyond the rebuilt datagram's length must have cancelled out, and its header
     // must name the missing DATA packet: else the parity does not match this group.
     for (let k = lengths; k < n; k++) if (out[k] !== 0) return this.count(ParityOutcome.Invalid);
-    if ((out[0] & 0x0f) !== 0 || (out[1] | (out[2] << 8)) !== missing) return this.count(ParityOutcome.Invalid);
+    if (readPacketType(out, 0) !== PacketType.Data || readDataSequence(out, 0) !== missing) return this.count(ParityOutcome.Invalid);
     this.outLength = lengths;
     return this.count(ParityOutcome.Rebuilt);
   }

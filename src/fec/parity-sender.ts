@@ -5,7 +5,8 @@
  * next datagram, through the congestion window and the pacer like any other.
  */
 import { DATA_OVERHEAD_BYTES } from "../engine/abi.js";
-import { GROUP_SPAN, MAX_MEMBER_BYTES, PARITY_FRAME_OVERHEAD, SYSTEM_PARITY, adaptiveGroupSize } from "./parity-frame.js";
+import { PARITY_FIELDS_BYTES, writeParityFields } from "../wire/system.js";
+import { GROUP_SPAN, MAX_MEMBER_BYTES, PARITY_FRAME_OVERHEAD, adaptiveGroupSize } from "./parity-frame.js";
 
 /** Parity datagrams whose outcome is awaited (a power of 2). */
 const PARITY_TRACKED = 64;
@@ -130,20 +131,14 @@ export class ParitySender {
       return 0;
     }
     const n = this.longest;
-    const length = 7 + n;
+    const length = PARITY_FIELDS_BYTES + n;
     if (length > room) {
       // The path shrank under the group (a failed MTU probe): drop it rather than send a part.
       this.reset();
       return 0;
     }
-    bytes[at] = SYSTEM_PARITY;
-    bytes[at + 1] = this.first & 0xff;
-    bytes[at + 2] = this.first >>> 8;
-    bytes[at + 3] = this.mask & 0xff;
-    bytes[at + 4] = this.mask >>> 8;
-    bytes[at + 5] = this.lengthXor & 0xff;
-    bytes[at + 6] = this.lengthXor >>> 8;
-    bytes.set((this.block as Uint8Array).subarray(0, n), at + 7);
+    writeParityFields(bytes, at, this.first, this.mask, this.lengthXor);
+    bytes.set((this.block as Uint8Array).subarray(0, n), at + PARITY_FIELDS_BYTES);
     this.reset();
     this.paritySent++;
     return length;

@@ -13,8 +13,7 @@
  */
 import type { DeliveryHandler, PacketContents } from "../channels/index.js";
 import type { SentPacket } from "../congestion/controller.js";
-import { PACKET_WINDOW, SettleOutcome, SlotField, WINDOW_ENTRY_PRESENT, type Engine } from "../engine/abi.js";
-import { oldestElicitingIn } from "../engine/layout.js";
+import { PACKET_WINDOW, SENT_ELICITING, SettleOutcome, SlotField, WINDOW_ENTRY_PRESENT, type Engine } from "../engine/abi.js";
 
 const INITIAL_SLOTS = 8;
 /** Per JS-ring slot: the packet's contents, then the controller's record (or undefined). */
@@ -29,7 +28,6 @@ export class SentRing {
   /** The slot's send times: a view of its own, read per settled packet (the memory never
    *  grows, so it never detaches). */
   private readonly times: Float64Array;
-  private readonly slotBase: number;
   private refs: unknown[];
   private mask = INITIAL_SLOTS - 1;
   private readonly basePacketThreshold: number;
@@ -43,7 +41,6 @@ export class SentRing {
   ) {
     const base = engine.layout.slotOffset + slot * engine.layout.slotStride;
     const buffer = engine.bytes.buffer;
-    this.slotBase = base;
     this.u32 = engine.u32;
     this.head = base >> 2;
     this.ring = (base + SlotField.SentWindow) >> 2;
@@ -58,10 +55,6 @@ export class SentRing {
     return this.u32[this.head + (SlotField.InFlight >> 2)];
   }
 
-  get bytesInFlight(): number {
-    return this.u32[this.head + (SlotField.BytesInFlight >> 2)];
-  }
-
   get dispatched(): number {
     return this.u32[this.head + (SlotField.Dispatched >> 2)];
   }
@@ -72,10 +65,6 @@ export class SentRing {
 
   get dropped(): number {
     return this.u32[this.head + (SlotField.Dropped >> 2)];
-  }
-
-  get lateAcks(): number {
-    return this.u32[this.head + (SlotField.LateAcks >> 2)];
   }
 
   /** The sequence of the newest sealed packet, or -1 before the first. */
@@ -94,9 +83,13 @@ export class SentRing {
     return this.times[sequence & (PACKET_WINDOW - 1)];
   }
 
-  /** Sequence of the oldest ack-eliciting packet in flight, or -1. */
+  /**
+   * Sequence of the oldest ack-eliciting packet in flight (where the RTO runs from), or -1: a
+   * read of the engine's ring from its scan start. Every packet in flight lies in the
+   * PACKET_WINDOW sequences before the next one, so the walk starts no further back.
+   */
   oldestRecordedSequence(): number {
-    return this.inFlight === 0 ? -1 : oldestElicitingIn(this.engine.u32, this.slotBase);
+    return oldestEliciting(this.u32, this.head, this.ring);
   }
 
   /**
@@ -145,9 +138,10 @@ export class SentRing {
     return this.takeLost(now, this.engine.detectLosses(this.slot, now, timeoutMs, timeThresholdMs, this.packetThreshold));
   }
 
-  /** Report every packet in flight lost (the connection closed). */
+  /** Report every packet in flight lost (the connection closed): all are past a timeout of
+   *  -Infinity. */
   dropAll(now: number): void {
-    if (this.inFlight > 0) this.takeLost(now, this.engine.dropAll(this.slot));
+    if (this.inFlight > 0) this.takeLost(now, this.engine.detectLosses(this.slot, now, -Infinity, Infinity, 1));
   }
 
   /** True if some packet in flight carries contents passing `test`. A scan of the ring: for
@@ -223,4 +217,18 @@ function emptyRefs(size: number): unknown[] {
   const refs: unknown[] = [];
   for (let i = 0; i < size * REF_STRIDE; i++) refs.push(undefined);
   return refs;
+}
+
+/** The oldest ack-eliciting packet in flight of the slot whose head and sent ring start at
+ *  those u32 indices (SentRing.oldestRecordedSequence), or -1. */
+export function oldestEliciting(u32: Uint32Array, head: number, ring: number): number {
+  if (u32[head + (SlotField.InFlight >> 2)] === 0) return -1;
+  const next = u32[head + (SlotField.NextSendSequence >> 2)];
+  let seq = u32[head + (SlotField.OldestSent >> 2)];
+  if (((next - seq) & 0xffff) > PACKET_WINDOW) seq = (next - PACKET_WINDOW) & 0xffff;
+  const match = 0xffff | WINDOW_ENTRY_PRESENT | SENT_ELICITING;
+  for (; seq !== next; seq = (seq + 1) & 0xffff) {
+    if ((u32[ring + (seq & (PACKET_WINDOW - 1))] & match) === (WINDOW_ENTRY_PRESENT | SENT_ELICITING | seq)) return seq;
+  }
+  return -1;
 }

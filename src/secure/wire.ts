@@ -39,7 +39,7 @@
  */
 import { TAG_BYTES, type PacketAead } from "./aead.js";
 import type { ReplayWindow } from "./replay-window.js";
-import { readU32, writeU32 } from "../session/handshake.js";
+import { readU32, writeU32 } from "../wire/bytes.js";
 
 export const HELLO = 0x80;
 export const SEALED = 0x81;

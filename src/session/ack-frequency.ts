@@ -17,22 +17,17 @@
  *
  * Wire payload after the system type byte: u8 request sequence (wraps; a receiver applies only
  * a request newer than the last it applied, so a reordered or resent old one changes nothing),
- * u8 threshold (1..MAX_ACK_THRESHOLD) | RECEIVE_TIMES_FLAG.
+ * u8 threshold (1..MAX_ACK_THRESHOLD) | RECEIVE_TIMES_FLAG (src/wire/system.ts).
  *
  * The flag asks the receiver to report receive times (RECEIVE_TIME, PROTOCOL §3) on the packets
  * it sends with frames anyway: the sender asks for them, as for a lower threshold, only while
  * the network limits its flow and its controller takes them (onReceiveTime).
  */
 import type { CongestionController } from "../congestion/controller.js";
+import { RECEIVE_TIMES_FLAG } from "../wire/system.js";
 
 /** The highest threshold a peer may ask for: well inside the 33 packets one ack covers. */
 export const MAX_ACK_THRESHOLD = 16;
-/** Frame header (6) + system type (1) + u8 request sequence + u8 threshold. */
-export const ACK_FREQUENCY_FRAME = 6 + 1 + 1 + 1;
-/** Payload length (type byte included) of an ACK_FREQUENCY system message. */
-export const ACK_FREQUENCY_LENGTH = 3;
-/** Threshold byte bit 7: report receive times. Bits 5-6 must be 0. */
-export const RECEIVE_TIMES_FLAG = 0x80;
 /** How long after data last waited for the window or the pacer a lowered threshold holds. */
 const BLOCKED_HOLD_MS = 1000;
 

@@ -8,18 +8,7 @@
  * address other than its own. Timers: see `Timer`; `nextDeadline()` is the earliest of them.
  */
 import type { ReceiveBudget } from "../channels/receive-budget.js";
-import {
-  DATA_HEADER_BYTES,
-  ACK_DELAY_TRAILER_BYTES,
-  ACK_DELAY_UNITS_PER_MS,
-  DATA_OVERHEAD_BYTES,
-  DeliveryKind,
-  PACKET_WINDOW,
-  PacketType,
-  SettleOutcome,
-  SYSTEM_CHANNEL,
-  type Engine,
-} from "../engine/abi.js";
+import { DATA_HEADER_BYTES, ACK_DELAY_TRAILER_BYTES, CRC_BYTES, DATA_OVERHEAD_BYTES, PACKET_WINDOW, PacketType, SettleOutcome, type Engine } from "../engine/abi.js";
 import { ChannelSet, PacketContents, type DeliveryHandler } from "../channels/index.js";
 import {
   createController,
@@ -38,24 +27,54 @@ import { BandwidthChangeDetector } from "../congestion/bandwidth-events.js";
 import { NetworkClock, unwrapU32 } from "../clock/network-clock.js";
 import type { ResolvedConfig } from "./config.js";
 import { PathMtu } from "./path-mtu.js";
-import { ParityOutcome, ParityReceiver, ParitySender, SYSTEM_PARITY, carriesChannel, fecOption } from "../fec/index.js";
-import { ACK_FREQUENCY_FRAME, ACK_FREQUENCY_LENGTH, AckFrequency } from "./ack-frequency.js";
-import { LATE_BEHIND, LateAckReader, LateArrivals, SYSTEM_LATE_ACK } from "./late-ack.js";
-import { ClientRebind, encodeRebind, REBIND_ATTEMPTS } from "./rebind.js";
+import { ParityOutcome, ParityReceiver, ParitySender, fecOption } from "../fec/index.js";
+import { AckFrequency } from "./ack-frequency.js";
+import { LATE_BEHIND, LateAckReader, LateArrivals } from "./late-ack.js";
+import { ClientRebind, encodeRebind, REBIND_ATTEMPTS, RebindCounters } from "./rebind.js";
+import { AttemptPhase, ClientAttempt } from "./handshake.js";
+import type { AcceptedResponse } from "./server-handshake.js";
+import { connectionKey, encodeDisconnect, type AcceptFields, type ChallengeFields } from "../wire/control.js";
+import { encodeAccept } from "../wire/control-server.js";
+import { readF64, readU16, readU32 } from "../wire/bytes.js";
+import { carriesChannel } from "../wire/frame.js";
+import { readCrc, writeAckDelayTrailer } from "../wire/datagram.js";
 import {
-  AttemptPhase,
-  ClientAttempt,
-  connectionKey,
-  encodeAccept,
-  encodeDisconnect,
-  readU16,
-  readU32,
-  writeU16,
-  writeU32,
-  type AcceptFields,
-  type AcceptedResponse,
-  type ChallengeFields,
-} from "./handshake.js";
+  ACK_DELAY_DELAY_AT,
+  ACK_DELAY_FRAME,
+  ACK_DELAY_LENGTH,
+  ACK_DELAY_SEQUENCE_AT,
+  ACK_FREQUENCY_FRAME,
+  ACK_FREQUENCY_LENGTH,
+  ACK_FREQUENCY_REQUEST_SEQ_AT,
+  ACK_FREQUENCY_THRESHOLD_AT,
+  ackDelayMs,
+  CLOCK_REPLY_ECHO_AT,
+  CLOCK_REPLY_FRAME,
+  CLOCK_REPLY_LENGTH,
+  CLOCK_REPLY_SERVER_TIME_AT,
+  CLOCK_REQUEST_FRAME,
+  CLOCK_REQUEST_LENGTH,
+  CLOCK_REQUEST_SEND_TIME_AT,
+  encodeAckDelay,
+  encodeAckFrequency,
+  encodeClockReply,
+  encodeClockRequest,
+  encodePadding,
+  encodeReceiveTime,
+  RECEIVE_TIME_FRAME,
+  RECEIVE_TIME_LENGTH,
+  RECEIVE_TIME_MICROS_AT,
+  RECEIVE_TIME_SEQUENCE_AT,
+  SYSTEM_ACK_DELAY,
+  SYSTEM_ACK_FREQUENCY,
+  SYSTEM_CLOCK_REPLY,
+  SYSTEM_CLOCK_REQUEST,
+  SYSTEM_LATE_ACK,
+  SYSTEM_PADDING,
+  SYSTEM_PARITY,
+  SYSTEM_RECEIVE_TIME,
+  writeSystemFrameHeader,
+} from "../wire/system.js";
 import type { Address, ConnectionId, ConnectionStats, DenyReason, DisconnectReason, EndpointEvent } from "./types.js";
 
 export const enum ConnectionState {
@@ -163,27 +182,8 @@ export function reasonName(code: number): DisconnectReason {
   return REASON_NAMES[code] ?? "protocol-violation";
 }
 
-const SYSTEM_CLOCK_REQUEST = 1;
-const SYSTEM_CLOCK_REPLY = 2;
-const SYSTEM_ACK_DELAY = 3;
-/** Padding of a path MTU probe (PROTOCOL §3): any length, ignored by the receiver. */
-const SYSTEM_PADDING = 4;
-/** After how many ack-eliciting packets to ack at once (PROTOCOL §3, ack-frequency.ts). */
-const SYSTEM_ACK_FREQUENCY = 5;
-/** When the newest packet received arrived, on the receiver's clock (PROTOCOL §3). */
-const SYSTEM_RECEIVE_TIME = 6;
-/** Frame header (6) + type (1) + u16 sequence + u32 microseconds: a RECEIVE_TIME frame. */
-const RECEIVE_TIME_FRAME = 6 + 1 + 2 + 4;
-/** Payload length (type byte included) of a RECEIVE_TIME system message. */
-const RECEIVE_TIME_LENGTH = 7;
 /** Unanswered CLOCK_REQUESTs a client remembers (their replies are the only ones it takes). */
 const CLOCK_REQUESTS_TRACKED = 64;
-/** Frame header (6) + type (1) + u32: a CLOCK_REQUEST frame. */
-const CLOCK_REQUEST_FRAME = 6 + 1 + 4;
-/** Frame header (6) + type (1) + u32 + f64: a CLOCK_REPLY frame. */
-const CLOCK_REPLY_FRAME = 6 + 1 + 4 + 8;
-/** Frame header (6) + type (1) + u16 sequence + u16 delay: an ACK_DELAY frame. */
-const ACK_DELAY_FRAME = 6 + 1 + 2 + 2;
 /** Shorter waits are not reported: below the timer granularity they do not move an RTO. */
 const ACK_DELAY_MIN_MS = 1;
 const RING = PACKET_WINDOW;
@@ -227,16 +227,16 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    *  state array (congestion/state-layout.ts), which also holds the controller's, the RTT
    *  estimator's and the ping tracker's numbers: an ack touches one array, not four. */
   private readonly num: number[] = newNumTable();
-  /** Touched by the current receive batch. */
-  touched = false;
-  /** In the endpoint's ready-to-send queue. */
-  queued = false;
+  /** Touched by the endpoint's current receive batch (joinBatch). */
+  private touched = false;
+  /** In the endpoint's ready-to-send queue (joinReadyQueue). */
+  private queued = false;
   // Counters as plain fields (one object less per connection).
   private bytesReceived = 0;
   private received = 0;
   /** A server connection's accepted RESPONSE, until the first packet of its session arrives
    *  (then its ACCEPT got through, and the connection moves only by PROTOCOL §5). */
-  acceptedResponse: AcceptedResponse | undefined = undefined;
+  private accepted: AcceptedResponse | undefined = undefined;
   /**
    * Sender side: the RTT sample of the newest first-transmission packet acknowledged by the
    * datagram being dispatched (RFC 9002 §5.3 samples only the largest newly acknowledged
@@ -274,7 +274,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   /** Bytes the carrier adds to each datagram (config.carrier), counted with it everywhere. */
   private readonly carrierOverhead: number;
   /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
-  acceptDue = false;
+  private acceptDue = false;
   private clockRequestDue = false;
   /** clockEchoes is not empty: read per datagram instead of the array, one object less. */
   private clockEchoDue = false;
@@ -329,7 +329,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   attempt: ClientAttempt | undefined;
   /** Salt of the handshake that created this connection (server: to answer repeated responses). */
   salt: number;
-  acceptUserData: Uint8Array = new Uint8Array(0);
+  /** Server: the user data of its ACCEPT, from the accept hook. */
+  private acceptUserData: Uint8Array = new Uint8Array(0);
   /** Set when the connection closes; the endpoint removes it. */
   closeReason: DisconnectReason | undefined;
   closeDeny: DenyReason | undefined;
@@ -357,11 +358,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    *  answering a packet sent before that is about the old address: ignored. A count, not a
    *  16-bit sequence, so no wrap can make a fresh answer look old. */
   private rebindDoneAt = -1;
-  /** Client: REBIND_REQUESTs sent on this connection (each carries the next value). Server:
-   *  the highest counter of a valid request; lower ones are replays. */
-  rebindCounter = 0;
-  /** Server: the counter of the last completed move; a response at or below it is a replay. */
-  rebindDoneCounter = 0;
+  /** REBIND counters: the client's requests, the server's freshness checks (rebind.ts). */
+  readonly rebindCounters = new RebindCounters();
 
   constructor(
     private readonly host: ConnectionHost,
@@ -447,6 +445,57 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.host.engine.keySlot(this.slot, connectionKey(this.salt, sessionId));
   }
 
+  /** Server: the handshake accepted `res`; its ACCEPT, carrying `userData`, is due. */
+  acceptFor(res: AcceptedResponse, userData: Uint8Array): void {
+    this.accepted = res;
+    this.acceptUserData = userData;
+    this.acceptDue = true;
+  }
+
+  /** Server: the RESPONSE this connection was accepted for, until its session's first packet. */
+  get acceptedResponse(): AcceptedResponse | undefined {
+    return this.accepted;
+  }
+
+  /** Server: the client sent its RESPONSE again (our ACCEPT was lost): the ACCEPT goes again. */
+  resendAccept(): void {
+    this.acceptDue = true;
+  }
+
+  /**
+   * Server: the client moved before its session started (its RESPONSE came again from another
+   * address): the address this connection leaves never gets it back, and the ACCEPT goes
+   * again, to the new address the endpoint moves it to.
+   */
+  followHandshakeMove(): void {
+    (this.accepted as AcceptedResponse).leave(this.address);
+    this.acceptDue = true;
+  }
+
+  /** The endpoint's receive batch touched this connection: true the first time per batch. */
+  joinBatch(): boolean {
+    if (this.touched) return false;
+    this.touched = true;
+    return true;
+  }
+
+  /** The endpoint's receive batch is over. */
+  leaveBatch(): void {
+    this.touched = false;
+  }
+
+  /** Joins the endpoint's ready-to-send queue: true if it was not in it. */
+  joinReadyQueue(): boolean {
+    if (this.queued) return false;
+    this.queued = true;
+    return true;
+  }
+
+  /** Leaves the endpoint's ready-to-send queue. */
+  leaveReadyQueue(): void {
+    this.queued = false;
+  }
+
   private startConnected(now: number): void {
     const c = this.host.config;
     this.state = ConnectionState.Connected;
@@ -507,7 +556,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (trailerAck >= 0) this.num[Num.TrailerAckDelayMs] = trailerDelayMs;
     this.received++;
     if (this.trace !== undefined) this.trace.packetReceived(now, sequence, elicits);
-    if (this.acceptedResponse !== undefined) this.acceptedResponse = undefined;
+    if (this.accepted !== undefined) this.accepted = undefined;
     this.newestAckedInDatagram = -1;
     if (this.lateAckReader !== undefined) this.lateAckReader.startDatagram();
     let behindNewest = 0;
@@ -579,24 +628,24 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (length < 1) return this.onDropCounted("invalid");
     const type = arena[offset];
     if (type === SYSTEM_PADDING) return; // a path MTU probe: its arrival (and ack) is the point
-    if (type === SYSTEM_CLOCK_REQUEST && length === 5) {
-      if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + 1));
+    if (type === SYSTEM_CLOCK_REQUEST && length === CLOCK_REQUEST_LENGTH) {
+      if (this.clockEchoes.length < 8) this.clockEchoes.push(readU32(arena, offset + CLOCK_REQUEST_SEND_TIME_AT));
       this.clockEchoDue = true;
-    } else if (type === SYSTEM_ACK_DELAY && length === 5) {
+    } else if (type === SYSTEM_ACK_DELAY && length === ACK_DELAY_LENGTH) {
       // Applies only to the packet this datagram newly acknowledged as its newest (a report for
       // an older or already-sampled packet is ignored), capped at the longest wait the peer's
       // ack policy allows (the peer runs the same defaults as we do).
-      const sequence = readU16(arena, offset + 1);
-      const delayMs = readU16(arena, offset + 3) / ACK_DELAY_UNITS_PER_MS;
+      const sequence = readU16(arena, offset + ACK_DELAY_SEQUENCE_AT);
+      const delayMs = ackDelayMs(readU16(arena, offset + ACK_DELAY_DELAY_AT));
       if (this.rttPendingSeq === sequence) this.takePeerAckDelay(delayMs);
       else if (this.recovery.lateAckedSeq === sequence) this.recovery.onLateAckDelay(this.cappedPeerAckDelay(delayMs));
     } else if (type === SYSTEM_ACK_FREQUENCY && length === ACK_FREQUENCY_LENGTH) {
-      if (!this.ackFrequency.onRequest(arena[offset + 1], arena[offset + 2])) return this.onDropCounted("invalid");
+      if (!this.ackFrequency.onRequest(arena[offset + ACK_FREQUENCY_REQUEST_SEQ_AT], arena[offset + ACK_FREQUENCY_THRESHOLD_AT])) return this.onDropCounted("invalid");
       // Packets already received may now be enough for an ack at once (only a connected side acks).
       // (ackOwed is false unless connected: close() clears it and only a connected side sets it.)
       if (this.ackOwed && this.receivedSinceAck >= this.ackFrequency.threshold) this.num[Timer.AckDelay] = now;
     } else if (type === SYSTEM_RECEIVE_TIME && length === RECEIVE_TIME_LENGTH) {
-      this.onReceiveTime(now, readU16(arena, offset + 1), readU32(arena, offset + 3));
+      this.onReceiveTime(now, readU16(arena, offset + RECEIVE_TIME_SEQUENCE_AT), readU32(arena, offset + RECEIVE_TIME_MICROS_AT));
     } else if (type === SYSTEM_PARITY) {
       this.onParity(arena, offset, length);
     } else if (type === SYSTEM_LATE_ACK) {
@@ -608,13 +657,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         const outcome = this.delivery.acknowledge(sequence);
         if (outcome !== SettleOutcome.None) this.onSettled(now, sequence, outcome, this.delivery.largestAckedSequence);
       }
-    } else if (type === SYSTEM_CLOCK_REPLY && length === 13 && this.clock !== undefined) {
-      const echo = readU32(arena, offset + 1);
+    } else if (type === SYSTEM_CLOCK_REPLY && length === CLOCK_REPLY_LENGTH && this.clock !== undefined) {
+      const echo = readU32(arena, offset + CLOCK_REPLY_ECHO_AT);
       const out = this.clockRequestsOut;
       const at = out === undefined ? -1 : out.indexOf(echo);
       if (at < 0) return this.onDropCounted("invalid");
       out!.splice(at, 1);
-      this.clock.onSample(unwrapU32(now, echo), readF64LE(arena, offset + 5), now, 0);
+      this.clock.onSample(unwrapU32(now, echo), readF64(arena, offset + CLOCK_REPLY_SERVER_TIME_AT), now, 0);
     } else {
       this.onDropCounted("invalid");
     }
@@ -1129,9 +1178,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const bytes = this.host.engine.bytes;
     const at = offset + DATA_HEADER_BYTES;
     const framesLength = size - DATA_OVERHEAD_BYTES;
-    writeFrameHeader(bytes, at, framesLength - 6);
-    bytes[at + 6] = SYSTEM_PADDING;
-    bytes.fill(0, at + 7, at + framesLength);
+    encodePadding(bytes, at, framesLength);
     const length = this.seal(now, offset, framesLength, PacketType.Data, PROBE);
     (this.pathMtu as PathMtu).onProbeSent(this.delivery.newestDispatched, size);
     this.probeCheckAt = Infinity; // until the probe is acknowledged or lost
@@ -1155,7 +1202,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     const framesAt = offset + DATA_HEADER_BYTES;
     const n = sender.writeMessage(bytes, framesAt + 6, this.datagramMtu - DATA_OVERHEAD_BYTES - 6);
     if (n === 0) return 0;
-    writeFrameHeader(bytes, framesAt, n);
+    writeSystemFrameHeader(bytes, framesAt, n);
     const length = this.seal(now, offset, 6 + n, PacketType.Data, undefined);
     sender.parityBytes += length;
     sender.onParitySent(this.delivery.newestDispatched, this.recovery.lossRate);
@@ -1223,22 +1270,13 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.clockEchoDue) {
       const echoes = this.clockEchoes;
       while (echoes.length > 0 && room - written >= CLOCK_REPLY_FRAME) {
-        const p = at + written;
-        writeFrameHeader(bytes, p, 1 + 4 + 8);
-        bytes[p + 6] = SYSTEM_CLOCK_REPLY;
-        writeU32(bytes, p + 7, echoes.shift() as number);
-        writeF64LE(bytes, p + 11, now);
-        written += CLOCK_REPLY_FRAME;
+        written += encodeClockReply(bytes, at + written, echoes.shift() as number, now);
       }
       this.clockEchoDue = echoes.length > 0;
     }
     if (this.clockRequestDue && room - written >= CLOCK_REQUEST_FRAME) {
-      const p = at + written;
-      writeFrameHeader(bytes, p, 1 + 4);
-      bytes[p + 6] = SYSTEM_CLOCK_REQUEST;
       const sentAt = Math.floor(now) >>> 0;
-      writeU32(bytes, p + 7, sentAt);
-      written += CLOCK_REQUEST_FRAME;
+      written += encodeClockRequest(bytes, at + written, sentAt);
       this.clockRequestDue = false;
       const out = (this.clockRequestsOut ??= []);
       // 64 cover a reply 6.4 s late at the fast start's 10/s (640 ms at the fastest clockSyncMs,
@@ -1253,22 +1291,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private writeAckFrequency(bytes: Uint8Array, at: number, room: number): number {
     if (room < ACK_FREQUENCY_FRAME) return 0;
     const af = this.ackFrequency;
-    writeFrameHeader(bytes, at, ACK_FREQUENCY_LENGTH);
-    bytes[at + 6] = SYSTEM_ACK_FREQUENCY;
-    bytes[at + 7] = af.requestSequence;
-    bytes[at + 8] = af.requestThreshold;
-    return ACK_FREQUENCY_FRAME;
+    return encodeAckFrequency(bytes, at, af.requestSequence, af.requestThreshold);
   }
 
   /** RECEIVE_TIME (PROTOCOL §3): when the newest packet received arrived, in microseconds. */
   private writeReceiveTime(bytes: Uint8Array, at: number, room: number): number {
     if (room < RECEIVE_TIME_FRAME) return 0;
-    writeFrameHeader(bytes, at, RECEIVE_TIME_LENGTH);
-    bytes[at + 6] = SYSTEM_RECEIVE_TIME;
-    writeU16(bytes, at + 7, this.newestReceivedSeq);
-    writeU32(bytes, at + 9, Math.floor(this.num[Num.NewestReceivedAt] * 1000) >>> 0);
     this.receiveTimeUnreported = false;
-    return RECEIVE_TIME_FRAME;
+    return encodeReceiveTime(bytes, at, this.newestReceivedSeq, this.num[Num.NewestReceivedAt]);
   }
 
   /**
@@ -1281,11 +1311,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (!this.newestReceivedUnreported || room < ACK_DELAY_FRAME) return 0;
     const waitedMs = now - this.num[Num.NewestReceivedAt];
     if (waitedMs < ACK_DELAY_MIN_MS) return 0;
-    writeFrameHeader(bytes, at, 1 + 2 + 2);
-    bytes[at + 6] = SYSTEM_ACK_DELAY;
-    writeU16(bytes, at + 7, this.newestReceivedSeq);
-    writeU16(bytes, at + 9, Math.min(0xffff, Math.floor(waitedMs * ACK_DELAY_UNITS_PER_MS)));
-    return ACK_DELAY_FRAME;
+    return encodeAckDelay(bytes, at, this.newestReceivedSeq, waitedMs);
   }
 
   /**
@@ -1298,8 +1324,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (!this.newestReceivedUnreported) return 0;
     const waitedMs = now - this.num[Num.NewestReceivedAt];
     if (waitedMs < ACK_DELAY_MIN_MS) return 0;
-    writeU16(bytes, at, Math.min(0xffff, Math.floor(waitedMs * ACK_DELAY_UNITS_PER_MS)));
-    return ACK_DELAY_TRAILER_BYTES;
+    return writeAckDelayTrailer(bytes, at, waitedMs);
   }
 
   /** True if a datagram could be due right now (used to keep the ready queue short). */
@@ -1395,12 +1420,12 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (rebind.nextSendAt > now) return 0;
     // Past REBIND_ATTEMPTS the newest request is repeated (same counter: still fresh at the
     // server, and never more than REBIND_COUNTER_LEAD ahead of what it saw).
-    if (!rebind.exhausted) rebind.counter = ++this.rebindCounter;
+    if (!rebind.exhausted) rebind.counter = this.rebindCounters.next();
     const length = engine.sealControl(
       offset,
       encodeRebind(engine.bytes, offset, PacketType.RebindRequest, c.protocolId, this.salt, this.sessionId, rebind.counter, 0),
     );
-    rebind.requestCrc = readU32(engine.bytes, offset + length - 4);
+    rebind.requestCrc = readCrc(engine.bytes, offset + length - CRC_BYTES);
     // Not the RTO: the data lost while the address was unknown has backed it off. Twice the
     // path's RTT, 100 ms to 1 s, doubling per request up to 1 s.
     const rtt = this.rtt.sampleCount > 0 ? this.rtt.smoothedMs : c.handshakeResendMs;
@@ -1675,27 +1700,4 @@ function controllerConfig(config: ResolvedConfig, seed: number, carrierOverhead 
     binary: o.binary,
     fixed: o.fixed,
   };
-}
-
-// Little-endian f64 through one shared 8-byte scratch (no DataView per clock frame).
-const F64_BUFFER = new ArrayBuffer(8);
-const F64_VIEW = new DataView(F64_BUFFER);
-const F64_BYTES = new Uint8Array(F64_BUFFER);
-
-function writeF64LE(bytes: Uint8Array, at: number, value: number): void {
-  F64_VIEW.setFloat64(0, value, true);
-  bytes.set(F64_BYTES, at);
-}
-
-function readF64LE(bytes: Uint8Array, at: number): number {
-  for (let i = 0; i < 8; i++) F64_BYTES[i] = bytes[at + i];
-  return F64_VIEW.getFloat64(0, true);
-}
-
-/** A system-channel frame header: channel 255, kind Unreliable, messageSeq 0, length. */
-function writeFrameHeader(bytes: Uint8Array, at: number, payloadLength: number): void {
-  bytes[at] = SYSTEM_CHANNEL;
-  bytes[at + 1] = DeliveryKind.Unreliable;
-  writeU16(bytes, at + 2, 0);
-  writeU16(bytes, at + 4, payloadLength);
 }

@@ -12,9 +12,6 @@
  */
 import {
   ACK_DELAY_TRAILER_BYTES,
-  ACK_DELAY_UNITS_PER_MS,
-  ACKS_VALID,
-  DATA_HEADER_BYTES,
   DATA_OVERHEAD_BYTES,
   DESCRIPTOR_INTS,
   DropReason,
@@ -53,35 +50,31 @@ import {
   SessionConfigError,
   UserDataTooLargeError,
 } from "./errors.js";
+import { denyReasonName } from "./handshake.js";
+import { AcceptedResponse, CookieJar } from "./server-handshake.js";
+import { readU32, writeU32 } from "../wire/bytes.js";
+import { isAckOnly, readAckDelayTrailerMs, readCrc, readDataAck } from "../wire/datagram.js";
 import {
-  CookieJar,
   DenyCode,
   MAX_ACCEPT_USER_DATA,
   MAX_DENY_USER_DATA,
   MAX_DISCONNECT_USER_DATA,
   MAX_RESPONSE_USER_DATA,
-  denyReasonName,
-  encodeChallenge,
-  encodeDeny,
+  decodeAccept,
+  decodeChallenge,
+  decodeDeny,
+  decodeDisconnect,
+  decodeDisconnectAck,
+  decodeNoConnection,
+  decodeRebind,
   encodeDisconnect,
   encodeDisconnectAck,
   encodeNoConnection,
-  parseAccept,
-  parseChallenge,
-  parseDeny,
-  parseDisconnect,
-  parseDisconnectAck,
-  parseNoConnection,
-  parseRequest,
-  parseResponse,
-  readU32,
-  sameResponse,
-  writeU32,
-  type ResponseFields,
-} from "./handshake.js";
-import { encodeRebind, parseRebind, rebindProofValid, rebindTag, REBIND_COUNTER_LEAD, REBIND_WINDOW_MS } from "./rebind.js";
-import { checkPunchArguments, encodePunch, PunchTokens } from "./punch.js";
-import { isAckOnly } from "./late-ack.js";
+  encodePunch,
+} from "../wire/control.js";
+import { decodeRequest, decodeResponse, encodeChallenge, encodeDeny, type ResponseFields } from "../wire/control-server.js";
+import { encodeRebind, rebindProofValid, rebindTag, REBIND_WINDOW_MS } from "./rebind.js";
+import { checkPunchArguments, PunchTokens } from "./punch.js";
 import { ReceiveBudget } from "../channels/receive-budget.js";
 import { AddressRateLimiter } from "./rate-limit.js";
 import type { Address, SansIoNode, Transmit } from "./sans-io.js";
@@ -154,8 +147,6 @@ export interface EndpointCounters {
 const CONTROL_QUEUE_LIMIT = 1024;
 /** Most datagrams rebuilt from parity per receive batch (each parity rebuilds at most one). */
 const REBUILT_LIMIT = 256;
-/** Moves of an accepted connection by repeats of its RESPONSE (acceptedElsewhere), at most. */
-const MAX_HANDSHAKE_MOVES = 4;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
 const EMPTY = new Uint8Array(0);
@@ -629,19 +620,19 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     while (this.readyHead < this.ready.length) {
       const conn = this.ready[this.readyHead++];
       if (conn.state === ConnectionState.Closed) {
-        conn.queued = false;
+        conn.leaveReadyQueue();
         continue;
       }
       const length = conn.writeDatagram(now, offset);
       if (length === 0) {
-        conn.queued = false;
+        conn.leaveReadyQueue();
         this.reschedule(conn);
         continue;
       }
       // Back of the line only if it may have more: a connection that wrote its one datagram
       // would otherwise get a second, empty writeDatagram pass per turn.
       if (!conn.wantsToSend(now)) {
-        conn.queued = false;
+        conn.leaveReadyQueue();
         this.reschedule(conn);
       }
       // Still in line, its heap deadline is refreshed when it leaves (above): meanwhile
@@ -707,9 +698,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   private markReady(conn: Connection): void {
-    if (conn.queued) return;
-    conn.queued = true;
-    this.ready.push(conn);
+    if (conn.joinReadyQueue()) this.ready.push(conn);
   }
 
   private reschedule(conn: Connection): void {
@@ -884,7 +873,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     }
     if (this.rebuilt.length > 0) this.readRebuilt();
     for (const conn of this.touched) {
-      conn.touched = false;
+      conn.leaveBatch();
       if (conn.state !== ConnectionState.Closed) conn.afterReceive(now);
       if (conn.state === ConnectionState.Closed) this.remove(conn);
       else {
@@ -938,10 +927,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   }
 
   private touch(conn: Connection): void {
-    if (!conn.touched) {
-      conn.touched = true;
-      this.touched.push(conn);
-    }
+    if (conn.joinBatch()) this.touched.push(conn);
   }
 
   /** A pure ack that reports its ack delay (PROTOCOL §2): read from the datagram in the arena. */
@@ -949,12 +935,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const bytes = this.engine.bytes;
     const at = this.engine.layout.rxArenaOffset + index * MAX_DATAGRAM_BYTES;
     // Without ACKS_VALID the header's `ack` names nothing, so neither does the delay.
-    const ack = (bytes[at] & ACKS_VALID) !== 0 ? bytes[at + 3] | (bytes[at + 4] << 8) : -1;
-    const delayMs = (bytes[at + DATA_HEADER_BYTES] | (bytes[at + DATA_HEADER_BYTES + 1] << 8)) / ACK_DELAY_UNITS_PER_MS;
-    conn.onPacketReceived(now, false, sequence, ack, delayMs);
+    conn.onPacketReceived(now, false, sequence, readDataAck(bytes, at), readAckDelayTrailerMs(bytes, at));
   }
 
-  /** A DATA packet carrying only acks (late-ack.ts, isAckOnly): not ack-eliciting. */
+  /** A DATA packet carrying only acks (wire/datagram.ts, isAckOnly): not ack-eliciting. */
   private isAckOnly(index: number, length: number): boolean {
     return isAckOnly(this.engine.bytes, this.engine.layout.rxArenaOffset + index * MAX_DATAGRAM_BYTES, length);
   }
@@ -1068,7 +1052,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           this.counters.handshakeRateLimited++;
           return;
         }
-        const req = parseRequest(b, offset, length);
+        const req = decodeRequest(b, offset, length);
         if (req === undefined) return this.unexpected();
         if (req.wireVersion !== WIRE_VERSION || req.appVersion !== this.config.appVersion) {
           // Stateless and smaller than the 256-byte request.
@@ -1085,7 +1069,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
           this.counters.handshakeRateLimited++;
           return;
         }
-        const res = parseResponse(b, offset, length);
+        const res = decodeResponse(b, offset, length);
         if (res === undefined) return this.unexpected();
         if (!this.cookies.check(now, from, res.salt, b, res.cookieAt)) {
           this.counters.badCookies++;
@@ -1105,7 +1089,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
             // never heard on (closed from its "connect" event): it cannot read our DISCONNECT
             // before it has the ACCEPT.
             if (conn.state === ConnectionState.Connected || (conn.state === ConnectionState.Disconnecting && conn.acceptedResponse !== undefined)) {
-              conn.acceptDue = true;
+              conn.resendAccept();
               this.markReady(conn);
             }
             return;
@@ -1163,14 +1147,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         return this.admit(now, from, { ...res, identity }, acceptData);
       }
       case PacketType.Challenge: {
-        const fields = parseChallenge(b, offset, length);
+        const fields = decodeChallenge(b, offset, length);
         if (conn === undefined || fields === undefined || !conn.onChallenge(now, fields)) return this.unexpected();
         this.markReady(conn);
         this.reschedule(conn);
         return;
       }
       case PacketType.Accept: {
-        const fields = parseAccept(b, offset, length);
+        const fields = decodeAccept(b, offset, length);
         if (conn === undefined || fields === undefined) return this.unexpected();
         const wasAttempt = conn.attempt !== undefined;
         if (!conn.onAccept(now, fields)) return this.unexpected();
@@ -1179,7 +1163,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         return;
       }
       case PacketType.Deny: {
-        const fields = parseDeny(b, offset, length);
+        const fields = decodeDeny(b, offset, length);
         if (conn === undefined || fields === undefined || conn.state !== ConnectionState.Connecting || fields.salt !== conn.salt) {
           return this.unexpected();
         }
@@ -1188,7 +1172,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         return;
       }
       case PacketType.Disconnect: {
-        const fields = parseDisconnect(b, offset, length);
+        const fields = decodeDisconnect(b, offset, length);
         if (fields === undefined) return this.unexpected();
         // Always acknowledged, even when the connection is already gone (PROTOCOL §4). The ack
         // (9 bytes) is smaller than any DISCONNECT (>= 12), and rate limited per address.
@@ -1207,7 +1191,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         return;
       }
       case PacketType.DisconnectAck: {
-        const sessionId = parseDisconnectAck(b, offset, length);
+        const sessionId = decodeDisconnectAck(b, offset, length);
         if (conn === undefined && this.goodbyes.get(from)?.sessionId === sessionId) {
           this.goodbyes.delete(from);
           return;
@@ -1222,7 +1206,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         // Genuine only if it echoes a packet we sent (its sequence and CRC, which carry the
         // connection key): anyone can send NO_CONNECTION from our peer's address. A CRC of 0
         // never counts: it is what the ring holds where no packet was sealed yet.
-        const echo = parseNoConnection(b, offset, length);
+        const echo = decodeNoConnection(b, offset, length);
         if (echo === undefined || echo.crc === 0) {
           this.counters.unverifiedNoConnection++;
           return;
@@ -1264,7 +1248,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.emit({ type: "punch", address: from, token: b.slice(offset, offset + PUNCH_BODY_BYTES) });
         return;
       case PacketType.RebindChallenge: {
-        const fields = parseRebind(b, offset, length);
+        const fields = decodeRebind(b, offset, length);
         if (
           conn === undefined ||
           fields === undefined ||
@@ -1297,7 +1281,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private onRebind(now: number, from: Address, type: PacketType, offset: number, length: number): void {
     const b = this.engine.bytes;
     if (!this.config.server) return this.unexpected();
-    const fields = parseRebind(b, offset, length);
+    const fields = decodeRebind(b, offset, length);
     if (fields === undefined) return this.unexpected();
     const conn = this.bySession.get(fields.sessionId);
     const holder = this.byAddress.get(from);
@@ -1318,18 +1302,14 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       this.counters.rebindsRefused++;
       if (type !== PacketType.RebindRequest) return;
       if (!this.handshakeLimiter.allow(now, rateKeyOf(from))) this.counters.handshakeRateLimited++;
-      else this.replyNoConnection(now, from, 0, readU32(b, offset + length), false);
+      else this.replyNoConnection(now, from, 0, readCrc(b, offset + length), false);
       return;
     }
     const window = Math.floor(now / REBIND_WINDOW_MS);
     if (type === PacketType.RebindRequest) {
-      // Fresh: at least the highest counter seen (the same one again is a retransmission, or
-      // an observer's copy racing it: each address gets its own challenge). Older: a replay.
+      // Older than the highest seen, or far ahead of it: a replay, or no client's (rebind.ts).
       const counter = fields.tokenLow;
-      // Never far ahead either: a client sends 4 requests per move, so a jump past
-      // REBIND_COUNTER_LEAD is no client's (it would lock the real client's requests out).
-      // (rebindCounter >= rebindDoneCounter always: a move completes at the highest seen.)
-      if (counter < conn.rebindCounter || counter <= conn.rebindDoneCounter || counter > conn.rebindCounter + REBIND_COUNTER_LEAD) {
+      if (!conn.rebindCounters.requestFresh(counter)) {
         this.counters.rebindsRefused++;
         return;
       }
@@ -1339,7 +1319,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
         this.counters.handshakeRateLimited++;
         return;
       }
-      conn.rebindCounter = counter;
+      conn.rebindCounters.requested(counter);
       const packet = new Uint8Array(1 + REBIND_BODY_BYTES);
       const tag = rebindTag(this.secretKey, conn.sessionId, counter, from, window);
       encodeRebind(packet, 0, PacketType.RebindChallenge, this.config.protocolId, conn.salt, conn.sessionId, tag, counter);
@@ -1352,17 +1332,15 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     const counter = fields.tokenHigh;
     const tag = fields.tokenLow;
     if (
-      counter <= conn.rebindDoneCounter ||
+      !conn.rebindCounters.responseFresh(counter) ||
       (tag !== rebindTag(this.secretKey, conn.sessionId, counter, from, window) &&
         tag !== rebindTag(this.secretKey, conn.sessionId, counter, from, window - 1))
     ) {
       this.counters.rebindsRefused++;
       return;
     }
-    // Every request of this move is spent, not only the one answered (on a slow path the
-    // server has seen later ones too): a replay of any of them gets no reply. (A valid tag is
-    // only ever made for a counter the server accepted, so counter <= rebindCounter.)
-    conn.rebindDoneCounter = conn.rebindCounter;
+    // (A valid tag is only ever made for a counter the server accepted, so counter <= highest.)
+    conn.rebindCounters.moved();
     const old = conn.address;
     // Already there (the client asked again for data sent before the move).
     if (old === from) return;
@@ -1408,11 +1386,10 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     // Disconnecting too: closed from its "connect" event before its ACCEPT reached the client,
     // the connection must still reach it (ACCEPT, then DISCONNECT) rather than open a second one.
     if (conn === undefined || accepted === undefined || (conn.state !== ConnectionState.Connected && conn.state !== ConnectionState.Disconnecting) || conn.address === from) return false;
-    if (res.wireVersion !== WIRE_VERSION || !sameResponse(accepted, res) || !this.config.migration) return false;
-    if (accepted.left.includes(from) || accepted.left.length >= MAX_HANDSHAKE_MOVES) return true;
-    accepted.left.push(conn.address);
+    if (res.wireVersion !== WIRE_VERSION || !accepted.repeatedBy(res) || !this.config.migration) return false;
+    if (!accepted.mayMoveTo(from)) return true;
     this.counters.handshakeMoves++;
-    conn.acceptDue = true;
+    conn.followHandshakeMove();
     this.moveConnection(now, conn, from);
     return true;
   }
@@ -1426,9 +1403,7 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     created.startSession(sessionId);
     this.bySession.set(sessionId, created);
     this.bySalt.set(res.salt, created);
-    created.acceptedResponse = { appVersion: res.appVersion, channelHash: res.channelHash, userData: res.userData.slice(), left: [] };
-    created.acceptDue = true;
-    created.acceptUserData = acceptData;
+    created.acceptFor(new AcceptedResponse(res), acceptData);
     const identity = res.identity;
     this.emit(identity === undefined ? { type: "connect", connection: created.id, address: from, userData: res.userData } : { type: "connect", connection: created.id, address: from, userData: res.userData, identity });
     this.markReady(created);

@@ -13,15 +13,10 @@
  *   number per datagram) and lists the sequences it names, each once, for the session to
  *   acknowledge as it does a header's.
  *
- * Wire payload after the system type byte: 1..LATE_ACK_MAX_RANGES ranges of 3 bytes, u16
- * `first`, u8 `extra`: sequences first .. first + extra (mod 65536) were received.
+ * The frame's bytes are src/wire/system.ts.
  */
-import { DeliveryKind, SYSTEM_CHANNEL } from "../engine/abi.js";
 import { sequenceGreaterThan } from "../engine/sequence.js";
-import { readU16, writeU16 } from "./handshake.js";
-
-/** System message type of LATE_ACK. */
-export const SYSTEM_LATE_ACK = 8;
+import { LATE_ACK_RANGE_BYTES, readLateAckExtra, readLateAckFirst, SYSTEM_FRAME_HEAD, writeLateAckHead, writeLateAckRange } from "../wire/system.js";
 /** How far behind the newest received an arrival is named by no header's ack bits. */
 export const LATE_BEHIND = 33;
 /** Ranges one LATE_ACK frame may carry. */
@@ -31,9 +26,6 @@ export const LATE_ACK_MAX_RANGES = 32;
 export const LATE_ACK_MAX_PER_DATAGRAM = 256;
 /** Packets each late arrival is reported in. */
 export const LATE_ACK_REPEATS = 4;
-/** Frame header (6) + system type (1). */
-const FRAME_HEAD = 7;
-const RANGE_BYTES = 3;
 /** Arrivals waiting to be reported; the oldest report is given up beyond this. */
 const MAX_PENDING = LATE_ACK_MAX_RANGES;
 
@@ -68,7 +60,7 @@ export class LateArrivals {
   write(bytes: Uint8Array, at: number, room: number, newest: number): number {
     const seqs = this.sequences;
     const count = seqs.length;
-    if (count === 0 || room < FRAME_HEAD + RANGE_BYTES) return 0;
+    if (count === 0 || room < SYSTEM_FRAME_HEAD + LATE_ACK_RANGE_BYTES) return 0;
     const order = this.order;
     order.length = 0;
     // Insertion sort by distance behind `newest` (at most MAX_PENDING entries).
@@ -81,8 +73,7 @@ export class LateArrivals {
       }
       order[j] = i;
     }
-    const maxRanges = Math.min(LATE_ACK_MAX_RANGES, Math.floor((room - FRAME_HEAD) / RANGE_BYTES));
-    let p = at + FRAME_HEAD;
+    const maxRanges = Math.min(LATE_ACK_MAX_RANGES, Math.floor((room - SYSTEM_FRAME_HEAD) / LATE_ACK_RANGE_BYTES));
     let ranges = 0;
     let k = 0;
     while (k < count && ranges < maxRanges) {
@@ -96,17 +87,10 @@ export class LateArrivals {
         this.left[order[k]]--;
         k++;
       }
-      writeU16(bytes, p, low);
-      bytes[p + 2] = (top - low) & 0xffff; // < MAX_PENDING: fits the u8
-      p += RANGE_BYTES;
+      writeLateAckRange(bytes, at, ranges, low, (top - low) & 0xffff); // < MAX_PENDING: fits the u8
       ranges++;
     }
-    const length = FRAME_HEAD + ranges * RANGE_BYTES;
-    bytes[at] = SYSTEM_CHANNEL;
-    bytes[at + 1] = DeliveryKind.Unreliable;
-    writeU16(bytes, at + 2, 0);
-    writeU16(bytes, at + 4, length - 6);
-    bytes[at + 6] = SYSTEM_LATE_ACK;
+    const length = writeLateAckHead(bytes, at, ranges);
     // Drop the arrivals reported often enough.
     let w = 0;
     for (let i = 0; i < count; i++) {
@@ -152,23 +136,22 @@ export class LateAckReader {
    */
   read(arena: Uint8Array, offset: number, length: number, newestSent: number): number {
     const body = length - 1;
-    const ranges = body / RANGE_BYTES;
-    if (newestSent < 0 || body < RANGE_BYTES || body % RANGE_BYTES !== 0 || ranges > LATE_ACK_MAX_RANGES) return this.refuse();
+    const ranges = body / LATE_ACK_RANGE_BYTES;
+    if (newestSent < 0 || body < LATE_ACK_RANGE_BYTES || body % LATE_ACK_RANGE_BYTES !== 0 || ranges > LATE_ACK_MAX_RANGES) return this.refuse();
     const next = (newestSent + 1) & 0xffff;
     let total = 0;
     for (let r = 0; r < ranges; r++) {
-      const p = offset + 1 + r * RANGE_BYTES;
-      const last = (readU16(arena, p) + arena[p + 2]) & 0xffff;
+      const extra = readLateAckExtra(arena, offset, r);
+      const last = (readLateAckFirst(arena, offset, r) + extra) & 0xffff;
       if (!sequenceGreaterThan(next, last)) return this.refuse();
-      total += arena[p + 2] + 1;
+      total += extra + 1;
     }
     if (total > this.budget) return this.refuse();
     this.budget -= total;
     let n = 0;
     for (let r = 0; r < ranges; r++) {
-      const p = offset + 1 + r * RANGE_BYTES;
-      const first = readU16(arena, p);
-      const extra = arena[p + 2];
+      const first = readLateAckFirst(arena, offset, r);
+      const extra = readLateAckExtra(arena, offset, r);
       for (let i = 0; i <= extra; i++) {
         const sequence = (first + i) & 0xffff;
         const slot = sequence & (SEEN_SLOTS - 1);
@@ -185,31 +168,4 @@ export class LateAckReader {
     this.refused++;
     return -1;
   }
-}
-
-/** System message type of ACK_DELAY (PROTOCOL §3), which may follow a LATE_ACK in an ack. */
-const SYSTEM_ACK_DELAY = 3;
-/** An ACK_DELAY frame: header (6) + type (1) + u16 sequence + u16 delay. */
-const ACK_DELAY_FRAME = 11;
-
-/**
- * True if the DATA datagram at `bytes[at]` (`length` bytes, CRC included, frames already
- * checked by the engine) is an ack only: its frames are one LATE_ACK, optionally followed by one
- * ACK_DELAY (PROTOCOL §3). Such a packet is not ack-eliciting, as a pure ack is not.
- */
-export function isAckOnly(bytes: Uint8Array, at: number, length: number): boolean {
-  const frames = at + 9;
-  const framesLength = length - 13;
-  if (framesLength < FRAME_HEAD + RANGE_BYTES || bytes[frames] !== SYSTEM_CHANNEL || bytes[frames + 6] !== SYSTEM_LATE_ACK) return false;
-  if (bytes[frames + 1] !== DeliveryKind.Unreliable) return false;
-  const first = 6 + readU16(bytes, frames + 4);
-  if (first === framesLength) return true;
-  const p = frames + first;
-  return (
-    framesLength - first === ACK_DELAY_FRAME &&
-    bytes[p] === SYSTEM_CHANNEL &&
-    bytes[p + 1] === DeliveryKind.Unreliable &&
-    readU16(bytes, p + 4) === ACK_DELAY_FRAME - 6 &&
-    bytes[p + 6] === SYSTEM_ACK_DELAY
-  );
 }

@@ -19,10 +19,10 @@
  * answered: the endpoint sends punches only when its application asks, so it cannot be used
  * to reflect traffic.
  */
-import { PacketType, PUNCH_BODY_BYTES } from "../engine/abi.js";
+import { PUNCH_BODY_BYTES } from "../engine/abi.js";
+import { readU32 } from "../wire/bytes.js";
 import { isValidAddress } from "./address.js";
 import { InvalidAddressError, InvalidPunchTokenError } from "./errors.js";
-import { readU32 } from "./handshake.js";
 import type { Address } from "./sans-io.js";
 
 /** A token is accepted for this long after this endpoint last punched with it. */
@@ -31,13 +31,6 @@ export const PUNCH_ACCEPT_MS = 30_000;
 export const MAX_PUNCH_TOKENS = 64;
 /** "punch" events per token: enough for every candidate address of a peer, several times. */
 export const PUNCH_EVENTS_PER_TOKEN = 16;
-
-/** type u8 | token 8 bytes (the CRC is added by the engine's sealControl). */
-export function encodePunch(b: Uint8Array, at: number, token: Uint8Array): number {
-  b[at] = PacketType.NatPunch;
-  b.set(token.subarray(0, PUNCH_BODY_BYTES), at + 1);
-  return 1 + PUNCH_BODY_BYTES;
-}
 
 /** A token as a Map key: its two u32 halves. */
 function tokenKey(b: Uint8Array, at: number): string {

@@ -39,13 +39,12 @@
  * not hold is answered NO_CONNECTION, echoing the request's CRC, so a client whose server
  * really dropped it learns that one round trip later.
  */
-import { PacketType, PROTOCOL_MAGIC, REBIND_BODY_BYTES } from "../engine/abi.js";
+import { PROTOCOL_MAGIC } from "../engine/abi.js";
+import { readU32, writeU32 } from "../wire/bytes.js";
+import { encodeRebindFields, REBIND_PROVEN_BYTES, writeRebindProof, type RebindFields, type RebindType } from "../wire/control.js";
 import { addressBytes } from "./address.js";
 import { sipHash64, type SipKey } from "./cookie.js";
-import { readU32, writeU32 } from "./handshake.js";
 
-/** Bytes the proof covers: type, sessionId, token. */
-const PROVEN_BYTES = 13;
 /** Client: requests with a new counter per move (then the last one is repeated). */
 export const REBIND_ATTEMPTS = 4;
 /**
@@ -56,14 +55,6 @@ export const REBIND_COUNTER_LEAD = 64;
 /** Server: a challenge's tag is good in its time window and the next one (5-10 s). */
 export const REBIND_WINDOW_MS = 5000;
 
-export interface RebindFields {
-  sessionId: number;
-  tokenLow: number;
-  tokenHigh: number;
-  /** The proof field as read (checked with rebindProofValid). */
-  proof: number;
-}
-
 const proofOut = new Uint8Array(8);
 const key: [number, number, number, number] = [0, 0, 0, 0];
 
@@ -73,7 +64,7 @@ function proofOf(b: Uint8Array, at: number, protocolId: number, salt: number, se
   key[1] = sessionId >>> 0;
   key[2] = protocolId >>> 0;
   key[3] = PROTOCOL_MAGIC;
-  sipHash64(key as SipKey, b, at, PROVEN_BYTES, proofOut);
+  sipHash64(key as SipKey, b, at, REBIND_PROVEN_BYTES, proofOut);
   return readU32(proofOut, 0);
 }
 
@@ -84,25 +75,16 @@ function proofOf(b: Uint8Array, at: number, protocolId: number, salt: number, se
 export function encodeRebind(
   b: Uint8Array,
   at: number,
-  type: PacketType.RebindRequest | PacketType.RebindChallenge | PacketType.RebindResponse,
+  type: RebindType,
   protocolId: number,
   salt: number,
   sessionId: number,
   tokenLow: number,
   tokenHigh: number,
 ): number {
-  b[at] = type;
-  writeU32(b, at + 1, sessionId);
-  writeU32(b, at + 5, tokenLow);
-  writeU32(b, at + 9, tokenHigh);
-  writeU32(b, at + 13, proofOf(b, at, protocolId, salt, sessionId));
-  return 1 + REBIND_BODY_BYTES;
-}
-
-/** Read a REBIND body (after the type byte, before the CRC). */
-export function parseRebind(b: Uint8Array, at: number, length: number): RebindFields | undefined {
-  if (length !== REBIND_BODY_BYTES) return undefined;
-  return { sessionId: readU32(b, at), tokenLow: readU32(b, at + 4), tokenHigh: readU32(b, at + 8), proof: readU32(b, at + 12) };
+  const length = encodeRebindFields(b, at, type, sessionId, tokenLow, tokenHigh);
+  writeRebindProof(b, at, proofOf(b, at, protocolId, salt, sessionId));
+  return length;
 }
 
 /** Does the packet whose body is at `bodyAt` carry a proof made with this connection's key? */
@@ -154,5 +136,48 @@ export class ClientRebind {
 
   get exhausted(): boolean {
     return this.attempts >= REBIND_ATTEMPTS;
+  }
+}
+
+/**
+ * A connection's REBIND counters (PROTOCOL §5, "Freshness"). Client: the counter of its newest
+ * request; each new request takes the next. Server: the highest counter of a request with a
+ * valid proof (lower ones are replays), and that of the last completed move (a response at or
+ * below it is a replay).
+ */
+export class RebindCounters {
+  highest = 0;
+  done = 0;
+
+  /** Client: the counter of a new request. */
+  next(): number {
+    return ++this.highest;
+  }
+
+  /**
+   * Server: a request with `counter` is fresh: at least the highest seen (the same one again
+   * is a retransmission, or an observer's copy racing it: each address gets its own challenge),
+   * above the last completed move, and at most REBIND_COUNTER_LEAD ahead (a client sends 4
+   * requests per move, so a jump past that is no client's, and would lock the real client's
+   * requests out). (highest >= done always: a move completes at the highest seen.)
+   */
+  requestFresh(counter: number): boolean {
+    return counter >= this.highest && counter > this.done && counter <= this.highest + REBIND_COUNTER_LEAD;
+  }
+
+  /** Server: a fresh request with a valid proof is answered. */
+  requested(counter: number): void {
+    this.highest = counter;
+  }
+
+  /** Server: a response for `counter` may complete a move. */
+  responseFresh(counter: number): boolean {
+    return counter > this.done;
+  }
+
+  /** Server: a move completed: every request of it is spent, not only the one answered (on a
+   *  slow path the server has seen later ones too), so a replay of any gets no reply. */
+  moved(): void {
+    this.done = this.highest;
   }
 }

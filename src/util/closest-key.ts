@@ -4,19 +4,9 @@
  * `redundnacy`). Shared by listen()/connect() (src/api/options.ts) and channel configs
  * (src/channels/channel-set.ts).
  */
+import { closestKey } from "./nearest-key.js";
 
-/** Levenshtein distance of two short strings, case-insensitive. */
-function distance(a: string, b: string): number {
-  a = a.toLowerCase();
-  b = b.toLowerCase();
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length]!;
-}
+export { closestKey };
 
 /** The first key of `options` (with a value other than undefined) that `known` lacks, if any. */
 export function firstUnknownKey(options: object, known: ReadonlySet<string>): string | undefined {
@@ -24,17 +14,6 @@ export function firstUnknownKey(options: object, known: ReadonlySet<string>): st
     if (!known.has(key) && (options as Record<string, unknown>)[key] !== undefined) return key;
   }
   return undefined;
-}
-
-/** The known key within 2 edits of `key` (the nearest), or undefined. */
-export function closestKey(key: string, known: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const d = distance(key, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
 }
 
 /**

@@ -22,7 +22,7 @@ import { host, monotonicNow } from "../api/host.js";
 import { InvalidDataError, MessageTooLargeError, UnknownChannelError } from "../channels/errors.js";
 import { checkSendDeadline, checkSendDelay, checkSendKey } from "../channels/send-checks.js";
 import { UserDataTooLargeError } from "../session/errors.js";
-import { MAX_DISCONNECT_USER_DATA } from "../session/handshake.js";
+import { MAX_DISCONNECT_USER_DATA } from "../wire/control.js";
 import type { WorkerLink } from "./link.js";
 import { MessageQueue } from "../api/message-queue.js";
 import { channelNameIndex, checkSendOptionKeys, resolveChannel } from "../api/send-options.js";

@@ -69,6 +69,28 @@ describe("ackwire/browser bundle", () => {
     expect(table[0]![1].bytesInOutput).toBeLessThan(600);
   });
 
+  it("holds the server's side of the handshake and its half of the wire codec as stubs only (a page is a client)", () => {
+    const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
+    const inputs = outputs.flatMap((o) => Object.entries(o.inputs));
+    for (const stubbed of [/wire[\\/]control-server\.js$/, /session[\\/]server-handshake\.js$/]) {
+      const found = inputs.filter(([path]) => stubbed.test(path));
+      expect(found.length, String(stubbed)).toBe(1);
+      expect(found[0]![1].bytesInOutput, String(stubbed)).toBeLessThan(300);
+    }
+  });
+
+  it("holds NAT punching, address rate limits and the option-key guess as stubs only (a page's one peer is its server)", () => {
+    const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
+    const inputs = outputs.flatMap((o) => Object.entries(o.inputs));
+    for (const stubbed of [/session[\\/]punch\.js$/, /session[\\/]rate-limit\.js$/]) {
+      const found = inputs.filter(([path]) => stubbed.test(path));
+      expect(found.length, String(stubbed)).toBe(1);
+      expect(found[0]![1].bytesInOutput, String(stubbed)).toBeLessThan(300);
+    }
+    // The guess's stub is inlined away entirely; the edit distance must not be there.
+    expect(inputs.filter(([path, i]) => /util[\\/]nearest-key\.js$/.test(path) && i.bytesInOutput > 100)).toEqual([]);
+  });
+
   it("holds path MTU discovery, parity sending and the non-default controllers as stubs only", () => {
     const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
     const inputs = outputs.flatMap((o) => Object.entries(o.inputs));

@@ -11,11 +11,11 @@ import {
   ParityOutcome,
   ParityReceiver,
   ParitySender,
-  SYSTEM_PARITY,
   adaptiveGroupSize,
-  carriesChannel,
   fecOption,
 } from "../../src/fec/index.js";
+import { carriesChannel } from "../../src/wire/frame.js";
+import { SYSTEM_PARITY } from "../../src/wire/system.js";
 import { ChannelConfigError } from "../../src/channels/errors.js";
 import { ChannelSet } from "../../src/channels/channel-set.js";
 

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { AckFrequency, MAX_ACK_THRESHOLD, RECEIVE_TIMES_FLAG } from "../../src/session/ack-frequency.js";
+import { AckFrequency, MAX_ACK_THRESHOLD } from "../../src/session/ack-frequency.js";
+import { RECEIVE_TIMES_FLAG } from "../../src/wire/system.js";
 import type { CongestionController } from "../../src/congestion/controller.js";
 import type { Endpoint } from "../../src/session/endpoint.js";
 import { connectPair, makePair, payload, checkPayload } from "./helpers.js";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/session/endpoint.js";
 import { TsEngine } from "../../src/engine/ts-engine.js";
 import { DeliveryKind, PacketType } from "../../src/engine/abi.js";
-import { encodeRequest, encodeResponse } from "../../src/session/handshake.js";
+import { encodeRequest, encodeResponse } from "../../src/wire/control.js";
 import { checkPayload, connectPair, makePair, payload, PROTOCOL_ID, transmitsOf } from "./helpers.js";
 
 /** A valid CONNECT_REQUEST datagram, sealed with the right protocol id. */

@@ -10,7 +10,7 @@ import { DropReason, PacketType } from "../../src/engine/abi.js";
 import { config, sealControlPacket, tsEngine } from "../engine/helpers.js";
 import { Rng } from "../../src/sim/rng.js";
 import { Endpoint } from "../../src/session/endpoint.js";
-import { encodeDisconnect } from "../../src/session/handshake.js";
+import { encodeDisconnect } from "../../src/wire/control.js";
 import { PROTOCOL_ID, connectPair, makePair, pollEvents, transmitsOf } from "./helpers.js";
 
 /** The CRC every datagram would carry if only the protocol id were mixed in (an engine's

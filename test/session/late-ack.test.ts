@@ -5,15 +5,9 @@
  * repeat names nothing twice, and a packet carrying only acks is not ack-eliciting.
  */
 import { describe, expect, it } from "vitest";
-import {
-  isAckOnly,
-  LATE_ACK_MAX_PER_DATAGRAM,
-  LATE_ACK_MAX_RANGES,
-  LATE_ACK_REPEATS,
-  LateAckReader,
-  LateArrivals,
-  SYSTEM_LATE_ACK,
-} from "../../src/session/late-ack.js";
+import { LATE_ACK_MAX_PER_DATAGRAM, LATE_ACK_MAX_RANGES, LATE_ACK_REPEATS, LateAckReader, LateArrivals } from "../../src/session/late-ack.js";
+import { isAckOnly } from "../../src/wire/datagram.js";
+import { SYSTEM_LATE_ACK } from "../../src/wire/system.js";
 import type { Endpoint } from "../../src/session/endpoint.js";
 import { connectPair, makePair, payload } from "./helpers.js";
 

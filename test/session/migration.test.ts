@@ -10,7 +10,7 @@ import { parseQlog, summarize } from "../../src/trace/summary.js";
 import { describe, expect, it } from "vitest";
 import { PacketType } from "../../src/engine/abi.js";
 import { Endpoint } from "../../src/session/endpoint.js";
-import { encodeDisconnect, encodeRequest, encodeResponse } from "../../src/session/handshake.js";
+import { encodeDisconnect, encodeRequest, encodeResponse } from "../../src/wire/control.js";
 import { encodeRebind } from "../../src/session/rebind.js";
 import { Rng } from "../../src/sim/rng.js";
 import type { EndpointConfig, EndpointEvent } from "../../src/session/types.js";
@@ -675,7 +675,7 @@ describe("address migration under attack", () => {
   it("a challenge for a request of an earlier move is ignored; one for any request of the move in progress is answered", () => {
     const h = new NatHarness(3123);
     const [c] = h.connect();
-    type Conn = { startRebind(now: number): void; rebindCounter: number; sessionId: number; salt: number };
+    type Conn = { startRebind(now: number): void; rebindCounters: { highest: number }; sessionId: number; salt: number };
     const conn = (h.client as unknown as { byId: Map<number, Conn> }).byId.get(c)!;
     const ready = (h.client as unknown as { markReady(conn: Conn): void }).markReady.bind(h.client);
     // A first move, answered by the server (request 1).
@@ -689,7 +689,7 @@ describe("address migration under attack", () => {
     for (const tx of transmitsOf(h.client, h.now)) void tx;
     h.client.handleTimeout(h.now + 150);
     for (const tx of transmitsOf(h.client, h.now + 150)) void tx;
-    expect(conn.rebindCounter).toBe(3);
+    expect(conn.rebindCounters.highest).toBe(3);
     const challenge = (counter: number): Uint8Array => {
       const b = new Uint8Array(17);
       encodeRebind(b, 0, PacketType.RebindChallenge, PROTOCOL_ID, conn.salt, conn.sessionId, 0x5555, counter);
