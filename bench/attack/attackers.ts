@@ -4,8 +4,8 @@
 // --period-ms, on a reliable-ordered channel (6) with congestion control off, and never lets the
 // first one arrive: every datagram carrying a fragment of it (withhold.ts) is dropped, resends
 // too. So the server holds everything after it for ordering, up to
-// what its bounds allow. Reports, as JSON lines, how many connected and how each connection
-// ended. Ends when stdin closes or after --max-ms.
+// what its bounds allow. Reports, as JSON lines, how many connected, how each connection ended
+// and the CPU time the process used. Ends when stdin closes or after --max-ms.
 import { createSocket, type Socket } from "node:dgram";
 import { Endpoint } from "../../src/session/endpoint.js";
 import { carriesFirst, FIRST_BYTE, OTHER_BYTE } from "./withhold.js";
@@ -121,7 +121,8 @@ function stop(): void {
   stopping = true;
   clearInterval(timer);
   clearInterval(report);
-  out({ done: true, connected, reasons });
+  const cpu = process.cpuUsage();
+  out({ done: true, connected, reasons, cpuUs: cpu.user + cpu.system, lifeMs: performance.now() });
   for (const a of attackers) a.socket.close();
   setTimeout(() => process.exit(0), 200).unref();
 }
