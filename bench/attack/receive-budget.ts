@@ -63,9 +63,6 @@ export interface AttackResult {
   serverCpuShare: number;
   serverDatagramsPerSecond: number;
   serverCpuUsPerDatagram: number;
-  /** Of those datagrams, the share dropped unread because the socket had a backlog and their
-   *  connection held over 16 KiB received (counters.backlogShed). */
-  serverShedShare: number;
   /** The attacker processes' CPU time per wall time over their lives, all together (cores). */
   attackerCpuShare: number;
   /** Linux only (NaN elsewhere), during the attack: datagrams the kernel dropped at the server's
@@ -233,7 +230,6 @@ export async function runAttack(o: AttackOptions): Promise<AttackResult> {
       serverCpuShare: serverCpuUs / 1000 / wallMs,
       serverDatagramsPerSecond: (serverDatagrams * 1000) / wallMs,
       serverCpuUsPerDatagram: serverCpuUs / serverDatagrams,
-      serverShedShare: from !== undefined && to !== undefined ? (Number(to.shed) - Number(from.shed)) / serverDatagrams : NaN,
       attackerCpuShare: attackerCpuUs / 1000 / attackerLifeMs,
       kernelDrops,
       kernelDropShare: kernelDrops / (kernelDrops + serverDatagrams),

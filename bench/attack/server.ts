@@ -50,7 +50,6 @@ const sample = setInterval(() => {
     connections: ep.connectionCount,
     budgetCloses: ep.counters.receiveBudgetCloses,
     datagrams: ep.counters.datagramsReceived,
-    shed: ep.counters.backlogShed,
     cpuUs: cpu.user + cpu.system,
   });
   if (Date.now() - started > maxMs) stop();

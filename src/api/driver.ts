@@ -44,12 +44,6 @@ const MAX_ROUNDS_PER_WAKE = 8;
  * libuv reads at most 32 datagrams per socket wake-up, so this keeps every runtime there.
  */
 const MAX_DATAGRAMS_PER_SERVICE = 32;
-/**
- * A read batch at least this long means more datagrams waited in the socket (Node's libuv stops
- * at 32 per wake-up; Bun and Deno hand over what they read, up to the turn receiver's 64): the
- * endpoint is told it is behind (EndpointLike.backlogged) until a shorter batch comes.
- */
-const BACKLOG_BATCH = 32;
 
 export class Driver {
   readonly endpoint: EndpointLike;
@@ -90,7 +84,6 @@ export class Driver {
     const now = monotonicNow();
     const { endpoint } = this;
     const { length, from, bytes } = batch;
-    if (endpoint.backlogged !== undefined) endpoint.backlogged = length >= BACKLOG_BATCH;
     for (let start = 0; start < length && !this.#closed; start += MAX_DATAGRAMS_PER_SERVICE) {
       const end = Math.min(length, start + MAX_DATAGRAMS_PER_SERVICE);
       for (let i = start; i < end; i++) endpoint.handleDatagram(now, from[i]!, bytes[i]!);

@@ -27,9 +27,6 @@ export interface EndpointLike extends SansIoNode<EndpointEvent> {
   queuedBytes?(connection: ConnectionId): number;
   /** Each channel's largest message in bytes (the session Endpoint's); optional for other implementations. */
   readonly maxMessageBytes?: readonly number[];
-  /** Set by the driver for each read batch: a full one (more waited in the socket) means the
-   *  server is behind (the session Endpoint's; optional for other implementations). */
-  backlogged?: boolean;
   /** NAT hole punching (the session Endpoint's punch()); optional for other implementations. */
   punch?(now: number, address: Address, token: Uint8Array, acceptToken?: Uint8Array): void;
 }

@@ -137,9 +137,6 @@ export interface EndpointCounters {
   hostFull: number;
   /** Connections ended ("receive-buffer-exceeded") to bring what all hold received under maxTotalReceiveBufferBytes. */
   receiveBudgetCloses: number;
-  /** DATA datagrams dropped unread while the socket had a backlog, from connections holding
-   *  over SHED_HELD_BYTES received (Endpoint.backlogged). */
-  backlogShed: number;
   /** Server: handshakes whose accept hook answered with a promise (waited for). */
   acceptsDeferred: number;
   /** Server: of those, denied "server-full" because maxPendingAccepts decisions were pending. */
@@ -161,15 +158,6 @@ const REBUILT_LIMIT = 256;
 const MAX_HANDSHAKE_MOVES = 4;
 /** Datagrams per engine sub-batch; also the ack-burst threshold (well inside the 33-ack window). */
 const ACK_CHUNK = 16;
-/**
- * While the socket has a backlog (Endpoint.backlogged), DATA datagrams of a connection holding
- * more than this received (behind a gap, or partly reassembled) are dropped before they are
- * decoded, all but one in SHED_KEEP_EVERY: a peer pinning memory costs the server a read, not a
- * decode, a copy and an ack, and a connection whose data arrives in order holds nothing and is
- * never shed. The one kept lets a connection with a real gap still get its resend through.
- */
-const SHED_HELD_BYTES = 16 * 1024;
-const SHED_KEEP_EVERY = 8;
 const EMPTY = new Uint8Array(0);
 
 /** A DISCONNECT owed to a connection already removed: its session, reason code, and until when. */
@@ -218,14 +206,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   private readonly handshakeLimiter: AddressRateLimiter;
   /** What all connections hold received, together (maxTotalReceiveBufferBytes). */
   readonly receiveBudget: ReceiveBudget;
-  /**
-   * Set by the driver while more datagrams wait in the socket than it read at once (a full read
-   * batch): the server is behind, and DATA from connections holding over SHED_HELD_BYTES
-   * received is mostly dropped unread (counters.backlogShed) until it catches up.
-   */
-  backlogged = false;
-  /** Shed candidates seen while backlogged: every SHED_KEEP_EVERY-th is kept. */
-  private shedSeen = 0;
   /** Server connections per source host (rateKeyOf), for maxConnectionsPerHost; bounded by maxConnections. */
   private readonly perHost = new Map<string, number>();
   /** Connections the endpoint ended on its own (the receive budget) whose peers may not have
@@ -365,7 +345,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
       acceptHookErrors: 0,
       hostFull: 0,
       receiveBudgetCloses: 0,
-      backlogShed: 0,
       acceptsDeferred: 0,
       acceptsOverLimit: 0,
       acceptTimeouts: 0,
@@ -561,12 +540,11 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
   /** Into the receive batch. `counted`: arrived on the wire (a rebuilt datagram did not). */
   private queueDatagram(from: Address, bytes: Uint8Array, identity: ClientIdentity | undefined, counted: boolean): void {
     if (this.batchCount === this.batchFrom.length) this.processPending();
-    const conn = this.connectionFrom(from);
-    if (this.backlogged && conn !== undefined && counted && this.shed(conn, bytes)) return;
     const engine = this.engine;
     const i = this.batchCount++;
     const offset = engine.layout.rxArenaOffset + i * MAX_DATAGRAM_BYTES;
     engine.bytes.set(bytes, offset);
+    const conn = this.connectionFrom(from);
     if (conn !== undefined && counted) conn.onDatagramBytes(bytes.length);
     const d = i * DESCRIPTOR_INTS;
     engine.descriptors[d] = offset;
@@ -578,15 +556,6 @@ export class Endpoint implements SansIoNode<EndpointEvent> {
     this.batchFrom[i] = from;
     this.batchIdentity[i] = identity;
     this.batchLength[i] = bytes.length;
-  }
-
-  /** Backlogged: drop this DATA datagram of `conn` unread (SHED_HELD_BYTES, SHED_KEEP_EVERY)? */
-  private shed(conn: Connection, bytes: Uint8Array): boolean {
-    if (bytes.length === 0 || ((bytes[0] as number) & 0x0f) !== PacketType.Data) return false;
-    if (conn.channels.receiveBufferedBytes() <= SHED_HELD_BYTES) return false;
-    if (++this.shedSeen % SHED_KEEP_EVERY === 0) return false;
-    this.counters.backlogShed++;
-    return true;
   }
 
   handleTimeout(now: number): void {

@@ -64,22 +64,4 @@ describe("Driver", () => {
     expect(driver.counters.datagramsIn).toBe(n);
     await driver.close();
   });
-
-  it("tells the endpoint it is behind while read batches come full (32 or more), and caught up after a shorter one", async () => {
-    const endpoint = Object.assign(ackingEndpoint(), { backlogged: false });
-    const seen: boolean[] = [];
-    const handle = endpoint.handleDatagram;
-    endpoint.handleDatagram = (...args) => {
-      seen.push(endpoint.backlogged);
-      handle(...args);
-    };
-    const socket = fakeSocket();
-    const driver = new Driver(endpoint, socket, () => {});
-    const batch = (n: number) => ({ length: n, from: new Array<string>(n).fill("127.0.0.1:2"), bytes: Array.from({ length: n }, () => new Uint8Array([0])) });
-    socket.deliver(batch(32));
-    expect(seen.splice(0)).toEqual(new Array<boolean>(32).fill(true));
-    socket.deliver(batch(5));
-    expect(seen.splice(0)).toEqual(new Array<boolean>(5).fill(false));
-    await driver.close();
-  });
 });
