@@ -2,13 +2,13 @@
 // endpoints in this one process, each on its own UDP socket on 127.0.0.1, each trying to make
 // the server hold its maximum of received data. Each sends --messages 60 KiB messages, one per
 // --period-ms, on a reliable-ordered channel (6) with congestion control off, and never lets the
-// first one arrive: every datagram carrying a fragment of it (its bytes are all 1, the others'
-// all 7) is dropped, resends too. So the server holds everything after it for ordering, up to
-// what its bounds allow. Reports, as JSON lines, how many connected and how each connection
-// ended. Ends when stdin closes or after --max-ms.
+// first one arrive: every datagram carrying a fragment of it (withhold.ts) is dropped, resends
+// too. So the server holds everything after it for ordering, up to
+// what its bounds allow. Reports, as JSON lines, how many connected, how each connection ended
+// and the CPU time the process used. Ends when stdin closes or after --max-ms.
 import { createSocket, type Socket } from "node:dgram";
 import { Endpoint } from "../../src/session/endpoint.js";
-import { PacketType } from "../../src/engine/abi.js";
+import { carriesFirst, FIRST_BYTE, OTHER_BYTE } from "./withhold.js";
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const count = Number(args.get("connections") ?? 250);
@@ -33,20 +33,9 @@ interface Attacker {
 }
 
 const out = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const first = new Uint8Array(60 * 1024).fill(1);
-const big = new Uint8Array(60 * 1024).fill(7);
+const first = new Uint8Array(60 * 1024).fill(FIRST_BYTE);
+const big = new Uint8Array(60 * 1024).fill(OTHER_BYTE);
 
-/** A DATA datagram with a fragment of the first message: a run of 32 bytes of 1 anywhere
- *  (a fragment of it may share a datagram with other frames). */
-function carriesFirst(b: Uint8Array): boolean {
-  if (b[0] !== PacketType.Data) return false;
-  let run = 0;
-  for (let i = 0; i < b.length; i++) {
-    if (b[i] !== 1) run = 0;
-    else if (++run >= 32) return true;
-  }
-  return false;
-}
 const attackers: Attacker[] = [];
 const reasons: Record<string, number> = {};
 let connected = 0;
@@ -132,7 +121,8 @@ function stop(): void {
   stopping = true;
   clearInterval(timer);
   clearInterval(report);
-  out({ done: true, connected, reasons });
+  const cpu = process.cpuUsage();
+  out({ done: true, connected, reasons, cpuUs: cpu.user + cpu.system, lifeMs: performance.now() });
   for (const a of attackers) a.socket.close();
   setTimeout(() => process.exit(0), 200).unref();
 }

@@ -3,10 +3,13 @@
 // (server.ts, a real listen() on 127.0.0.1) hold its maximum of received data, while an honest
 // client sends 100 B reliable-ordered pings at 30 Hz and times their echoes. Measures what the
 // server's connections hold together (its receive-budget counter, peak), its RSS, the honest
-// client's echo round trip p50/p99, and how the attackers' connections ended.
+// client's echo round trip p50/p99, and how the attackers' connections ended. Where the time went:
+// the server's CPU time and datagrams read during the attack (so its cost per datagram), the
+// attackers' CPU time, and on Linux the server socket's kernel receive queue and its drops.
 //
 //   node dist/bench/attack/receive-budget.js                       # 1000 attackers, 256 MiB, 20 s
 //   node dist/bench/attack/receive-budget.js --attackers=50 --budget-mib=8 --seconds=4
+//   node dist/bench/attack/receive-budget.js --attacker-nice=19 --label=nice   # attackers yield the CPU
 //
 // Writes bench/results/receive-budget.json unless --no-write (or when imported: runAttack()).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -15,6 +18,7 @@ import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect } from "../../src/index.js";
+import { kernelUdpStats } from "./kernel-udp.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PROTOCOL_ID = 0x7a11b0d6;
@@ -24,6 +28,9 @@ export interface AttackOptions {
   processes: number;
   budgetMiB: number;
   seconds: number;
+  /** Run the attacker processes at this niceness (Linux, macOS: `nice -n`): the server and the
+   *  honest client then get the CPU first, as when the attackers run on machines of their own. */
+  attackerNice?: number;
 }
 
 export interface AttackResult {
@@ -49,6 +56,22 @@ export interface AttackResult {
   honestP50Ms: number;
   honestP99Ms: number;
   honestMaxMs: number;
+  /** The honest client's resent packets (its pings, or their acks, lost on the way). */
+  honestResends: number;
+  /** During the attack (from the attackers' start for --seconds): the server's CPU time per
+   *  wall time (1 = one core), the datagrams it read per second, and its CPU time per datagram. */
+  serverCpuShare: number;
+  serverDatagramsPerSecond: number;
+  serverCpuUsPerDatagram: number;
+  /** The attacker processes' CPU time per wall time over their lives, all together (cores). */
+  attackerCpuShare: number;
+  /** Linux only (NaN elsewhere), during the attack: datagrams the kernel dropped at the server's
+   *  full socket, as a share of all that arrived there, and the socket's receive queue
+   *  (sampled every 250 ms: median and peak, bytes at their buffers' true size). */
+  kernelDrops: number;
+  kernelDropShare: number;
+  kernelQueueP50Bytes: number;
+  kernelQueuePeakBytes: number;
 }
 
 interface Child {
@@ -57,8 +80,10 @@ interface Child {
   waitFor(key: string, ms: number): Promise<Record<string, unknown>>;
 }
 
-function child(script: string, args: string[]): Child {
-  const proc = spawn(process.execPath, [join(here, script), ...args], { stdio: ["pipe", "pipe", "inherit"] });
+function child(script: string, args: string[], nice?: number): Child {
+  const argv = [join(here, script), ...args];
+  const stdio: ["pipe", "pipe", "inherit"] = ["pipe", "pipe", "inherit"];
+  const proc = nice === undefined ? spawn(process.execPath, argv, { stdio }) : spawn("nice", ["-n", String(nice), process.execPath, ...argv], { stdio });
   const lines: Record<string, unknown>[] = [];
   let buffer = "";
   proc.stdout!.on("data", (chunk: Buffer) => {
@@ -115,11 +140,20 @@ export async function runAttack(o: AttackOptions): Promise<AttackResult> {
       sentAt.delete(i);
       rtts.push(performance.now() - at);
     });
+    const serverPort = Number(ready.listening);
+    const kernel: { at: number; rxQueueBytes: number; drops: number }[] = [];
+    const sampleKernel = () => {
+      const k = kernelUdpStats(serverPort);
+      if (k !== undefined) kernel.push({ at: Date.now(), ...k });
+    };
+    const attackStart = Date.now();
+    sampleKernel();
+    const kernelTimer = setInterval(sampleKernel, 250);
     const per = Math.ceil(o.attackers / o.processes);
     const attackerProcs: Child[] = [];
     for (let p = 0, left = o.attackers; p < o.processes && left > 0; p++, left -= per) {
       const n = Math.min(per, left);
-      const a = child("attackers.js", [`--connections=${n}`, `--target=${target}`, `--protocol-id=${PROTOCOL_ID}`, `--seed=${p + 1}`, `--max-ms=${maxMs}`]);
+      const a = child("attackers.js", [`--connections=${n}`, `--target=${target}`, `--protocol-id=${PROTOCOL_ID}`, `--seed=${p + 1}`, `--max-ms=${maxMs}`], o.attackerNice);
       attackerProcs.push(a);
       children.push(a);
     }
@@ -133,7 +167,11 @@ export async function runAttack(o: AttackOptions): Promise<AttackResult> {
       honestSent++;
     }, 1000 / 30);
     await sleep(o.seconds * 1000);
+    const attackEnd = Date.now();
+    sampleKernel();
+    clearInterval(kernelTimer);
     clearInterval(ping);
+    const honestResends = honest.stats().resends;
     // The last echoes; and a connection the bound ended just now is told by its DISCONNECT, or
     // by the one its peer's next packet (a keepalive, at the latest) draws.
     await sleep(2500);
@@ -152,6 +190,22 @@ export async function runAttack(o: AttackOptions): Promise<AttackResult> {
     const samples = server.lines.filter((l) => "held" in l);
     const peakHeldBytes = Math.max(Number(last.peakHeld), ...samples.map((l) => Number(l.held)));
     const peakRssBytes = Math.max(Number(last.peakRss), ...samples.map((l) => Number(l.rss)));
+    // The server's samples nearest the attack's start and end.
+    const timed = samples.filter((l) => "at" in l && "cpuUs" in l);
+    const from = timed.find((l) => Number(l.at) >= attackStart) ?? timed[0];
+    const to = [...timed].reverse().find((l) => Number(l.at) <= attackEnd) ?? timed[timed.length - 1];
+    const wallMs = from !== undefined && to !== undefined ? Number(to.at) - Number(from.at) : NaN;
+    const serverCpuUs = from !== undefined && to !== undefined ? Number(to.cpuUs) - Number(from.cpuUs) : NaN;
+    const serverDatagrams = from !== undefined && to !== undefined ? Number(to.datagrams) - Number(from.datagrams) : NaN;
+    let attackerCpuUs = 0;
+    let attackerLifeMs = 0;
+    for (const e of ends) {
+      attackerCpuUs += Number(e.cpuUs);
+      attackerLifeMs = Math.max(attackerLifeMs, Number(e.lifeMs));
+    }
+    const inWindow = kernel.filter((k) => k.at >= attackStart && k.at <= attackEnd + 100);
+    const kernelDrops = inWindow.length >= 2 ? inWindow[inWindow.length - 1]!.drops - inWindow[0]!.drops : NaN;
+    const queues = inWindow.map((k) => k.rxQueueBytes).sort((a, b) => a - b);
     const honestEchoed = rtts.length;
     const sorted = rtts.sort((a, b) => a - b);
     return {
@@ -172,6 +226,15 @@ export async function runAttack(o: AttackOptions): Promise<AttackResult> {
       honestP50Ms: quantile(sorted, 0.5),
       honestP99Ms: quantile(sorted, 0.99),
       honestMaxMs: sorted[sorted.length - 1] ?? NaN,
+      honestResends,
+      serverCpuShare: serverCpuUs / 1000 / wallMs,
+      serverDatagramsPerSecond: (serverDatagrams * 1000) / wallMs,
+      serverCpuUsPerDatagram: serverCpuUs / serverDatagrams,
+      attackerCpuShare: attackerCpuUs / 1000 / attackerLifeMs,
+      kernelDrops,
+      kernelDropShare: kernelDrops / (kernelDrops + serverDatagrams),
+      kernelQueueP50Bytes: quantile(queues, 0.5),
+      kernelQueuePeakBytes: queues.length > 0 ? queues[queues.length - 1]! : NaN,
     };
   } finally {
     for (const c of children) if (c.proc.exitCode === null) c.proc.kill("SIGKILL");
@@ -186,6 +249,7 @@ if (isMain) {
     processes: Number(args.get("processes") ?? 4),
     budgetMiB: Number(args.get("budget-mib") ?? 256),
     seconds: Number(args.get("seconds") ?? 20),
+    ...(args.has("attacker-nice") ? { attackerNice: Number(args.get("attacker-nice")) } : {}),
   };
   const result = await runAttack(options);
   const date = new Date().toISOString().slice(0, 10);

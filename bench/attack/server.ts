@@ -1,8 +1,8 @@
 // The server of the receive-budget attack benchmark (receive-budget.ts): a real `listen()` on
 // 127.0.0.1 that echoes small channel-0 messages (the honest client's pings) and reports, as
 // JSON lines on stdout, what all its connections hold received (the endpoint's receive-budget
-// counter), its RSS and how many connections the budget ended. Ends when stdin closes or after
-// --max-ms.
+// counter), its RSS, how many connections the budget ended, the datagrams it read and the CPU
+// time it used. Ends when stdin closes or after --max-ms.
 import { listen, Endpoint } from "../../src/index.js";
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
@@ -32,14 +32,26 @@ server.on("connection", (connection) => {
   });
 });
 const out = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
-out({ listening: server.address.port, rss: process.memoryUsage().rss });
+// rss() alone: memoryUsage() also walks the heap spaces, milliseconds with a large heap.
+out({ listening: server.address.port, rss: process.memoryUsage.rss() });
 const started = Date.now();
 let peakHeld = 0;
 let peakRss = 0;
 const sample = setInterval(() => {
-  const rss = process.memoryUsage().rss;
+  const rss = process.memoryUsage.rss();
   peakRss = Math.max(peakRss, rss);
-  out({ t: Date.now() - started, held: ep.receiveBudget.total, peakHeld, rss, connections: ep.connections().length, budgetCloses: ep.counters.receiveBudgetCloses });
+  const cpu = process.cpuUsage();
+  out({
+    t: Date.now() - started,
+    at: Date.now(),
+    held: ep.receiveBudget.total,
+    peakHeld,
+    rss,
+    connections: ep.connectionCount,
+    budgetCloses: ep.counters.receiveBudgetCloses,
+    datagrams: ep.counters.datagramsReceived,
+    cpuUs: cpu.user + cpu.system,
+  });
   if (Date.now() - started > maxMs) stop();
 }, sampleMs);
 // The counter is read after every receive batch, not only at samples: its true peak.

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DropReason, RECORD_INTS, RecordType } from "../../src/engine/abi.js";
 import { ChannelSet, DeliveryNotificationManager } from "../../src/channels/index.js";
+import { CHUNK_FRAGMENTS } from "../../src/channels/receive-channel.js";
 
 /** Write one engine record into `records` at record index 0 (fields per abi.ts). */
 function record(records: Int32Array, type: number, a: number, b: number, c: number, d: number, off: number, len: number) {
@@ -37,13 +38,13 @@ describe("receive-buffer bound against a hostile peer", () => {
     let peak = 0;
     for (let i = 0; i < 20_000; i++) {
       const seq = (i * 3) & 0xffff;
-      // fragment 0 of a 50-fragment message (charged its 1100 bytes and bookkeeping)
+      // fragment 0 of a 50-fragment message (charged its chunk, 16 x 1100 bytes, and bookkeeping)
       record(records, RecordType.Message, i & 1, seq, (0 << 16) | 50, 0, 100, 1100);
       cs.onRecord(0, records, 0, arena);
       peak = Math.max(peak, cs.receiveBufferedBytes());
     }
     expect(peak).toBeLessThanOrEqual(bound);
-    expect(peak).toBeGreaterThan(bound - 2 * 1100);
+    expect(peak).toBeGreaterThan(bound - 2 * CHUNK_FRAGMENTS * 1100);
     expect(cs.stats().evicted).toBeGreaterThan(0);
     expect(cs.pollMessage()).toBeUndefined();
   });
@@ -60,8 +61,8 @@ describe("receive-buffer bound against a hostile peer", () => {
       peak = Math.max(peak, cs.receiveBufferedBytes());
     }
     // at most a window's worth (1024 seqs / 4 per message) of partials per channel
-    // a partial is charged what arrived: here its one 1000-byte fragment
-    const perPartial = 64 + 8 * 4 + 1000 + 64;
+    // a partial is charged what it allocated: here the chunk of its 3 non-last fragments
+    const perPartial = 64 + 8 * 4 + 3 * 1000 + 64;
     expect(peak).toBeLessThanOrEqual(2 * (1024 / 4 + 1) * perPartial);
     expect(cs.stats().invalid).toBeGreaterThan(0);
   });
@@ -85,7 +86,7 @@ describe("receive-buffer bound against a hostile peer", () => {
     expect(cs.receiveBufferedBytes()).toBeLessThan(2 * 1300 * 200);
   });
 
-  it("a fragment start is charged, and allocates, what arrived, not its whole message (found by a review)", () => {
+  it("a fragment start is charged, and allocates, one chunk, not its whole message", () => {
     // One 1000-byte fragment 0 of a 1024-fragment message, each time a new message id: the whole
     // 1 MiB buffer used to be allocated (zero-filled) at the first fragment, and on the
     // sequenced and ordered kinds the next start dropped it, so the bound never tripped: ~50x
@@ -102,9 +103,9 @@ describe("receive-buffer bound against a hostile peer", () => {
         // Per message started so far (the unordered kinds keep every one; sequenced, the newest).
         peak = Math.max(peak, cs.receiveBufferedBytes() / (i + 1));
       }
-      // 64 + 8 per expected fragment + the 1000 bytes that arrived (and their own bookkeeping),
-      // not 1 MiB.
-      expect(peak, mode).toBeLessThan(64 + 8 * 1024 + 1000 + 200);
+      // 64 + 8 per expected fragment + the chunk of 16 x 1000 bytes the one that arrived opened
+      // (and its bookkeeping), not 1 MiB.
+      expect(peak, mode).toBeLessThan(64 + 8 * 1024 + CHUNK_FRAGMENTS * 1000 + 200);
     }
   });
 
