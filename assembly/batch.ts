@@ -28,7 +28,6 @@ import { countDrop, nextRecord, recordCount, resetRecords } from "./records";
 import { parityXor } from "./parity";
 
 
-let consumedCount: i32 = 0;
 /** Records one datagram may need at most: the host computes it (src/engine/layout.ts
  *  maxRecordsPerDatagram) and writes it into the config area. */
 let recordsPerDatagram: u32 = 0;
@@ -77,16 +76,6 @@ export function keySlot(slot: i32, length: i32): i32 {
   return 0;
 }
 
-/** The CRC of the newest packet the slot sealed whose sequence is `sequence` mod 256. */
-export function sentCrc(slot: i32, sequence: i32): u32 {
-  if (slot < 0 || slot >= maxSlots) return 0;
-  return load<u32>(slotBase(slot) + SLOT_SENT_CRCS + (<usize>(<u32>sequence & (PACKET_WINDOW - 1)) << 2));
-}
-
-export function consumed(): i32 {
-  return consumedCount;
-}
-
 /** See Engine.processBatch in src/engine/abi.ts. Returns the number of records written. */
 export function processBatch(count: i32): i32 {
   resetRecords();
@@ -97,7 +86,7 @@ export function processBatch(count: i32): i32 {
     const d = descriptorOffset + (<usize>i << 4);
     processDatagram(i, load<i32>(d), load<i32>(d, 4), load<i32>(d, 8));
   }
-  consumedCount = i;
+  // The host reads it there (Engine.consumed).
   store<u32>(configOffset + CONFIG_CONSUMED, <u32>i);
   return <i32>recordCount;
 }

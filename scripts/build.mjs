@@ -283,11 +283,20 @@ if (!ifNeeded || mtime(browserStamp) < mtime(stamp)) {
   const noKeyGuess = (b) => {
     b.onLoad({ filter: /[\\/]util[\\/]nearest-key\.js$/ }, () => ({ loader: "js", contents: "export function closestKey() { return undefined; }\n" }));
   };
+  // A page reports no arrivals too late for a header's ack bits (LATE_ACK, 33 or more behind
+  // the newest): a data channel's one path rarely reorders that far, and a server's packet
+  // reported so is declared lost and resent instead. A page still reads a server's LATE_ACKs.
+  const noLateArrivals = (b) => {
+    b.onLoad({ filter: /[\\/]session[\\/]late-arrivals\.js$/ }, () => ({
+      loader: "js",
+      contents: "export class LateArrivals {\n  get pending() { return false; }\n  add() {}\n  write() { return 0; }\n}\n",
+    }));
+  };
   // The modules above, swapped for their stubs in one plugin.
   const browserStubs = {
     name: "browser-stubs",
     setup(b) {
-      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, noServerHandshake, noPunch, noRateLimits, noKeyGuess, onlyDefaultController]) stub(b);
+      for (const stub of [noReferenceEngine, noTraces, noPendingAccepts, noParity, noPathMtu, noServerHandshake, noPunch, noRateLimits, noKeyGuess, noLateArrivals, onlyDefaultController]) stub(b);
     },
   };
   // Every enum in src/ is a const enum, so nothing reads an enum's reverse mapping (a const

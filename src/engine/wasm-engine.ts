@@ -15,6 +15,8 @@ import {
   MAX_KEY_BYTES,
   PacketType,
   InitResult,
+  ConfigField,
+  SlotField,
   PACKET_WINDOW,
   type SettleOutcome,
   RECORD_INTS,
@@ -59,9 +61,7 @@ interface EngineExports {
   init(configOffset: number): number;
   resetSlot(slot: number, initialSequence: number): void;
   keySlot(slot: number, length: number): number;
-  sentCrc(slot: number, sequence: number): number;
   processBatch(count: number): number;
-  consumed(): number;
   sealData(slot: number, offset: number, framesLength: number, type: number, now: number, eliciting: number): number;
   acknowledge(slot: number, sequence: number): number;
   detectLosses(slot: number, now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number;
@@ -171,7 +171,7 @@ export class WasmEngine implements Engine {
   }
 
   consumed(): number {
-    return this.wasm.consumed();
+    return this.u32[(this.layout.configOffset + ConfigField.Consumed) >> 2];
   }
 
   sealData(slot: number, offset: number, framesLength: number, type: PacketType, now = 0, eliciting = false): number {
@@ -226,7 +226,8 @@ export class WasmEngine implements Engine {
   }
 
   sentCrc(slot: number, sequence: number): number {
-    return this.wasm.sentCrc(slot, sequence & 0xffff) >>> 0;
+    if (!(slot >= 0 && slot < this.maxSlots)) return 0;
+    return this.u32[(this.layout.slotOffset + slot * this.layout.slotStride + SlotField.SentCrcs) / 4 + (sequence & (PACKET_WINDOW - 1))];
   }
 
   dropCount(reason: DropReason): number {

@@ -174,9 +174,8 @@ export class SentRing {
   private takeLost(now: number, n: number): number {
     if (n === 0) return 0;
     // Copied first: the handler may call into the engine, which reuses the list.
-    const list = n === 1 ? undefined : this.engine.lost.slice(0, n);
-    if (list === undefined) this.lost(this.engine.lost[0], now);
-    else for (let i = 0; i < n; i++) this.lost(list[i], now);
+    const list = this.engine.lost.slice(0, n);
+    for (let i = 0; i < n; i++) this.lost(list[i], now);
     return n;
   }
 

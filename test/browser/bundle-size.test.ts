@@ -79,10 +79,10 @@ describe("ackwire/browser bundle", () => {
     }
   });
 
-  it("holds NAT punching, address rate limits and the option-key guess as stubs only (a page's one peer is its server)", () => {
+  it("holds NAT punching, address rate limits, late-arrival reports and the option-key guess as stubs only (a page's one peer is its server)", () => {
     const outputs = loaded.map((o) => meta.outputs[o]! as unknown as { inputs: Record<string, { bytesInOutput: number }> });
     const inputs = outputs.flatMap((o) => Object.entries(o.inputs));
-    for (const stubbed of [/session[\\/]punch\.js$/, /session[\\/]rate-limit\.js$/]) {
+    for (const stubbed of [/session[\\/]punch\.js$/, /session[\\/]rate-limit\.js$/, /session[\\/]late-arrivals\.js$/]) {
       const found = inputs.filter(([path]) => stubbed.test(path));
       expect(found.length, String(stubbed)).toBe(1);
       expect(found[0]![1].bytesInOutput, String(stubbed)).toBeLessThan(300);

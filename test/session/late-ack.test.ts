@@ -5,7 +5,8 @@
  * repeat names nothing twice, and a packet carrying only acks is not ack-eliciting.
  */
 import { describe, expect, it } from "vitest";
-import { LATE_ACK_MAX_PER_DATAGRAM, LATE_ACK_MAX_RANGES, LATE_ACK_REPEATS, LateAckReader, LateArrivals } from "../../src/session/late-ack.js";
+import { LATE_ACK_MAX_PER_DATAGRAM, LATE_ACK_MAX_RANGES, LATE_ACK_REPEATS, LateAckReader } from "../../src/session/late-ack.js";
+import { LateArrivals } from "../../src/session/late-arrivals.js";
 import { isAckOnly } from "../../src/wire/datagram.js";
 import { SYSTEM_LATE_ACK } from "../../src/wire/system.js";
 import type { Endpoint } from "../../src/session/endpoint.js";
