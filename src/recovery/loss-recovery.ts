@@ -66,6 +66,8 @@ const LOST_MEMORY = 64;
  * header's ack bits or by a LATE_ACK). In effect the time threshold alone (RFC 8985).
  */
 const REORDER_MAX_PACKETS = PACKET_WINDOW;
+/** kPacketThreshold (RFC 9002 §6.1.1): tolerates mild reordering, yet reacts within a round trip. */
+const PACKET_THRESHOLD = 3;
 
 export class LossRecovery {
   /** Every packet in flight; an ack-eliciting one carries its congestion controller's record
@@ -74,6 +76,9 @@ export class LossRecovery {
   /** The connection's qlog trace, or undefined: one check per event. */
   trace: QlogTracer | undefined;
   spuriousLosses = 0;
+  /** The packet threshold in force: kPacketThreshold (RFC 9002 §6.1.1), or REORDER_MAX_PACKETS
+   *  once the path was seen to reorder (onReordering). */
+  private packetThreshold = PACKET_THRESHOLD;
   /** A packet declared lost was acked from LATE_BEHIND or more behind the newest acked one:
    *  beyond the header's ack bits (the connection then caps its send window by span). */
   reordersFar = false;
@@ -187,7 +192,7 @@ export class LossRecovery {
     if (this.reordering !== undefined && this.reordering.onAcked(this.sent.largestAckedSequence)) this.rttChanged();
     // Nothing in flight (the usual case once a light flow's packet is acknowledged): nothing to
     // declare lost, and the call, which is not inlined here, would box its two delays.
-    if (this.sent.inFlight > 0) this.sent.detectLosses(now, this.s[RTO_MS], this.s[LOSS_DELAY_MS]);
+    if (this.sent.inFlight > 0) this.sent.detectLosses(now, this.s[RTO_MS], this.s[LOSS_DELAY_MS], this.packetThreshold);
     this.armLossTimer();
   }
 
@@ -204,7 +209,7 @@ export class LossRecovery {
     // below delay, so the comparisons here allow for it.
     const rto = s[RTO_MS];
     const rtoDue = this.oldestElicitingSentTime() + rto <= now + TIME_EPSILON_MS;
-    const lost = sent.detectLosses(now, rto - TIME_EPSILON_MS, s[LOSS_DELAY_MS] - TIME_EPSILON_MS);
+    const lost = sent.detectLosses(now, rto - TIME_EPSILON_MS, s[LOSS_DELAY_MS] - TIME_EPSILON_MS, this.packetThreshold);
     if (rtoDue) {
       // Back off (RFC 6298 §5.5) only when the previous expiry was not followed by any ack:
       // a single tail loss in a live stream must not double the timer for the next packet
@@ -343,7 +348,7 @@ export class LossRecovery {
    * held back now and then widen it).
    */
   private onReordering(grow: boolean, sequence: number, largestAcked: number): void {
-    this.sent.widenPacketThreshold(REORDER_MAX_PACKETS, REORDER_MAX_PACKETS);
+    this.packetThreshold = REORDER_MAX_PACKETS;
     if (!this.reordersFar && ((largestAcked - sequence) & 0xffff) >= LATE_BEHIND) this.reordersFar = true;
     if (!grow) return;
     if ((this.reordering ??= new ReorderingWindow()).onSpuriousLoss(this.sent.newestDispatched + 1, this.rtt.minMs, this.rtt.smoothedMs)) this.rttChanged();

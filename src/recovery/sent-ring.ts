@@ -30,14 +30,11 @@ export class SentRing {
   private readonly times: Float64Array;
   private refs: unknown[];
   private mask = INITIAL_SLOTS - 1;
-  private readonly basePacketThreshold: number;
-  private packetThreshold: number;
 
   constructor(
     private readonly engine: Engine,
     private readonly slot: number,
     private readonly handler: DeliveryHandler<PacketContents, SentPacket>,
-    packetThreshold = 3,
   ) {
     const base = engine.layout.slotOffset + slot * engine.layout.slotStride;
     const buffer = engine.bytes.buffer;
@@ -46,8 +43,6 @@ export class SentRing {
     this.ring = (base + SlotField.SentWindow) >> 2;
     this.times = new Float64Array(buffer, base + SlotField.SentTimes, PACKET_WINDOW);
     this.refs = emptyRefs(INITIAL_SLOTS);
-    this.basePacketThreshold = packetThreshold;
-    this.packetThreshold = packetThreshold;
   }
 
   /** Packets in flight (sealed, neither acked nor declared lost). */
@@ -134,8 +129,8 @@ export class SentRing {
   }
 
   /** Declare lost what the thresholds or the RTO say is (Engine.detectLosses). Returns how many. */
-  detectLosses(now: number, timeoutMs: number, timeThresholdMs = Infinity): number {
-    return this.takeLost(now, this.engine.detectLosses(this.slot, now, timeoutMs, timeThresholdMs, this.packetThreshold));
+  detectLosses(now: number, timeoutMs: number, timeThresholdMs: number, packetThreshold: number): number {
+    return this.takeLost(now, this.engine.detectLosses(this.slot, now, timeoutMs, timeThresholdMs, packetThreshold));
   }
 
   /** Report every packet in flight lost (the connection closed): all are past a timeout of
@@ -150,24 +145,6 @@ export class SentRing {
     const refs = this.refs;
     for (let i = 0; i < refs.length; i += REF_STRIDE) if (refs[i] !== undefined && test(refs[i] as PacketContents)) return true;
     return false;
-  }
-
-  /**
-   * Reordering seen: a packet declared lost `distance` sequences behind a newer acknowledged one
-   * was acknowledged after all; packets that far behind are not lost by the packet threshold
-   * from now on, up to `max` (RFC 8985).
-   */
-  widenPacketThreshold(distance: number, max: number): void {
-    const want = Math.min(max, distance + 1);
-    if (want > this.packetThreshold) this.packetThreshold = want;
-  }
-
-  resetPacketThreshold(): void {
-    this.packetThreshold = this.basePacketThreshold;
-  }
-
-  get currentPacketThreshold(): number {
-    return this.packetThreshold;
   }
 
   /** Hand the `n` sequences of the engine's lost list to the handler, oldest first. */
