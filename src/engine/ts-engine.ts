@@ -183,7 +183,7 @@ export class TsEngine implements Engine {
     const v = this.view;
     const base = this.slotBase(slot);
     // A host that wants to hear of it calls evictNext first (Engine.sealData).
-    if (!this.nextEntryFree(base)) this.declareLost(base, (v.getUint32(base + SlotField.NextSendSequence, true) - PACKET_WINDOW) & 0xffff, 0);
+    this.evictAt(base);
     const seq = v.getUint32(base + SlotField.NextSendSequence, true);
     v.setUint32(base + SlotField.NextSendSequence, (seq + 1) & 0xffff, true);
     this.rememberSent(base, seq, total, now, eliciting);
@@ -332,7 +332,11 @@ export class TsEngine implements Engine {
 
   evictNext(slot: number): number {
     this.checkSlot("evictNext", slot);
-    const base = this.slotBase(slot);
+    return this.evictAt(this.slotBase(slot));
+  }
+
+  /** evictNext on the slot at `base`. */
+  private evictAt(base: number): number {
     if (this.nextEntryFree(base)) return -1;
     const seq = (this.field(base, SlotField.NextSendSequence) - PACKET_WINDOW) & 0xffff;
     this.declareLost(base, seq, 0);

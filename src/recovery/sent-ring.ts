@@ -96,7 +96,7 @@ export class SentRing {
     const entry = this.u32[this.ring + (old & (PACKET_WINDOW - 1))];
     if ((entry & (WINDOW_ENTRY_PRESENT | 0xffff)) !== (WINDOW_ENTRY_PRESENT | old)) return;
     const sequence = this.engine.evictNext(this.slot);
-    if (sequence >= 0) this.lost(sequence, now);
+    if (sequence >= 0) this.handOver(sequence, now, false);
   }
 
   /** The engine sealed `sequence` (sealData): keep what it carried until it settles. */
@@ -114,12 +114,7 @@ export class SentRing {
    *  acked in flight, false for a late ack. */
   settle(now: number, sequence: number, outcome: SettleOutcome): boolean {
     if (outcome !== SettleOutcome.Acked) return false;
-    const at = (sequence & this.mask) * REF_STRIDE;
-    const contents = this.refs[at] as PacketContents;
-    const record = this.refs[at + 1] as SentPacket | undefined;
-    this.refs[at] = undefined;
-    this.refs[at + 1] = undefined;
-    this.handler.onDelivered(sequence, contents, this.sentTimeOf(sequence), now, record);
+    this.handOver(sequence, now, true);
     return true;
   }
 
@@ -152,17 +147,19 @@ export class SentRing {
     if (n === 0) return 0;
     // Copied first: the handler may call into the engine, which reuses the list.
     const list = this.engine.lost.slice(0, n);
-    for (let i = 0; i < n; i++) this.lost(list[i], now);
+    for (let i = 0; i < n; i++) this.handOver(list[i], now, false);
     return n;
   }
 
-  private lost(sequence: number, now: number): void {
+  /** The settled packet's contents and record leave the JS ring for the handler. */
+  private handOver(sequence: number, now: number, delivered: boolean): void {
     const at = (sequence & this.mask) * REF_STRIDE;
     const contents = this.refs[at] as PacketContents;
     const record = this.refs[at + 1] as SentPacket | undefined;
     this.refs[at] = undefined;
     this.refs[at + 1] = undefined;
-    this.handler.onDropped(sequence, contents, this.sentTimeOf(sequence), now, record);
+    if (delivered) this.handler.onDelivered(sequence, contents, this.sentTimeOf(sequence), now, record);
+    else this.handler.onDropped(sequence, contents, this.sentTimeOf(sequence), now, record);
   }
 
   /**
