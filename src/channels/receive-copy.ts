@@ -5,14 +5,16 @@
  * copied into memory of its own. On V8 (Node, Deno) a new ArrayBuffer of more than 64 bytes is
  * an off-heap allocation (~0.5 us for 100 B, more in GC): one per message was the largest cost
  * of the receive path. So, like Node's own `Buffer.allocUnsafe` pool, messages of 65..1024 bytes
- * are carved in turn out of one process-wide slab of 8 KiB (each delivered as a view of its
+ * are carved in turn out of one process-wide slab of 32 KiB (each delivered as a view of its
  * part, 8-byte aligned); a new slab is taken when the rest of the current one is too small.
+ * The slab is four times Node's pool: a new ArrayBuffer of a few KiB costs as much as copying
+ * several KiB, and at 1 KiB messages an 8 KiB slab paid that every eighth message.
  * Messages of 64 bytes or less get a small buffer of their own (V8 keeps those in the GC heap,
  * cheaper than a slab view), larger ones an exact buffer of their own.
  *
  * The trade, the same as Node's Buffer pool: `data.byteOffset` may be non-zero, `data.buffer` may
  * hold other messages (of any connection, received before or after), and a message the
- * application keeps keeps at most one 8 KiB slab alive. Bytes are never shared: each message's
+ * application keeps keeps at most one 32 KiB slab alive. Bytes are never shared: each message's
  * part is written once, before it is handed out, and never again.
  *
  * Frames held until their Release (reliable-ordered, out of order) are not copied into the slab
@@ -25,7 +27,7 @@
 import { ownSmallCopies } from "./own-copies.js";
 
 /** Bytes per slab. */
-export const SLAB_BYTES = 8 * 1024;
+export const SLAB_BYTES = 32 * 1024;
 /** Largest message carved from the slab (larger ones get an exact buffer of their own). */
 export const SLAB_MAX_MESSAGE_BYTES = 1024;
 /** Up to this many bytes a buffer of its own is on V8's GC heap (cheaper than a slab view). */

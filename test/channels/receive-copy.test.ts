@@ -1,6 +1,6 @@
 /**
  * The receive copy (src/channels/receive-copy.ts), V8 strategy: messages of 65..1024 bytes are
- * carved in turn out of a process-wide 8 KiB slab, smaller and larger ones and held frames get a
+ * carved in turn out of a process-wide 32 KiB slab, smaller and larger ones and held frames get a
  * buffer of their own; a delivered message never changes afterwards, whatever arrives later or
  * whatever the engine does with its arena.
  */
@@ -105,15 +105,18 @@ describe("receive copy (slab)", () => {
     const arena = new Uint8Array(4096);
     arena.set(pattern(9, 1000), 0);
     const seen: Uint8Array[] = [];
-    for (let n = 0; n < 9; n++) {
+    // Parts of 1000 (1000 is 8-aligned): `fit` of them fill the slab but for less than 1000
+    // bytes, and the next needs a new slab.
+    const fit = Math.floor(SLAB_BYTES / 1000);
+    for (let n = 0; n <= fit; n++) {
       cs.onRecord(0, recordsOf([{ channel: 0, seq: n, offset: 0, length: 1000 }]), 0, arena);
       seen.push(...drainMessages(cs).map((m) => m.data));
     }
-    // 8 parts of 1000 (1000 is 8-aligned) fill 8000 bytes; the 9th needs a new slab.
-    expect(seen[7].buffer).toBe(seen[0].buffer);
-    expect(seen[7].byteOffset).toBe(7000);
-    expect(seen[8].buffer).not.toBe(seen[0].buffer);
-    expect(seen[8].byteOffset).toBe(0);
+    expect(seen.length).toBe(fit + 1);
+    expect(seen[fit - 1].buffer).toBe(seen[0].buffer);
+    expect(seen[fit - 1].byteOffset).toBe((fit - 1) * 1000);
+    expect(seen[fit].buffer).not.toBe(seen[0].buffer);
+    expect(seen[fit].byteOffset).toBe(0);
     for (const d of seen) expect(Array.from(d)).toEqual(pattern(9, 1000));
   });
 
