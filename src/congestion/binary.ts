@@ -19,7 +19,7 @@
  * Every threshold is configurable. Loss does not change the mode (the seed's rule is RTT only;
  * it mentions loss and jitter as possible refinements, which the default controller uses).
  */
-import type { CongestionController, SentPacket } from "./controller.js";
+import type { AckSummary, CongestionController, SentPacket } from "./controller.js";
 import { plainSentPacket } from "./controller.js";
 import { requireInRange } from "./errors.js";
 import { Pacer } from "./pacer.js";
@@ -123,13 +123,18 @@ export class BinaryController implements CongestionController {
     this.pacer.rate = this.currentPps() / 1000;
   }
 
-  /** Feeds one RTT sample (also done by onAck). Exposed for tests and custom drivers. */
-  onRttSample(now: number, rttMs: number): void {
+  /**
+   * Feeds an RTT sample (also done by onAcks), weighted as `count` samples of it: a datagram's
+   * acks of several packets move the average as far as one ack each would have. Exposed for
+   * tests and custom drivers.
+   */
+  onRttSample(now: number, rttMs: number, count = 1): void {
     this.advance(now);
     if (!Number.isFinite(rttMs) || rttMs < 0) return;
+    const gain = count === 1 ? this.smoothing : 1 - Math.pow(1 - this.smoothing, count);
     this.smoothedRttMs = Number.isNaN(this.smoothedRttMs)
       ? rttMs
-      : this.smoothedRttMs + this.smoothing * (rttMs - this.smoothedRttMs);
+      : this.smoothedRttMs + gain * (rttMs - this.smoothedRttMs);
     const bad = this.smoothedRttMs > this.rttThresholdMs;
     if (this.mode === "good") {
       if (bad) {
@@ -154,8 +159,11 @@ export class BinaryController implements CongestionController {
     return plainSentPacket(now, bytes, inFlightBytes, out);
   }
 
-  onAck(now: number, packet: SentPacket, _inFlightBytes: number, rttSampleMs?: number): void {
-    this.onRttSample(now, rttSampleMs ?? now - packet.sentTime);
+  /** The newest packet's round trip (the shortest of the datagram's), weighted by the count. */
+  onAcks(now: number, acks: AckSummary): void {
+    const packets = acks.packets;
+    const rtt = acks.rttMs === acks.rttMs ? acks.rttMs : now - packets[packets.length - 1]!.sentTime;
+    this.onRttSample(now, rtt, packets.length);
   }
 
   onLoss(now: number): void {

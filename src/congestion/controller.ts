@@ -8,21 +8,26 @@
  *     const record = cc.onSent(now, bytes, inFlight, reusable?);   // keep `record` with the packet
  *     inFlight += bytes;
  *   }
- *   // when that packet is acked:             inFlight -= bytes; cc.onAck(now, record, inFlight);
- *   // when that packet is declared lost:     inFlight -= bytes; cc.onLoss(now, record, inFlight);
+ *   // when packets are acked (all the acks one datagram brought, oldest first):
+ *   //   for each: inFlight -= bytes; acks.add(record);   then: cc.onAcks(now, acks, inFlight); acks.clear();
+ *   // when a packet is declared lost:       inFlight -= bytes; cc.onLoss(now, record, inFlight);
  *   // when the send queue ran empty while canSend() was true:  cc.onAppLimited(now, inFlight);
  *
  * - `inFlight` is always the session's count of bytes sent and neither acked nor declared lost,
- *   EXCLUDING the packet the call is about (so: before adding it in onSent, after removing it in
- *   onAck/onLoss). The controller does not keep its own copy; the session is the one owner.
- * - Each packet gets exactly one of onAck / onLoss. A packet acked after it was declared lost
- *   is not reported to onAck; the session reports it to the optional `onSpuriousLoss` instead
- *   (so a controller can undo its reaction), and never counts it as delivered.
+ *   EXCLUDING the packets the call is about (so: before adding it in onSent, after removing them
+ *   in onAcks/onLoss). The controller does not keep its own copy; the session is the one owner.
+ * - Each packet is in exactly one onAcks summary or one onLoss. A packet acked after it was
+ *   declared lost is not reported to onAcks; the session reports it to the optional
+ *   `onSpuriousLoss` instead (so a controller can undo its reaction), and never counts it as
+ *   delivered.
+ * - onAcks comes once per datagram that acknowledged anything, not once per packet: a bulk
+ *   flow's ack acknowledges a dozen packets or more, and the controller's round, rate sample,
+ *   state and window are per ack (as Linux's rate samples are), from the newest packet acked.
  * - `nextSendTime(now)` is the pacing gate: the earliest time the next datagram may leave.
  *   A result <= now means "now". It is always finite. It must be consulted only when the session
  *   actually has something to send; idle time is what lets light traffic pass undelayed.
- * - RTT: onAck computes now - record.sentTime itself. Pass `rttSampleMs` only to override it
- *   (e.g. after subtracting the peer's reported ack delay). Karn's rule is the caller's: never
+ * - RTT: onAcks takes now - newest.sentTime (the shortest round trip of the packets acked at
+ *   `now`) unless the summary's `rttMs` overrides it. Karn's rule is the caller's: never
  *   feed a sample for a packet that was transmitted twice (ackwire never does: a sequence is
  *   sent once, data is resent in new packets).
  * - Each call reflects `now`; time must not run backwards between calls (earlier values are
@@ -34,7 +39,7 @@ import { CongestionConfigError } from "./errors.js";
 import { FixedRateController, NoController, type FixedConfig } from "./fixed.js";
 
 /**
- * Per-packet state the controller fills in `onSent` and reads back in `onAck` / `onLoss`.
+ * Per-packet state the controller fills in `onSent` and reads back in `onAcks` / `onLoss`.
  * The session stores it with its sent-packet record and must not modify it.
  */
 export interface SentPacket {
@@ -66,17 +71,51 @@ export interface SentPacket {
   lossEvent: number;
 }
 
+/**
+ * What one datagram's acks acknowledged, for `onAcks`: the session adds each packet's record as
+ * its ack is read (oldest first) and hands the list over once the datagram's acks are all read.
+ */
+export class AckSummary {
+  /** The acked packets' records, oldest first; the last is the newest. */
+  readonly packets: SentPacket[] = [];
+  /** Their bytes, as passed to onSent. */
+  bytes = 0;
+  /** NaN: each packet's round trip is now - sentTime; else this (a caller's override). */
+  rttMs = NaN;
+
+  add(packet: SentPacket): void {
+    this.bytes += packet.bytes;
+    this.packets.push(packet);
+  }
+
+  clear(): void {
+    this.bytes = 0;
+    this.packets.length = 0;
+    this.rttMs = NaN;
+  }
+}
+
+/** Reports one packet's ack to `cc` on its own (a summary of one). */
+export function ackPacket(cc: CongestionController, now: number, packet: SentPacket, inFlightBytes: number, rttMs = NaN): void {
+  const acks = new AckSummary();
+  acks.add(packet);
+  acks.rttMs = rttMs;
+  cc.onAcks(now, acks, inFlightBytes);
+}
+
 export interface CongestionController {
   /** Algorithm name, e.g. "bbr-lite", "binary", "fixed", "none". */
   readonly name: string;
   /**
    * Fills and returns `out` if given (a record the caller recycles: no allocation per packet),
    * else a new record. The caller must not reuse a record while the controller may still hold
-   * it: only after onAck (controllers keep no reference to acked packets; a lost packet's record
+   * it: only after onAcks (controllers keep no reference to acked packets; a lost packet's record
    * may be kept for onSpuriousLoss and must not be recycled).
    */
   onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket;
-  onAck(now: number, packet: SentPacket, inFlightBytes: number, rttSampleMs?: number): void;
+  /** The packets one datagram acknowledged (never empty). The summary is the caller's: read it
+   *  during the call only. */
+  onAcks(now: number, acks: AckSummary, inFlightBytes: number): void;
   onLoss(now: number, packet: SentPacket, inFlightBytes: number): void;
   /**
    * Optional: `packet`, reported to onLoss earlier, has been acknowledged after all (the loss

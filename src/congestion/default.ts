@@ -52,7 +52,7 @@
  * often (peerAckThreshold(): twice per min RTT), and the floor follows the threshold the peer
  * has confirmed (setPeerAckThreshold).
  */
-import { fillSentPacket, type CongestionController, type SentPacket } from "./controller.js";
+import { fillSentPacket, type AckSummary, type CongestionController, type SentPacket } from "./controller.js";
 import { doubleArray, inlineInteger } from "./doubles.js";
 import { CONTROLLER_BASE, CONTROLLER_SLOTS } from "./state-layout.js";
 import { requireInRange } from "./errors.js";
@@ -325,7 +325,7 @@ export class DefaultController implements CongestionController {
   private pathBwAt = 0;
   /**
    * Receive-time reports (onReceiveTime). The newest packet acked so far in the datagram being
-   * read, as onAck saw it (its record is recycled before the report that follows the acks).
+   * read, as onAcks saw it (its record is recycled before the report that follows the acks).
    */
   private readonly acked = { valid: false, deliveredAtReport: 0, deliveredRecvTime: NaN, sentTime: 0, firstSentTime: 0, appLimited: false, deliveredNow: 0 };
   /** The peer's receive time (its clock, ms) of the newest delivery reported (NaN: none yet),
@@ -623,9 +623,47 @@ export class DefaultController implements CongestionController {
     return packet;
   }
 
-  onAck(now: number, p: SentPacket, inFlightBytes: number, rttSampleMs?: number): void {
+  /**
+   * A datagram's acks: each packet's bookkeeping (delivered bytes, min RTT, the round, its
+   * delivery-rate sample) in order, as if acked alone, then the state machine, the window and
+   * the pacing rate once, from the newest packet.
+   */
+  onAcks(now: number, acks: AckSummary, inFlightBytes: number): void {
+    const packets = acks.packets;
+    const n = packets.length;
     const s = this.s;
-    const rtt = rttSampleMs ?? now - p.sentTime;
+    // Min RTT (10 s window): an expired estimate is replaced by the first fresh sample, which
+    // also triggers ProbeRTT (updateState).
+    const minRtt = s[S.MinRtt];
+    const minRttExpired = !Number.isNaN(minRtt) && now - s[S.MinRttStamp] > this.minRttWindowMs;
+    let roundStart = false;
+    for (let i = 0; i < n; i++) {
+      const p = packets[i]!;
+      if (this.onPacketAcked(now, p, acks.rttMs === acks.rttMs ? acks.rttMs : now - p.sentTime)) roundStart = true;
+      // Per packet: in Startup the window grows only while below a target that each sample
+      // may raise, and a datagram's acks added at once would overshoot it.
+      this.updateWindow(p.bytes);
+    }
+    const newest = packets[n - 1]!;
+    // For a receive-time report after these acks (onReceiveTime): it times the newest.
+    const a = this.acked;
+    a.valid = true;
+    a.deliveredAtReport = newest.deliveredAtReport;
+    a.deliveredRecvTime = newest.deliveredRecvTime;
+    a.sentTime = newest.sentTime;
+    a.firstSentTime = newest.firstSentTime;
+    a.appLimited = newest.appLimited;
+    a.deliveredNow = s[S.Delivered];
+    // In flight before the first packet's ack and before the newest's: the bounds a check
+    // per packet would have seen.
+    this.updateState(now, newest, inFlightBytes + acks.bytes, inFlightBytes + newest.bytes, inFlightBytes, minRttExpired, roundStart);
+    if (this.pacingInputsChanged) this.updatePacingRate();
+    this.refreshWindow();
+  }
+
+  /** One acked packet's bookkeeping (onAcks). Returns true if its ack started a round. */
+  private onPacketAcked(now: number, p: SentPacket, rtt: number): boolean {
+    const s = this.s;
     const bytes = p.bytes;
     const delivered = s[S.Delivered] + bytes;
     s[S.Delivered] = delivered;
@@ -634,8 +672,6 @@ export class DefaultController implements CongestionController {
     const appLimitedUntil = s[S.AppLimitedUntil];
     if (appLimitedUntil !== 0 && delivered > appLimitedUntil) s[S.AppLimitedUntil] = 0;
 
-    // Min RTT (10 s window). An expired estimate is replaced by the fresh sample, which also
-    // triggers ProbeRTT below.
     const minRtt = s[S.MinRtt];
     const minRttExpired = !Number.isNaN(minRtt) && now - s[S.MinRttStamp] > this.minRttWindowMs;
     if (Number.isFinite(rtt) && rtt >= 0) {
@@ -697,22 +733,11 @@ export class DefaultController implements CongestionController {
     const sentTime = p.sentTime;
     s[S.FirstSentTime] = Math.max(s[S.FirstSentTime], sentTime);
     const sendElapsed = sentTime - p.firstSentTime;
-    const a = this.acked;
-    a.valid = true;
-    a.deliveredAtReport = p.deliveredAtReport;
-    a.deliveredRecvTime = p.deliveredRecvTime;
-    a.sentTime = sentTime;
-    a.firstSentTime = p.firstSentTime;
-    a.appLimited = p.appLimited;
-    a.deliveredNow = delivered;
     if (!(now - this.receiveTimeAt <= REPORTS_FRESH_RTTS * s[S.MinRtt])) {
       this.rateSample(delivered - p.delivered, Math.max(sendElapsed, now - p.deliveredTime), p.appLimited);
     }
 
-    this.updateState(now, p, inFlightBytes + bytes, inFlightBytes, minRttExpired, roundStart);
-    this.updateWindow(bytes);
-    if (this.pacingInputsChanged) this.updatePacingRate();
-    this.refreshWindow();
+    return roundStart;
   }
 
   onReceiveTime(now: number, receiveTimeMs: number): void {
@@ -1145,7 +1170,9 @@ export class DefaultController implements CongestionController {
   private updateState(
     now: number,
     p: SentPacket,
+    /** In flight before the datagram's first ack (the most) and before its newest (the least). */
     priorInFlight: number,
+    priorInFlightLeast: number,
     inFlight: number,
     minRttExpired: boolean,
     roundStart: boolean,
@@ -1194,7 +1221,7 @@ export class DefaultController implements CongestionController {
             ? // Unlike BBRv1 (which also ends this phase after one min RTT), stay until the
               // queue is drained (in-flight <= BDP), bounded by 4 min RTTs: a standing queue
               // left by a burst (e.g. after ProbeRTT) is otherwise never removed at gain 1.
-              priorInFlight <= this.bdp() || sinceCycle > 4 * minRtt
+              priorInFlightLeast <= this.bdp() || sinceCycle > 4 * minRtt
             : fullLength;
       if (next) this.advanceCycle(now);
     }

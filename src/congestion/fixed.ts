@@ -36,7 +36,7 @@ export class FixedRateController implements CongestionController {
     this.pacer.onSend(now, bytes);
     return plainSentPacket(now, bytes, inFlightBytes, out);
   }
-  onAck(): void {}
+  onAcks(): void {}
   onLoss(): void {}
   onAppLimited(): void {}
   canSend(inFlightBytes: number, bytes: number): boolean {
@@ -61,7 +61,7 @@ export class NoController implements CongestionController {
   onSent(now: number, bytes: number, inFlightBytes: number, out?: SentPacket): SentPacket {
     return plainSentPacket(now, bytes, inFlightBytes, out);
   }
-  onAck(): void {}
+  onAcks(): void {}
   onLoss(): void {}
   onAppLimited(): void {}
   canSend(): boolean {

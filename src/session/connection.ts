@@ -11,6 +11,7 @@ import type { ReceiveBudget } from "../channels/receive-budget.js";
 import { DATA_HEADER_BYTES, ACK_DELAY_TRAILER_BYTES, CRC_BYTES, DATA_OVERHEAD_BYTES, PACKET_WINDOW, PacketType, SettleOutcome, type Engine } from "../engine/abi.js";
 import { ChannelSet, PacketContents, type DeliveryHandler } from "../channels/index.js";
 import {
+  AckSummary,
   createController,
   type CongestionAlgorithm,
   type CongestionConfig,
@@ -272,6 +273,8 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   private ackOwed = false;
   private receivedSinceAck = 0;
   private ccInFlightBytes = 0;
+  /** The acks of the datagram being read, for the controller (flushAcks). */
+  private readonly acks = new AckSummary();
   /** Bytes the carrier adds to each datagram (config.carrier), counted with it everywhere. */
   private readonly carrierOverhead: number;
   /** Server: an ACCEPT is due (first, or again for a repeated CONNECT_RESPONSE). */
@@ -549,7 +552,9 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
    * in ms; -1 otherwise.
    */
   onPacketReceived(now: number, elicits: boolean, sequence: number, trailerAck = -1, trailerDelayMs = 0): void {
-    // The previous datagram's acks and frames are all read: its RTT sample is final.
+    // The previous datagram's acks and frames are all read: its acks go to the controller and
+    // its RTT sample is final.
+    if (this.acks.packets.length > 0) this.flushAcks(now);
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     this.recovery.onDatagramRead(now);
     // Applied once this datagram's acks have named its RTT sample (commitRttSample).
@@ -691,12 +696,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     this.peerClockWire = micros;
     // Only reports we asked for: a peer sending them unasked is not trusted to time anything.
     if (sequence === this.newestAckedInDatagram && this.ackFrequency.asksTimes && this.cc.onReceiveTime !== undefined) {
+      // The report times the acks before it (they come first in the datagram).
+      if (this.acks.packets.length > 0) this.flushAcks(now);
       this.cc.onReceiveTime(now, this.peerClockMs);
     }
   }
 
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
+    if (this.acks.packets.length > 0) this.flushAcks(now);
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     this.recovery.afterAcks(now);
     this.drainToEvents();
@@ -772,11 +780,11 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
         pingTrackerOnAck(this.num, now, Math.min(sentTime, contents.firstSentAt), 2);
       }
       this.recovery.countDelivered();
-      this.cc.onAck(now, record, this.ccInFlightBytes);
-      // Acks come oldest first: the last packet the controller saw in this datagram is the
-      // newest (a pure ack, keepalive or probe has no record and is not it).
+      // To the controller once the datagram's acks are read (flushAcks). Acks come oldest
+      // first: the last packet added is the newest (a pure ack, keepalive or probe has no
+      // record and is not it).
+      this.acks.add(record);
       this.newestAckedInDatagram = sequence;
-      if (idleSentRecords.length < MAX_IDLE_SENT_RECORDS) idleSentRecords.push(record);
     }
     if (contents === NO_FRAMES) return;
     this.channels.onDelivered(now, contents);
@@ -813,6 +821,15 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.trace !== undefined) this.traceMetrics(at);
   }
 
+  /** The acks read since the last call, to the controller in one summary (see AckSummary). */
+  private flushAcks(now: number): void {
+    const acks = this.acks;
+    this.cc.onAcks(now, acks, this.ccInFlightBytes);
+    const records = acks.packets;
+    for (let i = 0; i < records.length && idleSentRecords.length < MAX_IDLE_SENT_RECORDS; i++) idleSentRecords.push(records[i]!);
+    acks.clear();
+  }
+
   /**
    * The peer's reported wait before acknowledging the held sample's packet (an ACK_DELAY frame
    * or a pure ack's delay), capped at the longest wait the peer's ack policy allows (the peer
@@ -839,6 +856,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       return this.pathMtuChanged();
     }
     if (record !== undefined) {
+      if (this.acks.packets.length > 0) this.flushAcks(now);
       this.ccInFlightBytes -= record.bytes;
       if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now, this.recovery.lossRate)) this.pathMtuChanged();
       this.recovery.onLost(sequence, record);

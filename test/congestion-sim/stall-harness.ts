@@ -121,6 +121,9 @@ export interface StallBulkOptions {
    * both directions, queue kept (needs bandwidthBps). The link's own config is changed in place.
    */
   bandwidthSteps?: [number, number][];
+  /** The one-way delay changes during the bulk: [time relative to the bulk start, ms], both
+   *  directions. */
+  latencySteps?: [number, number][];
   /**
    * false: the receiver sends no application acks (so no data back, only the session's pure
    * acks, hence no receive-time reports); the sender keeps `appWindow` messages beyond what
@@ -166,7 +169,7 @@ interface ControllerInternals {
   btlBw(): number;
   lossStats: ControllerView["lossStats"];
   onLoss(now: number, p: unknown, inFlight: number): void;
-  onAck(now: number, p: unknown, inFlight: number, rtt?: number): void;
+  onAcks(now: number, acks: unknown, inFlight: number): void;
 }
 
 /** The default controller of a connection (the endpoint's private state: for diagnostics). */
@@ -224,13 +227,13 @@ export function runStallBulk(o: StallBulkOptions): StallBulkResult {
   };
   if (cc.filledPipe) startupExit = { t: 0, btlBwMbps: atStart.btlBwMbps, by: "before-bulk" };
   const onLoss = cc.onLoss.bind(cc);
-  const onAck = cc.onAck.bind(cc);
+  const onAcks = cc.onAcks.bind(cc);
   cc.onLoss = (now, p, f) => {
     onLoss(now, p, f);
     watch("loss");
   };
-  cc.onAck = (now, p, f, r) => {
-    onAck(now, p, f, r);
+  cc.onAcks = (now, acks, f) => {
+    onAcks(now, acks, f);
     watch("plateau");
   };
 
@@ -276,12 +279,15 @@ export function runStallBulk(o: StallBulkOptions): StallBulkResult {
   const trace: StallBulkResult["trace"] = [];
   const every = o.traceEveryMs ?? 0;
   let lastBytes = 0;
-  const steps = [...(o.bandwidthSteps ?? [])].sort((a, b) => a[0] - b[0]);
+  const steps: [number, keyof LinkConfig, number][] = [
+    ...(o.bandwidthSteps ?? []).map(([at, bps]): [number, keyof LinkConfig, number] => [at, "bandwidthBps", bps]),
+    ...(o.latencySteps ?? []).map(([at, ms]): [number, keyof LinkConfig, number] => [at, "latencyMs", ms]),
+  ].sort((a, b) => a[0] - b[0]);
   for (let t = 0; t < o.durationMs; ) {
     let step = every > 0 ? Math.min(every, 500 - (t % 500)) : 500 - (t % 500);
     while (steps.length > 0 && steps[0]![0] <= t) {
-      const bps = steps.shift()![1];
-      for (const l of [pair.toServer, pair.toClient]) (l.config as LinkConfig).bandwidthBps = bps;
+      const [, field, value] = steps.shift()!;
+      for (const l of [pair.toServer, pair.toClient]) (l.config as Record<string, unknown>)[field] = value;
     }
     if (steps.length > 0) step = Math.min(step, steps[0]![0] - t);
     t += step;

@@ -14,7 +14,7 @@
  * Event-driven on a virtual clock; every loop is bounded by the simulated end time and an
  * iteration cap.
  */
-import type { CongestionController, SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, type CongestionController, type SentPacket } from "../../src/congestion/controller.js";
 
 export interface LinkSpec {
   rateBps: number;
@@ -295,7 +295,7 @@ export function runBottleneck(link: LinkSpec, flowSpecs: FlowSpec[], endMs: numb
         f.latestRtt = rtt;
         f.srtt = Number.isNaN(f.srtt) ? rtt : 0.875 * f.srtt + 0.125 * rtt;
         if (e.seq > f.largestAcked) f.largestAcked = e.seq;
-        f.cc.onAck(now, s.record, f.inFlight);
+        ackPacket(f.cc, now, s.record, f.inFlight);
       }
       declareLosses(e.flow, now);
       askAckFrequency(e.flow, now);

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createController, type CongestionAlgorithm, type SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, createController, type CongestionAlgorithm, type SentPacket } from "../../src/congestion/controller.js";
 
 type Op =
   | { kind: "wait"; ms: number }
@@ -59,7 +59,7 @@ describe("controller invariants under random operation sequences", () => {
                 const [rec] = outstanding.splice(op.pick % outstanding.length, 1);
                 inFlight -= rec!.bytes;
                 if (op.kind === "ack") {
-                  cc.onAck(now, rec!, inFlight);
+                  ackPacket(cc, now, rec!, inFlight);
                 } else {
                   cc.onLoss(now, rec!, inFlight);
                 }

@@ -3,7 +3,7 @@
  * back by the default controller's window or pacing (no added latency).
  */
 import { describe, expect, it } from "vitest";
-import type { SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, type SentPacket } from "../../src/congestion/controller.js";
 import { DefaultController } from "../../src/congestion/default.js";
 
 function run(callAppLimited: boolean, rttMs: number): number {
@@ -17,7 +17,7 @@ function run(callAppLimited: boolean, rttMs: number): number {
     while (acks.length > 0 && acks[0]!.at <= now) {
       const a = acks.shift()!;
       inFlight -= a.rec.bytes;
-      cc.onAck(a.at, a.rec, inFlight);
+      ackPacket(cc, a.at, a.rec, inFlight);
     }
     if (!cc.canSend(inFlight, 200) || cc.nextSendTime(now) > now) held++;
     const rec = cc.onSent(now, 200, inFlight);

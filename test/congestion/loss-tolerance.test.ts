@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DefaultController } from "../../src/congestion/default.js";
-import type { SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, type SentPacket } from "../../src/congestion/controller.js";
 
 const MTU = 1200;
 
@@ -43,7 +43,7 @@ function runPath(cc: DefaultController, o: { rateBytesPerMs: number; rttMs: numb
       inFlight -= e.record.bytes;
       if (e.lost) cc.onLoss(now, e.record, inFlight);
       else {
-        cc.onAck(now, e.record, inFlight);
+        ackPacket(cc, now, e.record, inFlight);
         if (now >= o.measureFromMs) delivered += e.record.bytes;
       }
     }
@@ -93,7 +93,7 @@ describe("bbr-lite loss tolerance", () => {
       for (let i = 0; i < 8; i++) {
         const rec = cc.onSent(now - rttMs, MTU, inFlight - MTU);
         inFlight -= MTU;
-        cc.onAck(now + i * 0.1, rec, inFlight);
+        ackPacket(cc, now + i * 0.1, rec, inFlight);
       }
       const lost = cc.onSent(now, MTU, inFlight);
       const windowBefore = cc.windowBytes();

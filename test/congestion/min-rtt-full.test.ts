@@ -5,13 +5,14 @@
  * saturation, docs/CONGESTION.md). A flow of small packets alone keeps its small min RTT.
  */
 import { describe, expect, it } from "vitest";
+import { ackPacket } from "../../src/congestion/controller.js";
 import { DefaultController } from "../../src/congestion/default.js";
 
 const MTU = 1200;
 
 function ack(cc: DefaultController, sentAt: number, bytes: number, rttMs: number): void {
   const p = cc.onSent(sentAt, bytes, 0);
-  cc.onAck(sentAt + rttMs, p, 0, rttMs);
+  ackPacket(cc, sentAt + rttMs, p, 0, rttMs);
 }
 
 describe("min RTT with a full-size floor", () => {

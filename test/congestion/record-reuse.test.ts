@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PingWindow } from "../../src/congestion/ping.js";
-import { createController, type CongestionAlgorithm, type SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, createController, type CongestionAlgorithm, type SentPacket } from "../../src/congestion/controller.js";
 
 describe("shared ping scratch", () => {
   it("interleaved windows each read the mean of their own best half", () => {
@@ -41,8 +41,8 @@ describe("onSent into a caller-owned record", () => {
         const b = reusing.onSent(now, 1200, inFlight, out);
         expect(b).toBe(out);
         expect({ ...b }).toEqual({ ...a });
-        fresh.onAck(now + 1, a, inFlight);
-        reusing.onAck(now + 1, b, inFlight);
+        ackPacket(fresh, now + 1, a, inFlight);
+        ackPacket(reusing, now + 1, b, inFlight);
         inFlight = 0;
       }
     });

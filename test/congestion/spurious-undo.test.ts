@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DefaultController } from "../../src/congestion/default.js";
-import type { SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, type SentPacket } from "../../src/congestion/controller.js";
 
 const MTU = 1200;
 
@@ -23,7 +23,7 @@ function reactedController(): { cc: DefaultController; lost: SentPacket; now: nu
     while (flight.length > 0 && now - flight[0]!.sentTime >= rtt) {
       const p = flight.shift()!;
       inFlight -= p.bytes;
-      cc.onAck(now, p, inFlight);
+      ackPacket(cc, now, p, inFlight);
     }
     if (cc.canSend(inFlight, MTU) && cc.nextSendTime(now) <= now) {
       flight.push(cc.onSent(now, MTU, inFlight));
@@ -87,7 +87,7 @@ function startupRound(delivered: number, early: "ignored" | "earlier-round") {
   };
   const ack = (p: SentPacket): void => {
     inFlight -= p.bytes;
-    cc.onAck(now, p, inFlight);
+    ackPacket(cc, now, p, inFlight);
   };
   const lose = (p: SentPacket): void => {
     inFlight -= p.bytes;

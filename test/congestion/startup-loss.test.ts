@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DefaultController } from "../../src/congestion/default.js";
-import type { SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, type SentPacket } from "../../src/congestion/controller.js";
 
 const MTU = 1200;
 const RTT = 50;
@@ -29,7 +29,7 @@ function stalledStartup(startupMs: number, stallMs: number, acksAfter: number) {
     while (acking && acked < acksAfter && flight.length > 0 && now - flight[0]!.sentTime >= RTT) {
       const p = flight.shift()!;
       inFlight -= p.bytes;
-      cc.onAck(now, p, inFlight);
+      ackPacket(cc, now, p, inFlight);
       if (now >= stallEnd) acked++;
     }
     if (now < startupMs && cc.canSend(inFlight, MTU) && cc.nextSendTime(now) <= now) {

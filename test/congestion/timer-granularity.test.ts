@@ -12,7 +12,7 @@
  * round, so the delivery rate it measures keeps the window that small.
  */
 import { describe, expect, it } from "vitest";
-import type { SentPacket } from "../../src/congestion/controller.js";
+import { ackPacket, type SentPacket } from "../../src/congestion/controller.js";
 import { DefaultController, type DefaultConfig } from "../../src/congestion/default.js";
 import { Pacer } from "../../src/congestion/pacer.js";
 
@@ -117,7 +117,7 @@ function runTimerGranular(config: DefaultConfig, path: PathSpec, endMs: number):
         for (const r of e.records!) {
           inFlight -= r.bytes;
           ackedBytes += r.bytes;
-          cc.onAck(t, r, inFlight);
+          ackPacket(cc, t, r, inFlight);
         }
         if (t >= endMs / 4 && cc.state !== "probe-rtt") minWindow = Math.min(minWindow, cc.windowBytes());
         sendAll(t);
@@ -172,7 +172,7 @@ describe("default controller with 1 ms timers on a sub-millisecond path", () => 
         t += 5; // the peer's ack-delay timer
         for (const r of records) {
           inFlight -= MTU;
-          cc.onAck(t, r, inFlight, 0.2); // the path's RTT; the timer wait is ack delay
+          ackPacket(cc, t, r, inFlight, 0.2); // the path's RTT; the timer wait is ack delay
         }
         t += 0.01;
       }
