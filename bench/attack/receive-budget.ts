@@ -10,9 +10,12 @@
 //   node dist/bench/attack/receive-budget.js                       # 1000 attackers, 256 MiB, 20 s
 //   node dist/bench/attack/receive-budget.js --attackers=50 --budget-mib=8 --seconds=4
 //   node dist/bench/attack/receive-budget.js --attacker-nice=19 --label=nice   # attackers yield the CPU
+//   node dist/bench/attack/receive-budget.js --attacker-cpus=1 --server-cpus=0 --label=pinned
+//     # Linux: attackers on CPU 1 (with the kernel work of their sends), server and honest
+//     # client on CPU 0, as when the attackers run on machines of their own
 //
 // Writes bench/results/receive-budget.json unless --no-write (or when imported: runAttack()).
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -31,6 +34,12 @@ export interface AttackOptions {
   /** Run the attacker processes at this niceness (Linux, macOS: `nice -n`): the server and the
    *  honest client then get the CPU first, as when the attackers run on machines of their own. */
   attackerNice?: number;
+  /** Linux (`taskset -c`): the CPUs the attacker processes run on, and those the server and
+   *  this process (the honest client) run on. On loopback a send does the receiving side's
+   *  kernel work on the sender's CPU, so pinned attackers keep most of their cost off the
+   *  server's CPUs. */
+  attackerCpus?: string;
+  serverCpus?: string;
 }
 
 export interface AttackResult {
@@ -80,10 +89,12 @@ interface Child {
   waitFor(key: string, ms: number): Promise<Record<string, unknown>>;
 }
 
-function child(script: string, args: string[], nice?: number): Child {
-  const argv = [join(here, script), ...args];
+function child(script: string, args: string[], nice?: number, cpus?: string): Child {
+  let argv = [process.execPath, join(here, script), ...args];
+  if (nice !== undefined) argv = ["nice", "-n", String(nice), ...argv];
+  if (cpus !== undefined) argv = ["taskset", "-c", cpus, ...argv];
   const stdio: ["pipe", "pipe", "inherit"] = ["pipe", "pipe", "inherit"];
-  const proc = nice === undefined ? spawn(process.execPath, argv, { stdio }) : spawn("nice", ["-n", String(nice), process.execPath, ...argv], { stdio });
+  const proc = spawn(argv[0]!, argv.slice(1), { stdio });
   const lines: Record<string, unknown>[] = [];
   let buffer = "";
   proc.stdout!.on("data", (chunk: Buffer) => {
@@ -120,7 +131,8 @@ function quantile(sorted: number[], q: number): number {
 export async function runAttack(o: AttackOptions): Promise<AttackResult> {
   const budgetBytes = Math.round(o.budgetMiB * 1024 * 1024);
   const maxMs = (o.seconds + 30) * 1000; // each child stops on its own even if we die
-  const server = child("server.js", [`--protocol-id=${PROTOCOL_ID}`, `--budget-bytes=${budgetBytes}`, `--max-connections=${o.attackers + 16}`, `--max-ms=${maxMs}`]);
+  if (o.serverCpus !== undefined) execFileSync("taskset", ["-pc", o.serverCpus, String(process.pid)], { stdio: "ignore" });
+  const server = child("server.js", [`--protocol-id=${PROTOCOL_ID}`, `--budget-bytes=${budgetBytes}`, `--max-connections=${o.attackers + 16}`, `--max-ms=${maxMs}`], undefined, o.serverCpus);
   const children = [server];
   try {
     const ready = await server.waitFor("listening", 20_000);
@@ -153,7 +165,7 @@ export async function runAttack(o: AttackOptions): Promise<AttackResult> {
     const attackerProcs: Child[] = [];
     for (let p = 0, left = o.attackers; p < o.processes && left > 0; p++, left -= per) {
       const n = Math.min(per, left);
-      const a = child("attackers.js", [`--connections=${n}`, `--target=${target}`, `--protocol-id=${PROTOCOL_ID}`, `--seed=${p + 1}`, `--max-ms=${maxMs}`], o.attackerNice);
+      const a = child("attackers.js", [`--connections=${n}`, `--target=${target}`, `--protocol-id=${PROTOCOL_ID}`, `--seed=${p + 1}`, `--max-ms=${maxMs}`], o.attackerNice, o.attackerCpus);
       attackerProcs.push(a);
       children.push(a);
     }
@@ -250,6 +262,8 @@ if (isMain) {
     budgetMiB: Number(args.get("budget-mib") ?? 256),
     seconds: Number(args.get("seconds") ?? 20),
     ...(args.has("attacker-nice") ? { attackerNice: Number(args.get("attacker-nice")) } : {}),
+    ...(args.has("attacker-cpus") ? { attackerCpus: args.get("attacker-cpus")! } : {}),
+    ...(args.has("server-cpus") ? { serverCpus: args.get("server-cpus")! } : {}),
   };
   const result = await runAttack(options);
   const date = new Date().toISOString().slice(0, 10);
