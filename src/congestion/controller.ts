@@ -21,13 +21,14 @@
  *   `onSpuriousLoss` instead (so a controller can undo its reaction), and never counts it as
  *   delivered.
  * - onAcks comes once per datagram that acknowledged anything, not once per packet: a bulk
- *   flow's ack acknowledges a dozen packets or more, and the controller's round, rate sample,
- *   state and window are per ack (as Linux's rate samples are), from the newest packet acked.
+ *   flow's ack acknowledges a dozen packets or more. What a controller does per packet inside
+ *   the call is its own (the default one keeps a rate sample per packet and runs its state
+ *   machine once).
  * - `nextSendTime(now)` is the pacing gate: the earliest time the next datagram may leave.
  *   A result <= now means "now". It is always finite. It must be consulted only when the session
  *   actually has something to send; idle time is what lets light traffic pass undelayed.
- * - RTT: onAcks takes now - newest.sentTime (the shortest round trip of the packets acked at
- *   `now`) unless the summary's `rttMs` overrides it. Karn's rule is the caller's: never
+ * - RTT: a packet's round trip is now - its sentTime (the newest's is the shortest of the
+ *   datagram's) unless the summary's `rttMs` overrides it. Karn's rule is the caller's: never
  *   feed a sample for a packet that was transmitted twice (ackwire never does: a sequence is
  *   sent once, data is resent in new packets).
  * - Each call reflects `now`; time must not run backwards between calls (earlier values are

@@ -636,10 +636,12 @@ export class DefaultController implements CongestionController {
     // also triggers ProbeRTT (updateState).
     const minRtt = s[S.MinRtt];
     const minRttExpired = !Number.isNaN(minRtt) && now - s[S.MinRttStamp] > this.minRttWindowMs;
+    const rttOverride = acks.rttMs;
+    const overridden = rttOverride === rttOverride;
     let roundStart = false;
     for (let i = 0; i < n; i++) {
       const p = packets[i]!;
-      if (this.onPacketAcked(now, p, acks.rttMs === acks.rttMs ? acks.rttMs : now - p.sentTime)) roundStart = true;
+      if (this.onPacketAcked(now, p, overridden ? rttOverride : now - p.sentTime)) roundStart = true;
       // Per packet: in Startup the window grows only while below a target that each sample
       // may raise, and a datagram's acks added at once would overshoot it.
       this.updateWindow(p.bytes);

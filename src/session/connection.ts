@@ -554,7 +554,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
   onPacketReceived(now: number, elicits: boolean, sequence: number, trailerAck = -1, trailerDelayMs = 0): void {
     // The previous datagram's acks and frames are all read: its acks go to the controller and
     // its RTT sample is final.
-    if (this.acks.packets.length > 0) this.flushAcks(now);
+    this.flushAcks(now);
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     this.recovery.onDatagramRead(now);
     // Applied once this datagram's acks have named its RTT sample (commitRttSample).
@@ -697,14 +697,14 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     // Only reports we asked for: a peer sending them unasked is not trusted to time anything.
     if (sequence === this.newestAckedInDatagram && this.ackFrequency.asksTimes && this.cc.onReceiveTime !== undefined) {
       // The report times the acks before it (they come first in the datagram).
-      if (this.acks.packets.length > 0) this.flushAcks(now);
+      this.flushAcks(now);
       this.cc.onReceiveTime(now, this.peerClockMs);
     }
   }
 
   /** After a receive batch: losses, receive-buffer bound, messages and receipts to events. */
   afterReceive(now: number): void {
-    if (this.acks.packets.length > 0) this.flushAcks(now);
+    this.flushAcks(now);
     if (this.rttPendingSeq >= 0) this.commitRttSample();
     this.recovery.afterAcks(now);
     this.drainToEvents();
@@ -821,9 +821,10 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
     if (this.trace !== undefined) this.traceMetrics(at);
   }
 
-  /** The acks read since the last call, to the controller in one summary (see AckSummary). */
+  /** The acks read since the last call, if any, to the controller in one summary (AckSummary). */
   private flushAcks(now: number): void {
     const acks = this.acks;
+    if (acks.packets.length === 0) return;
     this.cc.onAcks(now, acks, this.ccInFlightBytes);
     const records = acks.packets;
     for (let i = 0; i < records.length && idleSentRecords.length < MAX_IDLE_SENT_RECORDS; i++) idleSentRecords.push(records[i]!);
@@ -856,7 +857,7 @@ export class Connection implements DeliveryHandler<PacketContents, SentPacket> {
       return this.pathMtuChanged();
     }
     if (record !== undefined) {
-      if (this.acks.packets.length > 0) this.flushAcks(now);
+      this.flushAcks(now);
       this.ccInFlightBytes -= record.bytes;
       if (record.bytes > this.largeFrom && (this.pathMtu as PathMtu).onLost(record.bytes, sentTime, now, this.recovery.lossRate)) this.pathMtuChanged();
       this.recovery.onLost(sequence, record);
